@@ -1,0 +1,3 @@
+from dreamcontext_council.cli import main
+
+main()

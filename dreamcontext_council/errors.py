@@ -1,0 +1,31 @@
+"""The library's own exceptions; the CLI turns them into exit codes in one place."""
+
+from __future__ import annotations
+
+
+class CouncilError(Exception):
+    """A failed operation: the message says what is wrong and what to run instead."""
+
+    exit_code = 1
+
+
+class UsageError(CouncilError):
+    """Bad input from the caller (an unsafe id, a stance that is not an option, ...)."""
+
+    exit_code = 2
+
+
+class NotFoundError(CouncilError):
+    """A debate, persona, root or file that does not exist."""
+
+
+class StateError(CouncilError):
+    """The debate's status does not allow the command."""
+
+
+class FormatError(CouncilError):
+    """A file on disk does not parse; nothing was written."""
+
+
+class ProviderError(CouncilError):
+    """A model provider failed in a way that retrying will not fix."""
