@@ -1,0 +1,1 @@
+"""The engine: rounds, providers, synthesis, compression and the claims ledger."""

@@ -1,0 +1,1 @@
+"""Tests of the model-provider layer, against the real SDKs and a local stub server."""
