@@ -1,0 +1,190 @@
+"""Convening a council: a new debate folder and the personas that sit on it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from dreamcontext_council import resources
+from dreamcontext_council.actions.files import DebateFiles, today
+from dreamcontext_council.actions.live_state import refresh_live
+from dreamcontext_council.errors import StateError, UsageError
+from dreamcontext_council.folder.names import check_slug, new_debate_id
+from dreamcontext_council.folder.paths import Root
+from dreamcontext_council.folder.storage import atomic_write_text
+from dreamcontext_council.rules import roundlog
+from dreamcontext_council.rules.debate import MAX_ROUNDS, Debate
+from dreamcontext_council.rules.markdown import find_section
+from dreamcontext_council.rules.persona import PersonaContext
+from dreamcontext_council.rules.roster import MAX_PERSONAS, PersonaSpec
+from dreamcontext_council.rules.verdicts import Verdicts
+
+DEFAULT_ROUNDS = 3
+
+
+def parse_options(spec: str | None) -> list[dict[str, str]]:
+    """`"A=Migrate now,B=Stay on Redis"` → [{key, label}, ...]; keys must be distinct."""
+    if not spec or not spec.strip():
+        return []
+    options: list[dict[str, str]] = []
+    for part in spec.split(","):
+        key, sep, label = part.partition("=")
+        key, label = key.strip(), label.strip()
+        if not sep or not key or not label:
+            raise UsageError(
+                f"Option '{part.strip()}' needs the form KEY=label, as in --options "
+                '"A=Migrate now,B=Stay on Redis".'
+            )
+        if any(o["key"].casefold() == key.casefold() for o in options):
+            raise UsageError(f"Option key '{key}' appears twice in --options.")
+        options.append({"key": key, "label": label})
+    return options
+
+
+def check_rounds(rounds: int) -> int:
+    if not 1 <= rounds <= MAX_ROUNDS:
+        raise UsageError(f"--rounds must be from 1 to {MAX_ROUNDS}, not {rounds}.")
+    return rounds
+
+
+def check_topic(topic: str) -> str:
+    cleaned = " ".join(topic.split()) if "\n" not in topic.strip() else topic.strip()
+    if not cleaned or "\x00" in cleaned:
+        raise UsageError(
+            'The topic is empty; pass the question, as in council new "Should we ...?".'
+        )
+    return cleaned
+
+
+def new_debate(
+    root: Root,
+    topic: str,
+    *,
+    rounds: int = DEFAULT_ROUNDS,
+    options: list[dict[str, str]] | None = None,
+    interrupt: bool = False,
+    personas: list[PersonaSpec] | None = None,
+    extra: dict[str, Any] | None = None,
+) -> Debate:
+    """Create a debate folder (and its personas) and register it in the index."""
+    topic = check_topic(topic)
+    check_rounds(rounds)
+    for spec in personas or []:
+        check_slug(spec.slug)
+    debate_id = new_debate_id()
+    while root.debate(debate_id).folder.exists():
+        debate_id = new_debate_id()
+    date = today()
+    meta: dict[str, Any] = {
+        "id": debate_id,
+        "topic": topic,
+        "status": "created",
+        "rounds_planned": rounds,
+        "current_round": 0,
+        "interrupt_between_rounds": interrupt,
+        "personas": [],
+        "promoted_to_knowledge": None,
+        "created_at": date,
+        "updated_at": date,
+        "options": options or [],
+        **(extra or {}),
+    }
+    files = DebateFiles(root, debate_id, must_exist=False)
+    body = resources.render("files/debate-body.md.j2", topic=topic, facts=[])
+    with files.lock():
+        atomic_write_text(files.paths.round_log, roundlog.new_log(debate_id))
+        files.save_verdicts(Verdicts(options=list(options or [])))
+        debate = Debate(meta, body)
+        files.save_debate(debate)
+    for spec in personas or []:
+        create_agent(root, debate_id, spec)
+    refresh_live(root, debate_id, phase="setup")
+    return files.debate()
+
+
+@dataclass(frozen=True)
+class AgentResult:
+    slug: str
+    created: bool  # False: the persona existed and its text was replaced (--force)
+
+
+def create_agent(
+    root: Root, debate_id: str, spec: PersonaSpec, *, force: bool = False
+) -> AgentResult:
+    """Seat a persona; `force` replaces its text and model, never its reports."""
+    files = DebateFiles(root, debate_id)
+    slug = check_slug(spec.slug)
+    if not spec.body.strip():
+        raise UsageError(
+            f"The persona text for '{slug}' is empty; pass --body TEXT or pipe it on stdin."
+        )
+    with files.lock():
+        debate = files.debate()
+        if debate.status.phase in ("synthesizing", "complete"):
+            raise StateError(
+                f"Cannot add a persona: {debate_id} is {debate.status}; start a new debate instead."
+            )
+        paths = files.persona_paths(slug)
+        exists = paths.context.exists()
+        if exists and not force:
+            raise UsageError(
+                f"Persona '{slug}' already sits on {debate_id}; pass --force to replace its text "
+                "(its reports are kept)."
+            )
+        if not exists and len(debate.personas) >= MAX_PERSONAS:
+            raise UsageError(
+                f"{debate_id} already has {MAX_PERSONAS} personas, the most a council takes."
+            )
+        persona_body = resources.render("files/persona-body.md.j2", persona_text=spec.body.strip())
+        if exists:
+            context = files.context(slug)
+            rest = context.body.split("\n")
+            # Keep every injected panel and directive; replace only the ## Persona section.
+            found = find_section(context.body, 2, "Persona")
+            if found:
+                rest = (
+                    rest[: found.start]
+                    + persona_body.rstrip("\n").split("\n")
+                    + [""]
+                    + rest[found.end :]
+                )
+                context.body = "\n".join(rest)
+            else:
+                context.body = persona_body + "\n" + context.body
+            context.model = spec.model or context.model
+            context.aspects = spec.aspects or context.aspects
+        else:
+            context = PersonaContext(slug, spec.model, list(spec.aspects), 0, persona_body)
+        files.save_context(slug, context)
+        if slug not in debate.personas:
+            debate.meta["personas"] = [*debate.personas, slug]
+            files.save_debate(debate)
+    refresh_live(root, debate_id)
+    return AgentResult(slug, not exists)
+
+
+@dataclass(frozen=True)
+class AgentRow:
+    slug: str
+    model: str
+    aspects: list[str]
+    rounds_reported: list[int]
+
+
+def list_agents(root: Root, debate_id: str) -> list[AgentRow]:
+    """The roster in priority order with model, aspects and the rounds each reported."""
+    files = DebateFiles(root, debate_id)
+    debate = files.debate()
+    rows = []
+    for slug in debate.personas:
+        paths = files.persona_paths(slug)
+        context = files.context(slug) if paths.context.exists() else None
+        rows.append(
+            AgentRow(
+                slug,
+                context.model if context else "",
+                context.aspects if context else [],
+                sorted({e.round for e in files.entries(slug)}),
+            )
+        )
+    return rows

@@ -1,0 +1,158 @@
+"""One debate's files: read, parse, render and write them atomically under its lock."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from dreamcontext_council.errors import FormatError, NotFoundError, UsageError
+from dreamcontext_council.folder.index import update_index
+from dreamcontext_council.folder.paths import DebatePaths, PersonaPaths, Root
+from dreamcontext_council.folder.storage import (
+    atomic_write_json,
+    atomic_write_text,
+    locked,
+    read_text,
+)
+from dreamcontext_council.rules import roundlog
+from dreamcontext_council.rules.debate import Debate, parse_debate, render_debate
+from dreamcontext_council.rules.persona import PersonaContext, parse_context, render_context
+from dreamcontext_council.rules.report import RoundEntry, parse_report, render_report
+from dreamcontext_council.rules.verdicts import Verdicts, parse_verdicts, render_verdicts
+
+
+def today() -> str:
+    """The date in the format's YYYY-MM-DD form (UTC, as the Node tool writes it)."""
+    return dt.datetime.now(dt.UTC).date().isoformat()
+
+
+class DebateFiles:
+    """Typed access to a debate folder; every write is atomic."""
+
+    def __init__(self, root: Root, debate_id: str, *, must_exist: bool = True) -> None:
+        self.root = root
+        self.paths: DebatePaths = (
+            root.existing_debate(debate_id) if must_exist else root.debate(debate_id)
+        )
+
+    @property
+    def id(self) -> str:
+        return self.paths.id
+
+    @contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold the debate's lock for a read-modify-write."""
+        with locked(self.paths.folder):
+            yield
+
+    def _rel(self, path: Path) -> str:
+        try:
+            return str(path.relative_to(self.root.path.parent))
+        except ValueError:
+            return str(path)
+
+    # debate.md
+    def debate(self) -> Debate:
+        path = self.paths.debate_md
+        try:
+            text = read_text(path)
+        except UnicodeDecodeError as exc:
+            raise FormatError(f"{self._rel(path)} is not UTF-8 text; restore it.") from exc
+        debate = parse_debate(text, self._rel(path))
+        if debate.id != self.id:
+            raise FormatError(
+                f"{self._rel(path)} says id '{debate.id}' but its folder is {self.id}; "
+                "make them match."
+            )
+        return debate
+
+    def save_debate(self, debate: Debate) -> None:
+        debate.meta["updated_at"] = today()
+        atomic_write_text(self.paths.debate_md, render_debate(debate))
+        update_index(self.root, debate.meta)
+
+    # verdicts.json
+    def verdicts(self) -> Verdicts:
+        path = self.paths.verdicts
+        if not path.exists():
+            return Verdicts()
+        return parse_verdicts(read_text(path), self._rel(path))
+
+    def save_verdicts(self, verdicts: Verdicts) -> None:
+        atomic_write_text(self.paths.verdicts, render_verdicts(verdicts))
+
+    # round-log.md
+    def log(self) -> str:
+        path = self.paths.round_log
+        return read_text(path) if path.exists() else roundlog.new_log(self.id)
+
+    def append_log(self, heading: str, bullets: list[str], *, once: bool = False) -> None:
+        with self.lock():
+            log = self.log()
+            if once and roundlog.has_heading(log, heading):
+                return
+            atomic_write_text(self.paths.round_log, roundlog.append_entry(log, heading, bullets))
+
+    # personas
+    def persona_paths(self, slug: str) -> PersonaPaths:
+        return self.paths.persona(slug)
+
+    def require_persona(self, debate: Debate, slug: str) -> PersonaPaths:
+        paths = self.persona_paths(slug)
+        if slug not in debate.personas or not paths.context.exists():
+            roster = ", ".join(debate.personas) or "none yet"
+            raise NotFoundError(
+                f"No persona '{slug}' in {self.id} (roster: {roster}); add it with "
+                f"`dreamcontext council agent create {self.id} {slug}`."
+            )
+        return paths
+
+    def context(self, slug: str) -> PersonaContext:
+        path = self.persona_paths(slug).context
+        return parse_context(read_text(path), self._rel(path))
+
+    def save_context(self, slug: str, context: PersonaContext) -> None:
+        atomic_write_text(self.persona_paths(slug).context, render_context(context))
+
+    def entries(self, slug: str) -> list[RoundEntry]:
+        path = self.persona_paths(slug).report
+        if not path.exists():
+            return []
+        return parse_report(read_text(path), self._rel(path))
+
+    def save_entries(self, slug: str, entries: list[RoundEntry]) -> None:
+        atomic_write_text(self.persona_paths(slug).report, render_report(slug, entries))
+
+    def research_index(self, slug: str) -> list[dict[str, Any]]:
+        path = self.persona_paths(slug).research_index
+        if not path.exists():
+            return []
+        try:
+            data = json.loads(read_text(path))
+        except ValueError as exc:
+            raise FormatError(f"{self._rel(path)} is not valid JSON; fix or restore it.") from exc
+        return [e for e in data if isinstance(e, dict)] if isinstance(data, list) else []
+
+    def save_research_index(self, slug: str, entries: list[dict[str, Any]]) -> None:
+        atomic_write_json(self.persona_paths(slug).research_index, entries)
+
+
+def read_body(text: str | None, stdin: bytes | None, what: str) -> str:
+    """A body from --body or from stdin bytes (strict UTF-8); empty is a UsageError."""
+    if text is None and stdin is not None:
+        try:
+            text = stdin.decode("utf-8")
+        except UnicodeDecodeError:
+            raise UsageError(
+                f"The {what} on stdin is not UTF-8 text; convert it (for example with iconv) "
+                "and pipe it again."
+            ) from None
+    if text is None or not text.strip():
+        raise UsageError(f"The {what} is empty; pass --body TEXT or pipe it on stdin.")
+    if "\x00" in text:
+        raise UsageError(f"The {what} contains a NUL character; remove it and try again.")
+    return text.replace("\r\n", "\n")

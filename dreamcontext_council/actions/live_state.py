@@ -1,0 +1,76 @@
+"""Keeping tmp/.council-live.json in step with a debate after each command."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Collection
+from typing import Any
+
+from dreamcontext_council.actions.files import DebateFiles
+from dreamcontext_council.folder.live import write_live
+from dreamcontext_council.folder.paths import Root
+from dreamcontext_council.rules import metrics
+
+log = logging.getLogger(__name__)
+
+
+def _phase(status_phase: str, interrupt: bool) -> str:
+    if status_phase == "created":
+        return "setup"
+    if status_phase == "round_complete":
+        return "interlude" if interrupt else "debate"
+    if status_phase == "synthesizing":
+        return "synthesis"
+    if status_phase == "complete":
+        return "done"
+    return "debate"
+
+
+def live_state(
+    files: DebateFiles, *, phase: str | None = None, thinking: Collection[str] = ()
+) -> dict[str, Any]:
+    """The live-file content for a debate as it stands on disk."""
+    debate = files.debate()
+    verdicts = files.verdicts()
+    number = debate.current_round
+    current = verdicts.round(number)
+    previous = verdicts.round(number - 1)
+    personas = []
+    for slug in debate.personas:
+        entry: dict[str, Any] = {"slug": slug}
+        reported = any(e.round == number for e in files.entries(slug)) if number else False
+        entry["state"] = "done" if reported else "think" if slug in thinking else "wait"
+        with contextlib.suppress(Exception):
+            entry["model"] = files.context(slug).model
+        if slug in current:
+            v = current[slug]
+            entry.update(stance=v.stance, conviction=v.conviction, headline=v.headline)
+        if slug in previous:
+            entry.update(prevStance=previous[slug].stance, prevConviction=previous[slug].conviction)
+        personas.append(entry)
+    state: dict[str, Any] = {
+        "debate": debate.id,
+        "topic": debate.topic,
+        "phase": phase or _phase(debate.status.phase, debate.interrupt),
+        "round": number,
+        "rounds": debate.rounds_planned,
+        "options": verdicts.options or debate.options,
+        "personas": personas,
+    }
+    if current:
+        state["convergence"] = metrics.convergence(current)
+        state["leading"] = metrics.leading(current)
+    return state
+
+
+def refresh_live(
+    root: Root, debate_id: str, *, phase: str | None = None, thinking: Collection[str] = ()
+) -> None:
+    """Rewrite the live file; any failure is logged and swallowed."""
+    try:
+        write_live(
+            root.live_file, live_state(DebateFiles(root, debate_id), phase=phase, thinking=thinking)
+        )
+    except Exception as exc:  # the live file is telemetry; it never fails a command
+        log.debug("live file not updated: %s", exc)

@@ -1,0 +1,89 @@
+"""A read-only snapshot of a whole debate, for the views (board, show, dashboard, export)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from dreamcontext_council.actions.files import DebateFiles
+from dreamcontext_council.folder.paths import DebatePaths, Root
+from dreamcontext_council.folder.storage import read_text
+from dreamcontext_council.rules.debate import Debate
+from dreamcontext_council.rules.persona import PersonaContext
+from dreamcontext_council.rules.report import RoundEntry
+from dreamcontext_council.rules.verdicts import Verdicts
+
+
+@dataclass
+class PersonaSnapshot:
+    """One persona as it stands on disk."""
+
+    slug: str
+    context: PersonaContext | None
+    entries: list[RoundEntry]
+    research: list[dict[str, Any]] = field(default_factory=list)
+
+    def entry(self, number: int) -> RoundEntry | None:
+        return next((e for e in self.entries if e.round == number), None)
+
+
+@dataclass
+class DebateSnapshot:
+    """Everything a view needs about one debate."""
+
+    paths: DebatePaths
+    debate: Debate
+    verdicts: Verdicts
+    personas: list[PersonaSnapshot]
+    log: str
+
+    @property
+    def id(self) -> str:
+        return self.debate.id
+
+    def persona(self, slug: str) -> PersonaSnapshot | None:
+        return next((p for p in self.personas if p.slug == slug), None)
+
+    def final_report(self) -> str | None:
+        path = self.paths.final_report
+        return read_text(path) if path.exists() else None
+
+    def usage_records(self) -> list[dict[str, Any]]:
+        """usage.jsonl lines; a torn or foreign line is skipped, never fatal."""
+        path = self.paths.usage
+        if not path.exists():
+            return []
+        records = []
+        for line in read_text(path).split("\n"):
+            if line.strip():
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(record, dict):
+                    records.append(record)
+        return records
+
+    def json_file(self, name: str) -> Any:
+        path = self.paths.folder / name
+        if not path.exists():
+            return None
+        try:
+            return json.loads(read_text(path))
+        except ValueError:
+            return None
+
+
+def load_snapshot(root: Root, debate_id: str) -> DebateSnapshot:
+    """Read a debate folder whole; FormatError when a shared file does not parse."""
+    files = DebateFiles(root, debate_id)
+    debate = files.debate()
+    personas = []
+    for slug in debate.personas:
+        paths = files.persona_paths(slug)
+        context = files.context(slug) if paths.context.exists() else None
+        personas.append(
+            PersonaSnapshot(slug, context, files.entries(slug), files.research_index(slug))
+        )
+    return DebateSnapshot(files.paths, debate, files.verdicts(), personas, files.log())

@@ -1,0 +1,156 @@
+"""What a persona submits: its verdict, its round entry and its research notes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dreamcontext_council import resources
+from dreamcontext_council.actions.files import DebateFiles, today
+from dreamcontext_council.actions.live_state import refresh_live
+from dreamcontext_council.errors import StateError, UsageError
+from dreamcontext_council.folder.live import now_iso
+from dreamcontext_council.folder.names import slugify
+from dreamcontext_council.folder.paths import Root
+from dreamcontext_council.folder.storage import atomic_write_text
+from dreamcontext_council.rules.debate import Debate
+from dreamcontext_council.rules.report import (
+    RoundEntry,
+    check_entry_body,
+    clean_entry_body,
+    with_entry,
+)
+from dreamcontext_council.rules.verdicts import Verdict, parse_conviction, resolve_stance
+
+RESEARCH_SLUG_LIMIT = 60
+
+
+def _check_round(debate: Debate, number: int, what: str) -> None:
+    if number < 1 or number > max(debate.current_round, 0):
+        hint = (
+            f"round {debate.current_round} is the latest started"
+            if debate.current_round
+            else "no round has started yet"
+        )
+        raise UsageError(f"Cannot {what} for round {number} of {debate.id}: {hint}.")
+    if debate.status.phase == "complete":
+        raise StateError(f"Cannot {what}: {debate.id} is complete.")
+
+
+def record_verdict(
+    root: Root,
+    debate_id: str,
+    slug: str,
+    number: int,
+    *,
+    stance: str,
+    conviction: str | int,
+    headline: str,
+    concession: str | None = None,
+) -> Verdict:
+    """Record the persona's verdict for round N (one per round and persona; last write wins)."""
+    level = parse_conviction(conviction)
+    headline = " ".join(headline.split())
+    if not headline:
+        raise UsageError(
+            "The headline is empty; pass --headline with one line that sums up the stance."
+        )
+    files = DebateFiles(root, debate_id)
+    with files.lock():
+        debate = files.debate()
+        files.require_persona(debate, slug)
+        _check_round(debate, number, "record a verdict")
+        verdicts = files.verdicts()
+        key, new_option = resolve_stance(stance, debate.options, verdicts.options)
+        if new_option:
+            verdicts.options.append(new_option)
+        elif debate.options and not verdicts.options:
+            verdicts.options = debate.options
+        verdict = Verdict(
+            key, level, headline, " ".join((concession or "").split()) or None, now_iso()
+        )
+        verdicts.rounds.setdefault(number, {})[slug] = verdict
+        files.save_verdicts(verdicts)
+    refresh_live(root, debate_id)
+    return verdict
+
+
+@dataclass(frozen=True)
+class ReportResult:
+    round: int
+    replaced: bool
+    warnings: list[str]
+
+
+def append_report(
+    root: Root, debate_id: str, slug: str, body: str, *, number: int | None = None
+) -> ReportResult:
+    """Add the persona's round entry (newest on top); a later entry for the round replaces it."""
+    cleaned, named = clean_entry_body(body)
+    check_entry_body(cleaned)
+    files = DebateFiles(root, debate_id)
+    with files.lock():
+        debate = files.debate()
+        files.require_persona(debate, slug)
+        number = number or named or debate.current_round
+        if named and named != number:
+            raise UsageError(
+                f"The entry is headed Round {named} but --round says {number}; make them agree."
+            )
+        _check_round(debate, number, "append a report")
+        entries = files.entries(slug)
+        replaced = any(e.round == number for e in entries)
+        entries = with_entry(entries, RoundEntry(number, today(), cleaned))
+        files.save_entries(slug, entries)
+        context = files.context(slug)
+        context.round_entries = len({e.round for e in entries})
+        files.save_context(slug, context)
+        warnings = []
+        if slug not in files.verdicts().round(number):
+            warnings.append(
+                f"No verdict recorded for {slug} in round {number}; run `dreamcontext council "
+                f"verdict {debate_id} {slug} {number} --stance ... --conviction ... --headline ...`."
+            )
+    refresh_live(root, debate_id)
+    return ReportResult(number, replaced, warnings)
+
+
+@dataclass(frozen=True)
+class ResearchNote:
+    slug: str
+    topic: str
+    added_at: str
+    path: str
+
+
+def add_research(root: Root, debate_id: str, persona: str, topic: str, body: str) -> ResearchNote:
+    """Write a research note and index it; validates everything before touching disk."""
+    topic = " ".join(topic.split())
+    note_slug = slugify(topic, RESEARCH_SLUG_LIMIT)
+    if not note_slug:
+        raise UsageError(
+            f"The research topic '{topic}' has no letters or digits to name a file; use a few words."
+        )
+    if not body.strip():
+        raise UsageError("The research note is empty; pass --body TEXT or pipe it on stdin.")
+    files = DebateFiles(root, debate_id)
+    with files.lock():
+        debate = files.debate()
+        paths = files.require_persona(debate, persona)
+        index = files.research_index(persona)
+        date = today()
+        text = resources.render(
+            "files/research-note.md.j2", topic=topic, date=date, persona=persona, body=body.strip()
+        )
+        atomic_write_text(paths.researches / f"{note_slug}.md", text)
+        entry = {"slug": note_slug, "topic": topic, "added_at": date}
+        files.save_research_index(
+            persona, [entry, *(e for e in index if e.get("slug") != note_slug)]
+        )
+    return ResearchNote(note_slug, topic, date, str(paths.researches / f"{note_slug}.md"))
+
+
+def list_research(root: Root, debate_id: str, persona: str) -> list[dict[str, str]]:
+    """The persona's research notes, newest first."""
+    files = DebateFiles(root, debate_id)
+    files.require_persona(files.debate(), persona)
+    return [{k: str(v) for k, v in e.items()} for e in files.research_index(persona)]

@@ -1,0 +1,89 @@
+"""What every command shares: error translation, --root, --json output, bodies from stdin."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from dreamcontext_council.errors import CouncilError
+from dreamcontext_council.folder.paths import Root, require_root
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class CouncilGroup(click.Group):
+    """Turns library errors into one plain line on stderr and the right exit code."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except CouncilError as exc:
+            click.echo(f"Error: {exc}", err=True)
+            ctx.exit(exc.exit_code)
+        except OSError as exc:
+            where = f" ({exc.filename})" if exc.filename else ""
+            click.echo(f"Error: {exc.strerror or exc}{where}; nothing was changed.", err=True)
+            ctx.exit(1)
+
+
+def _keep_root(ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    if value:
+        ctx.meta["council.root"] = value
+    return value
+
+
+def root_option(func: F) -> F:
+    """`--root PATH`: the `_dream_context/` to use (else DREAMCONTEXT_ROOT, else the nearest)."""
+    return click.option(
+        "--root",
+        type=click.Path(file_okay=False),
+        expose_value=False,
+        callback=_keep_root,
+        help="The _dream_context/ folder to use (default: DREAMCONTEXT_ROOT or the nearest).",
+    )(func)
+
+
+def json_option(func: F) -> F:
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")(func)
+
+
+def explicit_root() -> str | None:
+    return click.get_current_context().meta.get("council.root")
+
+
+def current_root() -> Root:
+    """The root for commands that need an existing one."""
+    return require_root(explicit_root())
+
+
+def emit(data: Any, as_json: bool, text: str | Callable[[], str]) -> None:
+    """Print `data` as JSON or the human text."""
+    if as_json:
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        rendered = text() if callable(text) else text
+        click.echo(rendered.rstrip("\n"))
+
+
+def warn(message: str) -> None:
+    click.echo(f"Warning: {message}", err=True)
+
+
+def read_stdin_bytes(body: str | None) -> bytes | None:
+    """Stdin bytes when no --body was given and stdin is not a terminal."""
+    if body is not None:
+        return None
+    stream = click.get_binary_stream("stdin")
+    if stream.isatty():
+        return None
+    data: bytes = stream.read()
+    return data
+
+
+def is_terminal() -> bool:
+    return sys.stdout.isatty() and os.environ.get("TERM") != "dumb"

@@ -1,0 +1,337 @@
+"""Orchestrator commands: new, agent, round, inject, question, synthesize, complete, promote."""
+
+from __future__ import annotations
+
+import click
+
+from dreamcontext_council.actions import closing, convene, interlude, rounds
+from dreamcontext_council.actions.files import read_body
+from dreamcontext_council.cli.base import (
+    current_root,
+    emit,
+    explicit_root,
+    json_option,
+    read_stdin_bytes,
+    root_option,
+)
+from dreamcontext_council.folder.paths import root_for_new
+from dreamcontext_council.rules.roster import PersonaSpec, load_roster
+
+
+def register_orchestrator(council: click.Group) -> None:
+    """Add the orchestrator commands to the `council` group."""
+    council.add_command(new)
+    council.add_command(new, name="create")
+    council.add_command(agent)
+    council.add_command(round_group)
+    council.add_command(inject)
+    council.add_command(question)
+    council.add_command(synthesize)
+    council.add_command(complete)
+    council.add_command(promote)
+
+
+@click.command()
+@click.argument("topic", nargs=-1, required=True)
+@click.option(
+    "--rounds",
+    type=int,
+    default=convene.DEFAULT_ROUNDS,
+    show_default=True,
+    help="Rounds planned (1-10).",
+)
+@click.option(
+    "--options", "options_spec", help='Registered options, as "A=Migrate now,B=Stay on Redis".'
+)
+@click.option("--interrupt", is_flag=True, help="Stop for interludes between rounds.")
+@click.option(
+    "--personas", "personas_spec", help="A preset name (cognitive, engineering) or a roster file."
+)
+@root_option
+@json_option
+def new(
+    topic: tuple[str, ...],
+    rounds: int,
+    options_spec: str | None,
+    interrupt: bool,
+    personas_spec: str | None,
+    as_json: bool,
+) -> None:
+    """Create a debate folder; its id is printed alone on the last line.
+
+    \b
+    Example:
+      dreamcontext council new "Should we migrate the session store to Postgres?" \\
+        --options "A=Migrate now,B=Stay on Redis" --rounds 2
+    """
+    options = convene.parse_options(options_spec)
+    convene.check_rounds(rounds)
+    roster = load_roster(personas_spec) if personas_spec else None
+    root, created = root_for_new(explicit_root())
+    debate = convene.new_debate(
+        root, " ".join(topic), rounds=rounds, options=options, interrupt=interrupt, personas=roster
+    )
+    if as_json:
+        emit(
+            {
+                "id": debate.id,
+                "topic": debate.topic,
+                "root": str(root.path),
+                "personas": debate.personas,
+            },
+            True,
+            "",
+        )
+        return
+    if created:
+        click.echo(f"Created {root.path} (no _dream_context/ was found here or above).")
+    click.echo(f"Debate created: {debate.topic}")
+    if debate.personas:
+        click.echo(f"Personas: {', '.join(debate.personas)}")
+    click.echo(
+        f"Next: dreamcontext council agent create {debate.id} <slug> --body ...  then  round start {debate.id} 1"
+    )
+    click.echo(debate.id)
+
+
+@click.group()
+def agent() -> None:
+    """Seat personas and list the roster."""
+
+
+@agent.command("create")
+@click.argument("debate_id")
+@click.argument("slug")
+@click.option(
+    "--model",
+    default="",
+    help="Model for this persona, e.g. sonnet, openai:gpt-4o, command:'claude -p'.",
+)
+@click.option("--aspects", default="", help="Comma-separated aspects the persona obsesses over.")
+@click.option("--body", help="The persona text (else read from stdin).")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Replace the persona text of an existing persona; reports are kept.",
+)
+@root_option
+@json_option
+def agent_create(
+    debate_id: str,
+    slug: str,
+    model: str,
+    aspects: str,
+    body: str | None,
+    force: bool,
+    as_json: bool,
+) -> None:
+    """Add a persona to a debate.
+
+    \b
+    Example:
+      dreamcontext council agent create council_AbC12345 risk-auditor --model sonnet \\
+        --aspects "risk,rollback" --body "You are the risk auditor ..."
+    """
+    root = current_root()
+    text = read_body(body, read_stdin_bytes(body), "persona text")
+    spec = PersonaSpec(slug, text, model, [a.strip() for a in aspects.split(",") if a.strip()])
+    result = convene.create_agent(root, debate_id, spec, force=force)
+    verb = "added to" if result.created else "updated in"
+    emit(
+        {"debate": debate_id, "slug": result.slug, "created": result.created},
+        as_json,
+        f"Persona {result.slug} {verb} {debate_id}.",
+    )
+
+
+@agent.command("list")
+@click.argument("debate_id")
+@root_option
+@json_option
+def agent_list(debate_id: str, as_json: bool) -> None:
+    """The roster with model, aspects and rounds reported.
+
+    \b
+    Example:
+      dreamcontext council agent list council_AbC12345
+    """
+    rows = convene.list_agents(current_root(), debate_id)
+    data = [r.__dict__ for r in rows]
+
+    def text() -> str:
+        if not rows:
+            return f"No personas yet; add one with `dreamcontext council agent create {debate_id} <slug>`."
+        width = max(len(r.slug) for r in rows)
+        return "\n".join(
+            f"{r.slug:<{width}}  {r.model or '-':<16}  rounds {','.join(map(str, r.rounds_reported)) or '-':<8}  {', '.join(r.aspects)}"
+            for r in rows
+        )
+
+    emit(data, as_json, text)
+
+
+@click.group("round")
+def round_group() -> None:
+    """Start, end and extend rounds."""
+
+
+def _round_result(change: rounds.RoundChange, as_json: bool) -> None:
+    emit(change.__dict__, as_json, change.message)
+
+
+@round_group.command("start")
+@click.argument("debate_id")
+@click.argument("number", type=click.IntRange(min=1))
+@root_option
+@json_option
+def round_start(debate_id: str, number: int, as_json: bool) -> None:
+    """Start round N; from round 2 inject the cross-context panel into every persona (once).
+
+    \b
+    Example:
+      dreamcontext council round start council_AbC12345 1
+    """
+    _round_result(rounds.start_round(current_root(), debate_id, number), as_json)
+
+
+@round_group.command("end")
+@click.argument("debate_id")
+@click.argument("number", type=click.IntRange(min=1))
+@click.option(
+    "--excuse", multiple=True, help="A persona whose missing report is accepted (repeatable)."
+)
+@root_option
+@json_option
+def round_end(debate_id: str, number: int, excuse: tuple[str, ...], as_json: bool) -> None:
+    """Close round N; fails naming every persona whose report is missing.
+
+    \b
+    Example:
+      dreamcontext council round end council_AbC12345 1
+    """
+    _round_result(rounds.end_round(current_root(), debate_id, number, excused=excuse), as_json)
+
+
+@round_group.command("extend")
+@click.argument("debate_id")
+@click.option("--by", type=int, default=1, show_default=True, help="How many rounds to add.")
+@root_option
+@json_option
+def round_extend(debate_id: str, by: int, as_json: bool) -> None:
+    """Raise rounds_planned (escalation: one more round).
+
+    \b
+    Example:
+      dreamcontext council round extend council_AbC12345 --by 1
+    """
+    _round_result(rounds.extend_rounds(current_root(), debate_id, by), as_json)
+
+
+@click.command()
+@click.argument("debate_id")
+@click.argument("fact", nargs=-1, required=True)
+@root_option
+@json_option
+def inject(debate_id: str, fact: tuple[str, ...], as_json: bool) -> None:
+    """Append a fact to Constraints & Known Facts for every persona to see.
+
+    \b
+    Example:
+      dreamcontext council inject council_AbC12345 "Postgres is already run by the platform team"
+    """
+    added = interlude.inject_fact(current_root(), debate_id, " ".join(fact))
+    emit(
+        {"debate": debate_id, "added": added},
+        as_json,
+        "Fact added." if added else "That fact is already recorded.",
+    )
+
+
+@click.command()
+@click.argument("debate_id")
+@click.argument("slug")
+@click.argument("text", nargs=-1, required=True)
+@root_option
+@json_option
+def question(debate_id: str, slug: str, text: tuple[str, ...], as_json: bool) -> None:
+    """Queue a directive (a question, a steelman swap) for a persona's next round.
+
+    \b
+    Example:
+      dreamcontext council question council_AbC12345 growth-cfo "What does the migration cost in engineer-weeks?"
+    """
+    number, added = interlude.queue_directive(current_root(), debate_id, slug, " ".join(text))
+    message = (
+        f"Directive queued for {slug}, round {number}."
+        if added
+        else f"{slug} already has that directive for round {number}."
+    )
+    emit({"debate": debate_id, "persona": slug, "round": number, "added": added}, as_json, message)
+
+
+@click.command()
+@click.argument("debate_id")
+@root_option
+@json_option
+def synthesize(debate_id: str, as_json: bool) -> None:
+    """Move to synthesizing and print the files the synthesizer must read.
+
+    \b
+    Example:
+      dreamcontext council synthesize council_AbC12345
+    """
+    manifest = closing.begin_synthesis(current_root(), debate_id)
+
+    def text() -> str:
+        lines = [
+            f"{debate_id} is synthesizing. The synthesizer reads (relative to the debate folder):"
+        ]
+        lines += [f"  {f}" for f in manifest.files]
+        lines.append(
+            "It writes final-report.md; then run `dreamcontext council complete " + debate_id + "`."
+        )
+        return "\n".join(lines)
+
+    emit(manifest.__dict__, as_json, text)
+
+
+@click.command()
+@click.argument("debate_id")
+@root_option
+@json_option
+def complete(debate_id: str, as_json: bool) -> None:
+    """Mark the debate complete (needs final-report.md with a Verdict section).
+
+    \b
+    Example:
+      dreamcontext council complete council_AbC12345
+    """
+    changed = closing.complete_debate(current_root(), debate_id)
+    emit(
+        {"debate": debate_id, "changed": changed},
+        as_json,
+        f"{debate_id} is complete." if changed else f"{debate_id} was already complete.",
+    )
+
+
+@click.command()
+@click.argument("debate_id")
+@click.option(
+    "--force", is_flag=True, help="Rewrite the knowledge doc even if it was promoted before."
+)
+@root_option
+@json_option
+def promote(debate_id: str, force: bool, as_json: bool) -> None:
+    """Copy the verdict into knowledge/decision-<topic>.md and record it.
+
+    \b
+    Example:
+      dreamcontext council promote council_AbC12345
+    """
+    result = closing.promote(current_root(), debate_id, force=force)
+    message = (
+        f"Promoted to {result.path}."
+        if result.changed
+        else f"Already promoted to {result.path} (pass --force to rewrite)."
+    )
+    emit({"debate": debate_id, "path": result.path, "changed": result.changed}, as_json, message)

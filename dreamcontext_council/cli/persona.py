@@ -1,0 +1,172 @@
+"""Persona commands: what a persona sub-agent runs each round."""
+
+from __future__ import annotations
+
+import click
+
+from dreamcontext_council.actions import submissions
+from dreamcontext_council.actions.context import round_context
+from dreamcontext_council.actions.files import read_body
+from dreamcontext_council.cli.base import (
+    current_root,
+    emit,
+    json_option,
+    read_stdin_bytes,
+    root_option,
+    warn,
+)
+
+
+def register_persona(council: click.Group) -> None:
+    """Add the persona commands to the `council` group."""
+    council.add_command(round_context_command)
+    council.add_command(verdict)
+    council.add_command(report)
+    council.add_command(research)
+
+
+@click.command("round-context")
+@click.argument("debate_id")
+@click.argument("slug")
+@root_option
+def round_context_command(debate_id: str, slug: str) -> None:
+    """Everything the persona needs this round, including all queued directives.
+
+    \b
+    Example:
+      dreamcontext council round-context council_AbC12345 risk-auditor
+    """
+    click.echo(round_context(current_root(), debate_id, slug).rstrip("\n"))
+
+
+@click.command()
+@click.argument("debate_id")
+@click.argument("slug")
+@click.argument("number", type=click.IntRange(min=1))
+@click.option(
+    "--stance",
+    required=True,
+    help="An option key (or label); free text when no options are registered.",
+)
+@click.option("--conviction", required=True, help="0-100: how sure the persona is.")
+@click.option("--headline", required=True, help="One line that sums up the stance.")
+@click.option("--concession", help="What the persona grants a peer this round.")
+@root_option
+@json_option
+def verdict(
+    debate_id: str,
+    slug: str,
+    number: int,
+    stance: str,
+    conviction: str,
+    headline: str,
+    concession: str | None,
+    as_json: bool,
+) -> None:
+    """Record the persona's verdict for round N (before its report).
+
+    \b
+    Example:
+      dreamcontext council verdict council_AbC12345 risk-auditor 1 --stance A \\
+        --conviction 60 --headline "Migrate, with a rollback plan"
+    """
+    result = submissions.record_verdict(
+        current_root(),
+        debate_id,
+        slug,
+        number,
+        stance=stance,
+        conviction=conviction,
+        headline=headline,
+        concession=concession,
+    )
+    emit(
+        result.to_json() | {"persona": slug, "round": number},
+        as_json,
+        f"Verdict recorded: {slug} R{number} {result.stance} {result.conviction}.",
+    )
+
+
+@click.group()
+def report() -> None:
+    """Round entries in the persona's report.md."""
+
+
+@report.command("append")
+@click.argument("debate_id")
+@click.argument("slug")
+@click.option(
+    "--round", "number", type=click.IntRange(min=1), help="The round (default: the current one)."
+)
+@click.option("--body", help="The round entry (else read from stdin).")
+@root_option
+@json_option
+def report_append(
+    debate_id: str, slug: str, number: int | None, body: str | None, as_json: bool
+) -> None:
+    """Add the persona's round entry; it must have every required ### section.
+
+    \b
+    Required: Executive Summary, Position, Reasoning, Reactions to peers, Open questions
+    Optional: Cross-examination
+
+    \b
+    Example:
+      dreamcontext council report append council_AbC12345 risk-auditor --round 1 < entry.md
+    """
+    text = read_body(body, read_stdin_bytes(body), "report")
+    result = submissions.append_report(current_root(), debate_id, slug, text, number=number)
+    for message in result.warnings:
+        warn(message)
+    verb = "replaced" if result.replaced else "added"
+    emit(result.__dict__, as_json, f"Round {result.round} entry {verb} for {slug}.")
+
+
+@click.group()
+def research() -> None:
+    """Persona research notes."""
+
+
+@research.command("add")
+@click.argument("debate_id")
+@click.argument("slug")
+@click.argument("topic", nargs=-1, required=True)
+@click.option("--body", help="The note (else read from stdin).")
+@root_option
+@json_option
+def research_add(
+    debate_id: str, slug: str, topic: tuple[str, ...], body: str | None, as_json: bool
+) -> None:
+    """Add a research note under the persona's researches/.
+
+    \b
+    Example:
+      dreamcontext council research add council_AbC12345 risk-auditor postgres write throughput \\
+        --body "Postgres 16 handles 40k small writes/s on the platform cluster."
+    """
+    text = read_body(body, read_stdin_bytes(body), "research note")
+    note = submissions.add_research(current_root(), debate_id, slug, " ".join(topic), text)
+    emit(note.__dict__, as_json, f"Research note {note.slug} added for {slug}.")
+
+
+@research.command("list")
+@click.argument("debate_id")
+@click.argument("slug")
+@root_option
+@json_option
+def research_list(debate_id: str, slug: str, as_json: bool) -> None:
+    """The persona's research notes, newest first.
+
+    \b
+    Example:
+      dreamcontext council research list council_AbC12345 risk-auditor
+    """
+    notes = submissions.list_research(current_root(), debate_id, slug)
+    emit(
+        notes,
+        as_json,
+        lambda: (
+            "\n".join(f"{n['added_at']}  {n['slug']}  {n['topic']}" for n in notes)
+            or "No research notes."
+        ),
+    )

@@ -1,0 +1,137 @@
+"""Reading commands: summaries, board, timeline, list, show, live clear."""
+
+from __future__ import annotations
+
+import click
+
+from dreamcontext_council.actions.snapshot import load_snapshot
+from dreamcontext_council.cli.base import (
+    current_root,
+    emit,
+    explicit_root,
+    json_option,
+    root_option,
+)
+from dreamcontext_council.folder.index import load_index
+from dreamcontext_council.folder.live import clear_live
+from dreamcontext_council.folder.paths import find_root, require_root
+from dreamcontext_council.views import listing
+from dreamcontext_council.views.board import board_figures, render_board
+from dreamcontext_council.views.summaries import render_summaries, summaries_data
+from dreamcontext_council.views.timeline import render_timeline, timeline_data
+
+
+def register_reading(council: click.Group) -> None:
+    """Add the reading commands to the `council` group."""
+    for command in (summaries, board, timeline, list_debates, show, live):
+        council.add_command(command)
+
+
+@click.command()
+@click.argument("debate_id")
+@click.argument("number", type=click.IntRange(min=1))
+@root_option
+@json_option
+def summaries(debate_id: str, number: int, as_json: bool) -> None:
+    """Executive summaries of round N, each with a stance/conviction/shift line.
+
+    \b
+    Example:
+      dreamcontext council summaries council_AbC12345 1
+    """
+    snapshot = load_snapshot(current_root(), debate_id)
+    emit(summaries_data(snapshot, number), as_json, lambda: render_summaries(snapshot, number))
+
+
+@click.command()
+@click.argument("debate_id")
+@click.option(
+    "--round",
+    "number",
+    type=click.IntRange(min=1),
+    help="Show this round (default: the latest with verdicts).",
+)
+@click.option("--plain", is_flag=True, help="Plain text without colour.")
+@root_option
+@json_option
+def board(debate_id: str, number: int | None, plain: bool, as_json: bool) -> None:
+    """The chamber board: convergence meter, one row per persona, options tally.
+
+    \b
+    Example:
+      dreamcontext council board council_AbC12345 --round 1 --plain
+    """
+    from dreamcontext_council.views.board_extras import board_extra_data, board_extra_lines
+
+    snapshot = load_snapshot(current_root(), debate_id)
+    data = board_figures(snapshot, number).to_json() | board_extra_data(snapshot)
+    emit(data, as_json, lambda: render_board(snapshot, number, board_extra_lines(snapshot)))
+
+
+@click.command()
+@click.argument("debate_id")
+@root_option
+@json_option
+def timeline(debate_id: str, as_json: bool) -> None:
+    """Per-round stance and conviction table with convergence.
+
+    \b
+    Example:
+      dreamcontext council timeline council_AbC12345 --json
+    """
+    snapshot = load_snapshot(current_root(), debate_id)
+    emit(timeline_data(snapshot), as_json, lambda: render_timeline(snapshot))
+
+
+@click.command("list")
+@click.option(
+    "--unpromoted", "mode", flag_value="unpromoted", help="Complete debates not yet promoted."
+)
+@click.option("--all", "mode", flag_value="all", help="Every debate.")
+@root_option
+@json_option
+def list_debates(mode: str | None, as_json: bool) -> None:
+    """Debates, newest first (default: those still in progress).
+
+    \b
+    Example:
+      dreamcontext council list --all
+    """
+    root = require_root(explicit_root())
+    chosen = mode or "active"
+    entries = listing.filter_debates(load_index(root), chosen)
+    emit(entries, as_json, lambda: listing.render_list(entries, chosen))
+
+
+@click.command()
+@click.argument("debate_id")
+@root_option
+@json_option
+def show(debate_id: str, as_json: bool) -> None:
+    """Metadata, usage totals and the round log of a debate.
+
+    \b
+    Example:
+      dreamcontext council show council_AbC12345
+    """
+    snapshot = load_snapshot(current_root(), debate_id)
+    emit(listing.show_data(snapshot), as_json, lambda: listing.render_show(snapshot))
+
+
+@click.group()
+def live() -> None:
+    """The live chamber file tmp/.council-live.json."""
+
+
+@live.command("clear")
+@root_option
+def live_clear() -> None:
+    """Delete the live file.
+
+    \b
+    Example:
+      dreamcontext council live clear
+    """
+    root = find_root(explicit_root())
+    removed = bool(root) and clear_live(root.live_file)  # type: ignore[union-attr]
+    click.echo("Live file removed." if removed else "No live file.")

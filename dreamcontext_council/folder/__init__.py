@@ -1,0 +1,1 @@
+"""The debate folder: paths, names, atomic writes, locks, index and live file."""

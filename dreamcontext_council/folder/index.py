@@ -1,0 +1,107 @@
+"""index.json: newest-first list of debates, kept in step with debate.md (which wins)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from dreamcontext_council.errors import FormatError
+from dreamcontext_council.folder.paths import Root
+from dreamcontext_council.folder.storage import atomic_write_json, locked, read_text
+
+INDEX_KEYS = (
+    "id",
+    "topic",
+    "status",
+    "rounds_planned",
+    "current_round",
+    "promoted_to_knowledge",
+    "created_at",
+    "updated_at",
+)
+
+
+def index_entry(meta: dict[str, Any]) -> dict[str, Any]:
+    """The index entry for a debate's frontmatter."""
+    return {key: meta.get(key) for key in INDEX_KEYS}
+
+
+def _read(root: Root) -> list[dict[str, Any]]:
+    try:
+        data = json.loads(read_text(root.index))
+    except (OSError, ValueError):
+        return []  # a missing or corrupt index is rebuilt from the folders
+    return (
+        [e for e in data if isinstance(e, dict) and isinstance(e.get("id"), str)]
+        if isinstance(data, list)
+        else []
+    )
+
+
+def update_index(root: Root, meta: dict[str, Any]) -> None:
+    """Put one debate's entry in the index (new debates go first)."""
+    with locked(root.council):
+        entries = _read(root)
+        entry = index_entry(meta)
+        for i, existing in enumerate(entries):
+            if existing.get("id") == entry["id"]:
+                entries[i] = entry
+                break
+        else:
+            entries.insert(0, entry)
+        atomic_write_json(root.index, entries)
+
+
+def load_index(root: Root) -> list[dict[str, Any]]:
+    """The index, checked against the folders: missing, stale or extra entries are rebuilt.
+
+    Only debates whose debate.md changed after index.json was written are re-read, so a
+    large root costs a directory scan and a stat per debate.
+    """
+    from dreamcontext_council.rules.debate import parse_debate
+
+    if not root.council.is_dir():
+        return []
+    entries = _read(root)
+    try:
+        index_mtime = os.stat(root.index).st_mtime_ns
+    except OSError:
+        index_mtime = -1
+    by_id = {e["id"]: e for e in entries}
+    folders: dict[str, Path] = {}
+    with os.scandir(root.council) as scan:
+        for item in scan:
+            if item.name.startswith("council_") and item.is_dir():
+                folders[item.name] = Path(item.path)
+    changed = set(by_id) != set(folders)
+    fresh: dict[str, dict[str, Any]] = {}
+    for debate_id, folder in folders.items():
+        debate_md = folder / "debate.md"
+        try:
+            mtime = os.stat(debate_md).st_mtime_ns
+        except OSError:
+            changed = True
+            continue
+        if debate_id in by_id and mtime <= index_mtime:
+            continue
+        try:
+            debate = parse_debate(read_text(debate_md), str(debate_md))
+        except (FormatError, OSError):
+            continue  # a broken debate.md is reported by the commands that open it
+        fresh[debate_id] = index_entry(debate.meta)
+        changed = changed or by_id.get(debate_id) != fresh[debate_id]
+    if not changed:
+        return entries
+    kept = [fresh.get(e["id"], e) for e in entries if e["id"] in folders]
+    added = [fresh[i] for i in fresh if i not in by_id]
+    added.sort(key=lambda e: (str(e.get("created_at") or ""), e["id"]), reverse=True)
+    result = [*added, *kept]
+    result = [e for e in result if e["id"] in folders and (e["id"] in fresh or e["id"] in by_id)]
+    try:
+        with locked(root.council):
+            atomic_write_json(root.index, result)
+    except OSError:
+        pass  # a read-only root still lists
+    return result

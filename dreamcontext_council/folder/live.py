@@ -1,0 +1,49 @@
+"""tmp/.council-live.json: telemetry for a live chamber view; writing it never fails a command."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+from dreamcontext_council.folder.storage import atomic_write_json
+
+log = logging.getLogger(__name__)
+
+
+def now_iso() -> str:
+    """UTC time in the Node tool's form, 2026-11-30T03:44:00.700Z."""
+    return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def write_live(path: Path, state: dict[str, Any]) -> None:
+    """Write the live file, keeping `started` from the same debate's previous state."""
+    try:
+        previous: dict[str, Any] = {}
+        with contextlib.suppress(OSError, ValueError):
+            previous = json.loads(path.read_text(encoding="utf-8"))
+        same = previous.get("debate") == state.get("debate")
+        now = now_iso()
+        data = {
+            "debate": state["debate"],
+            "topic": state["topic"],
+            "session": state.get("session", previous.get("session", "") if same else ""),
+            "started": previous.get("started", now) if same else now,
+            "updated": now,
+            **{k: v for k, v in state.items() if k not in ("debate", "topic", "session")},
+        }
+        atomic_write_json(path, data)
+    except Exception as exc:  # telemetry must never break the command that wrote it
+        log.debug("could not write %s: %s", path, exc)
+
+
+def clear_live(path: Path) -> bool:
+    """Delete the live file; True when there was one."""
+    try:
+        path.unlink()
+        return True
+    except FileNotFoundError:
+        return False

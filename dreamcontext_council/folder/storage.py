@@ -1,0 +1,96 @@
+"""Atomic writes and the per-debate lock: the only way files change on disk."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock, Timeout
+
+from dreamcontext_council.errors import CouncilError
+
+LOCK_NAME = ".council.lock"
+LOCK_TIMEOUT_S = 60.0
+
+_held = threading.local()
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write `text` (UTF-8, LF) so a crash leaves the old file or the new one, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with _suppress_missing():
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write_json(path: Path, data: Any) -> None:
+    """Write JSON with stable layout (2-space indent, final newline)."""
+    atomic_write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+def append_line(path: Path, line: str) -> None:
+    """Append one line with a single write call (for append-only logs such as usage.jsonl)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = (line.rstrip("\n") + "\n").encode("utf-8")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def read_text(path: Path) -> str:
+    """Read a UTF-8 file, normalising CRLF to LF."""
+    return path.read_text(encoding="utf-8").replace("\r\n", "\n")
+
+
+@contextmanager
+def locked(folder: Path) -> Iterator[None]:
+    """Hold the folder's lock: an OS lock the kernel drops when its holder dies.
+
+    Re-entrant within one thread, so an operation may call another that locks too.
+    """
+    held: dict[str, int] = _held.__dict__.setdefault("counts", {})
+    key = str(folder.resolve())
+    if held.get(key):
+        held[key] += 1
+        try:
+            yield
+        finally:
+            held[key] -= 1
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(folder / LOCK_NAME), timeout=LOCK_TIMEOUT_S)
+    try:
+        with lock:
+            held[key] = 1
+            try:
+                yield
+            finally:
+                held[key] = 0
+    except Timeout as exc:
+        raise CouncilError(
+            f"{folder.name} stayed locked for {LOCK_TIMEOUT_S:.0f}s by another command; "
+            "wait for it to finish and run this command again."
+        ) from exc
+
+
+@contextmanager
+def _suppress_missing() -> Iterator[None]:
+    with suppress(FileNotFoundError):
+        yield

@@ -1,0 +1,1 @@
+"""The debate rules: state machine, reports, verdicts, metrics — pure parsing and rendering."""

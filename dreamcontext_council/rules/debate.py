@@ -1,0 +1,155 @@
+"""debate.md: the frontmatter state machine and the three body sections."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from dreamcontext_council.errors import FormatError, StateError
+from dreamcontext_council.folder import frontmatter_io
+from dreamcontext_council.rules.markdown import find_section, sections
+
+_STATUS = re.compile(r"round_(\d+)_(running|complete)")
+MAX_ROUNDS = 10
+
+
+@dataclass(frozen=True)
+class Status:
+    """A parsed status: phase is created, running, complete_round, synthesizing or complete."""
+
+    phase: str
+    round: int
+
+    @classmethod
+    def parse(cls, text: str) -> Status:
+        if text in ("created", "synthesizing", "complete"):
+            return cls(text, 0)
+        match = _STATUS.fullmatch(text)
+        if not match:
+            raise FormatError(
+                f"status '{text}' is not one of created, round_N_running, round_N_complete, "
+                "synthesizing, complete; fix it in debate.md."
+            )
+        phase = "running" if match.group(2) == "running" else "round_complete"
+        return cls(phase, int(match.group(1)))
+
+    def __str__(self) -> str:
+        if self.phase == "running":
+            return f"round_{self.round}_running"
+        if self.phase == "round_complete":
+            return f"round_{self.round}_complete"
+        return self.phase
+
+
+@dataclass
+class Debate:
+    """debate.md in memory; unknown frontmatter keys are kept as they are."""
+
+    meta: dict[str, Any]
+    body: str
+
+    @property
+    def id(self) -> str:
+        return str(self.meta["id"])
+
+    @property
+    def topic(self) -> str:
+        return str(self.meta["topic"])
+
+    @property
+    def status(self) -> Status:
+        return Status.parse(str(self.meta["status"]))
+
+    @property
+    def rounds_planned(self) -> int:
+        return int(self.meta["rounds_planned"])
+
+    @property
+    def current_round(self) -> int:
+        return int(self.meta.get("current_round") or 0)
+
+    @property
+    def personas(self) -> list[str]:
+        return list(self.meta.get("personas") or [])
+
+    @property
+    def options(self) -> list[dict[str, str]]:
+        return [dict(o) for o in self.meta.get("options") or []]
+
+    @property
+    def interrupt(self) -> bool:
+        return bool(self.meta.get("interrupt_between_rounds"))
+
+    @property
+    def promoted(self) -> str | None:
+        value = self.meta.get("promoted_to_knowledge")
+        return str(value) if value else None
+
+    @property
+    def flags(self) -> list[str]:
+        return [str(f) for f in self.meta.get("flags") or []]
+
+    def section(self, title: str) -> str:
+        """The text of a `##` body section, '' when it is absent."""
+        found = find_section(self.body, 2, title)
+        return found.body if found else ""
+
+    def facts(self) -> list[str]:
+        """The bullets of Constraints & Known Facts."""
+        text = self.section("Constraints & Known Facts")
+        return [line[2:].strip() for line in text.split("\n") if line.startswith("- ")]
+
+
+def parse_debate(text: str, where: str = "debate.md") -> Debate:
+    """Parse and check debate.md; a FormatError says which field is wrong."""
+    meta, body = frontmatter_io.parse(text, where)
+    for key in ("id", "topic", "status", "rounds_planned"):
+        if key not in meta:
+            raise FormatError(f"{where} has no '{key}' in its frontmatter; restore it.")
+    Status.parse(str(meta["status"]))
+    for key in ("rounds_planned", "current_round"):
+        if key in meta and not isinstance(meta[key], int):
+            raise FormatError(f"{where}: '{key}' must be a whole number, not {meta[key]!r}.")
+    if not isinstance(meta.get("personas") or [], list):
+        raise FormatError(f"{where}: 'personas' must be a list of slugs.")
+    options = meta.get("options") or []
+    if not isinstance(options, list) or not all(
+        isinstance(o, dict) and "key" in o and "label" in o for o in options
+    ):
+        raise FormatError(f"{where}: 'options' must be a list of {{key, label}} entries.")
+    meta["topic"] = str(meta["topic"])
+    return Debate(meta, body)
+
+
+def render_debate(debate: Debate) -> str:
+    """debate.md text; key order as read, so rewriting causes no churn."""
+    return frontmatter_io.render(debate.meta, debate.body)
+
+
+def append_fact(body: str, bullet: str) -> str:
+    """Add a `- ...` bullet at the end of Constraints & Known Facts (or create the section)."""
+    lines = body.split("\n")
+    found = next(
+        (s for s in sections(body, 2) if s.title.casefold() == "constraints & known facts"), None
+    )
+    if found is None:
+        question = find_section(body, 2, "Question")
+        at = question.end if question else len(lines)
+        block = ["## Constraints & Known Facts", "", bullet, ""]
+        return "\n".join([*lines[:at], *block, *lines[at:]])
+    last = found.end - 1
+    while last > found.start and not lines[last].strip():
+        last -= 1
+    insert = [bullet] if lines[last].startswith("- ") else ["", bullet]
+    tail = lines[last + 1 :]
+    if (tail and tail[0].strip()) or not tail:
+        insert.append("")
+    return "\n".join([*lines[: last + 1], *insert, *tail])
+
+
+def require_status(debate: Debate, *allowed: str, action: str, hint: str) -> None:
+    """Raise StateError unless the status is one of `allowed` (status strings)."""
+    status = str(debate.status)
+    if status not in allowed:
+        raise StateError(f"Cannot {action}: {debate.id} is {status}. {hint}")

@@ -1,0 +1,74 @@
+"""Pure markdown structure: headings outside code fences, sections, heading matching."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t#]*$")
+
+
+@dataclass(frozen=True)
+class Heading:
+    """A heading line found outside fenced code."""
+
+    line: int
+    level: int
+    title: str
+
+
+def normalize_title(title: str) -> str:
+    """Compare headings case- and punctuation-insensitively: `Executive summary:` == `EXECUTIVE SUMMARY`."""
+    return " ".join(re.sub(r"[^\w]+", " ", title.casefold()).split())
+
+
+def headings(lines: list[str]) -> list[Heading]:
+    """Every ATX heading that is not inside a fenced code block."""
+    found: list[Heading] = []
+    fence: str | None = None
+    for number, line in enumerate(lines):
+        opened = _FENCE.match(line)
+        if fence is not None:
+            closes = opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence)
+            if closes and not line.strip().lstrip(fence[0]):
+                fence = None
+            continue
+        if opened:
+            fence = opened.group(1)
+            continue
+        match = _HEADING.match(line)
+        if match:
+            found.append(Heading(number, len(match.group(1)), match.group(2).strip()))
+    return found
+
+
+@dataclass(frozen=True)
+class Section:
+    """A heading and the lines under it up to the next heading of the same or higher level."""
+
+    title: str
+    level: int
+    start: int  # index of the heading line
+    end: int  # index one past the last line of the section
+    body: str  # text under the heading, stripped of surrounding blank lines
+
+
+def sections(text: str, level: int) -> list[Section]:
+    """Split `text` into the sections at `level`; nested deeper headings stay in the body."""
+    lines = text.split("\n")
+    marks = [h for h in headings(lines) if h.level <= level]
+    result: list[Section] = []
+    for i, mark in enumerate(marks):
+        if mark.level != level:
+            continue
+        end = next((m.line for m in marks[i + 1 :]), len(lines))
+        body = "\n".join(lines[mark.line + 1 : end]).strip("\n")
+        result.append(Section(mark.title, level, mark.line, end, body))
+    return result
+
+
+def find_section(text: str, level: int, title: str) -> Section | None:
+    """The first section at `level` whose title matches `title` loosely."""
+    wanted = normalize_title(title)
+    return next((s for s in sections(text, level) if normalize_title(s.title) == wanted), None)

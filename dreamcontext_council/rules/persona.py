@@ -1,0 +1,107 @@
+"""context-and-persona.md: the persona text, injected cross-context panels and directives."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from dreamcontext_council.folder import frontmatter_io
+from dreamcontext_council.rules.markdown import find_section, normalize_title, sections
+
+_PANEL = re.compile(r"round (\d+) cross context loaded")
+_DIRECTIVES = re.compile(r"round (\d+) directives")
+
+
+@dataclass
+class PersonaContext:
+    """A persona's context file in memory."""
+
+    name: str
+    model: str
+    aspects: list[str]
+    round_entries: int
+    body: str
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def persona_text(self) -> str:
+        found = find_section(self.body, 2, "Persona")
+        return found.body if found else ""
+
+    def panel_rounds(self) -> set[int]:
+        """Rounds whose cross-context panel is already injected."""
+        return {
+            int(m.group(1))
+            for s in sections(self.body, 2)
+            if (m := _PANEL.fullmatch(normalize_title(s.title)))
+        }
+
+    def panel(self, number: int) -> str | None:
+        """The injected panel of round `number`, if any."""
+        for s in sections(self.body, 2):
+            m = _PANEL.fullmatch(normalize_title(s.title))
+            if m and int(m.group(1)) == number:
+                return s.body
+        return None
+
+    def directives(self, number: int) -> list[str]:
+        """Every queued directive for round `number`, across all its Directives sections."""
+        found: list[str] = []
+        for s in sections(self.body, 2):
+            m = _DIRECTIVES.fullmatch(normalize_title(s.title))
+            if m and int(m.group(1)) == number:
+                found += [line[2:].strip() for line in s.body.split("\n") if line.startswith("- ")]
+        return found
+
+    def append_section(self, heading: str, text: str) -> None:
+        self.body = f"{self.body.rstrip()}\n\n## {heading}\n\n{text.strip(chr(10))}\n"
+
+    def add_directive(self, number: int, directive: str) -> bool:
+        """Queue a directive for round `number`; False when it is already queued."""
+        if directive in self.directives(number):
+            return False
+        lines = self.body.split("\n")
+        existing = [
+            s
+            for s in sections(self.body, 2)
+            if (m := _DIRECTIVES.fullmatch(normalize_title(s.title))) and int(m.group(1)) == number
+        ]
+        if not existing:
+            self.append_section(f"Round {number} — Directives", f"- {directive}")
+            return True
+        last = existing[-1].end - 1
+        while last > existing[-1].start and not lines[last].strip():
+            last -= 1
+        lines[last + 1 : last + 1] = [f"- {directive}"]
+        self.body = "\n".join(lines)
+        return True
+
+
+def parse_context(text: str, where: str = "context-and-persona.md") -> PersonaContext:
+    """Parse a persona's context file."""
+    meta, body = frontmatter_io.parse(text, where)
+    aspects = meta.get("aspects") or []
+    if isinstance(aspects, str):
+        aspects = [a.strip() for a in aspects.split(",") if a.strip()]
+    known = {"name", "model", "aspects", "round_entries"}
+    return PersonaContext(
+        name=str(meta.get("name", "")),
+        model=str(meta.get("model") or ""),
+        aspects=[str(a) for a in aspects],
+        round_entries=int(meta.get("round_entries") or 0),
+        body=body,
+        extra={k: v for k, v in meta.items() if k not in known},
+    )
+
+
+def render_context(context: PersonaContext) -> str:
+    """context-and-persona.md text, known keys first then any others as read."""
+    meta: dict[str, Any] = {
+        "name": context.name,
+        "model": context.model,
+        "aspects": context.aspects,
+        "round_entries": context.round_entries,
+        **context.extra,
+    }
+    return frontmatter_io.render(meta, context.body)

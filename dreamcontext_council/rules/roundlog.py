@@ -1,0 +1,39 @@
+"""round-log.md: the append-only timeline of a debate."""
+
+from __future__ import annotations
+
+import re
+
+from dreamcontext_council.rules.markdown import headings
+
+_STARTED = re.compile(r"round (\d+) started", re.IGNORECASE)
+
+
+def new_log(debate_id: str) -> str:
+    """The first lines of a fresh round log."""
+    return f"# Round log — {debate_id}\n"
+
+
+def append_entry(log: str, heading: str, bullets: list[str]) -> str:
+    """The log with one `## heading` entry and its bullets added at the end."""
+    entry = "\n".join([f"## {heading}", *(f"- {b}" for b in bullets)])
+    return f"{log.rstrip()}\n\n{entry}\n"
+
+
+def has_heading(log: str, heading: str) -> bool:
+    """Whether an entry with exactly this heading is already in the log."""
+    return any(line == f"## {heading}" for line in log.split("\n"))
+
+
+def round_participants(log: str, number: int) -> list[str] | None:
+    """The personas listed when round `number` started (the latest such entry), if logged."""
+    lines = log.split("\n")
+    found: list[str] | None = None
+    for mark in headings(lines):
+        match = _STARTED.match(mark.title)
+        if mark.level == 2 and match and int(match.group(1)) == number:
+            for line in lines[mark.line + 1 : mark.line + 6]:
+                if line.lower().startswith("- personas:"):
+                    found = [p.strip() for p in line.split(":", 1)[1].split(",") if p.strip()]
+                    break
+    return found

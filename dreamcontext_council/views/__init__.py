@@ -1,0 +1,1 @@
+"""Views of a debate: board, timeline, summaries, show, list, dashboard and export."""

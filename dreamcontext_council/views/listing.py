@@ -1,0 +1,79 @@
+"""`show` and `list`: a debate's metadata and the list of debates."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dreamcontext_council.actions.snapshot import DebateSnapshot
+from dreamcontext_council.rules.usage import usage_totals
+
+
+def show_data(snapshot: DebateSnapshot) -> dict[str, Any]:
+    """Metadata, usage totals and the round log of a debate."""
+    debate = snapshot.debate
+    totals = usage_totals(snapshot.usage_records())
+    return {
+        "id": debate.id,
+        "topic": debate.topic,
+        "status": str(debate.status),
+        "current_round": debate.current_round,
+        "rounds_planned": debate.rounds_planned,
+        "personas": debate.personas,
+        "options": snapshot.verdicts.options or debate.options,
+        "promoted_to_knowledge": debate.promoted,
+        "flags": debate.flags,
+        "created_at": debate.meta.get("created_at"),
+        "updated_at": debate.meta.get("updated_at"),
+        "usage": totals.__dict__ | {"providers": list(totals.providers)},
+        "round_log": snapshot.log,
+    }
+
+
+def render_show(snapshot: DebateSnapshot) -> str:
+    data = show_data(snapshot)
+    title = f"◆ Debate {data['id']}"
+    lines = ["", f"  {title}", "  " + "─" * len(title)]
+    rows = [
+        ("topic", data["topic"]),
+        ("status", data["status"]),
+        ("round", f"{data['current_round']}/{data['rounds_planned']}"),
+        ("personas", ", ".join(data["personas"]) or "(none)"),
+    ]
+    if data["options"]:
+        rows.append(("options", "   ".join(f"{o['key']} {o['label']}" for o in data["options"])))
+    rows.append(("promoted", data["promoted_to_knowledge"] or "no"))
+    if data["flags"]:
+        rows.append(("flags", "; ".join(data["flags"])))
+    rows.append(("usage", usage_totals(snapshot.usage_records()).line()))
+    rows += [("created", str(data["created_at"])), ("updated", str(data["updated_at"]))]
+    lines += [f"  {key + ':':<10} {value}" for key, value in rows]
+    lines += ["", "─── Round log ───", snapshot.log.rstrip("\n"), ""]
+    return "\n".join(lines)
+
+
+def filter_debates(entries: list[dict[str, Any]], mode: str) -> list[dict[str, Any]]:
+    """`active` (not complete), `unpromoted` (complete, not promoted) or `all`."""
+    if mode == "all":
+        return entries
+    if mode == "unpromoted":
+        return [
+            e
+            for e in entries
+            if e.get("status") == "complete" and not e.get("promoted_to_knowledge")
+        ]
+    return [e for e in entries if e.get("status") != "complete"]
+
+
+def render_list(entries: list[dict[str, Any]], mode: str) -> str:
+    title = {"all": "◆ Debates", "unpromoted": "◆ Unpromoted debates"}.get(mode, "◆ Active debates")
+    lines = ["", f"  {title}", "  " + "─" * len(title)]
+    if not entries:
+        hint = "" if mode == "all" else " (pass --all to see every debate)"
+        lines.append(f"  none{hint}")
+    for e in entries:
+        promoted = " [promoted]" if e.get("promoted_to_knowledge") else ""
+        lines.append(f"  {e['id']}  {e.get('status')!s:<22}  {e.get('topic')}{promoted}")
+        lines.append(
+            f"  {'':<16}  round {e.get('current_round')}/{e.get('rounds_planned')}  updated {e.get('updated_at')}"
+        )
+    return "\n".join(lines) + "\n"
