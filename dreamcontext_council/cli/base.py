@@ -78,11 +78,10 @@ def read_stdin_bytes(body: str | None) -> bytes | None:
     """Stdin bytes when no --body was given and stdin is not a terminal."""
     if body is not None:
         return None
-    stream = click.get_binary_stream("stdin")
-    if stream.isatty():
+    stream = sys.stdin
+    if stream is None or stream.isatty():
         return None
-    data: bytes = stream.read()
-    return data
+    return stream.buffer.read()
 
 
 def is_terminal() -> bool:
