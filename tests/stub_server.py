@@ -1,0 +1,483 @@
+"""A local HTTP server that speaks the Anthropic Messages and OpenAI chat APIs.
+
+Tests point the real `anthropic` and `openai` SDK clients at it, so every byte goes
+through the SDK's own HTTP stack, and script what the server answers:
+
+    with StubServer() as server:
+        server.enqueue(StubResponse.error(429, headers={"Retry-After": "2"}))
+        server.enqueue(StubResponse.reply("Hello"))
+        ...  # AnthropicProvider(base_url=server.url) or OpenAIProvider(base_url=server.openai_url)
+        assert len(server.requests) == 2
+
+Queued responses are served first, in order. When the queue is empty the server asks
+`responder(request_json)`; its answer may be a plain string (a successful reply with
+that text, shaped for whichever API the request came to), a `StubResponse`, or a
+`(status, headers, body)` tuple. Without a responder it answers "stub answer".
+
+The server listens on 127.0.0.1 only, on a free port, and never touches the network.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any
+
+ANTHROPIC_PATHS = ("/v1/messages", "/messages")
+OPENAI_PATHS = ("/v1/chat/completions", "/chat/completions")
+
+Body = bytes | str | Mapping[str, Any] | None
+# A body may also be computed from the request, e.g. to echo its headers back.
+BodyFactory = Callable[["RecordedRequest"], Body]
+# What a responder returns: reply text, a StubResponse, or (status, headers, body).
+Responder = Callable[[dict[str, Any]], Any]
+
+
+@dataclass(frozen=True)
+class StubResponse:
+    """One scripted answer.
+
+    `text` set and `body` None means "a successful reply with this text", shaped for
+    the API the request came to. `body` may be a function of the `RecordedRequest`.
+    `drop=True` closes the connection before answering; `truncate_to=N` announces
+    the full body length but sends only N bytes, then closes (a connection dropped
+    mid-response). `delay_s` waits before answering.
+    """
+
+    status: int = 200
+    headers: Mapping[str, str] = field(default_factory=dict)
+    body: Body | BodyFactory = None
+    text: str | None = None
+    model: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    delay_s: float = 0.0
+    drop: bool = False
+    truncate_to: int | None = None
+
+    @classmethod
+    def reply(
+        cls,
+        text: str,
+        *,
+        model: str | None = None,
+        input_tokens: int | None = None,
+        output_tokens: int | None = None,
+        delay_s: float = 0.0,
+    ) -> StubResponse:
+        """A successful answer with `text`, in the shape of whichever API is called."""
+        return cls(
+            text=text,
+            model=model,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            delay_s=delay_s,
+        )
+
+    @classmethod
+    def error(
+        cls,
+        status: int,
+        message: str = "stub error",
+        *,
+        headers: Mapping[str, str] | None = None,
+        delay_s: float = 0.0,
+    ) -> StubResponse:
+        """An error answer whose JSON body fits both APIs' error shapes."""
+        return cls(
+            status=status,
+            headers=dict(headers or {}),
+            body=error_body(status, message),
+            delay_s=delay_s,
+        )
+
+    @classmethod
+    def raw(
+        cls,
+        body: bytes | str,
+        *,
+        status: int = 200,
+        content_type: str = "application/json",
+    ) -> StubResponse:
+        """Exactly these bytes (for malformed or truncated JSON)."""
+        return cls(status=status, headers={"Content-Type": content_type}, body=body)
+
+    @classmethod
+    def dropped(cls, *, delay_s: float = 0.0) -> StubResponse:
+        """Close the connection without sending anything."""
+        return cls(drop=True, delay_s=delay_s)
+
+    @classmethod
+    def cut_off(cls, text: str = "cut off", *, keep_bytes: int = 20) -> StubResponse:
+        """Start a successful reply, then drop the connection after `keep_bytes` bytes."""
+        return cls(text=text, truncate_to=keep_bytes)
+
+    @classmethod
+    def slow(cls, delay_s: float, text: str = "slow answer") -> StubResponse:
+        """A successful reply that arrives only after `delay_s` seconds."""
+        return cls(text=text, delay_s=delay_s)
+
+
+ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    408: "timeout_error",
+    413: "request_too_large",
+    422: "invalid_request_error",
+    429: "rate_limit_error",
+    500: "api_error",
+    503: "api_error",
+    529: "overloaded_error",
+}
+
+
+def error_body(status: int, message: str) -> dict[str, Any]:
+    """An error body that both SDKs parse (`type` for Anthropic, `code` for OpenAI)."""
+    kind = ERROR_TYPES.get(status, "api_error")
+    return {
+        "type": "error",
+        "error": {"type": kind, "message": message, "param": None, "code": kind},
+    }
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """A request as the server received it."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+    received_at: float
+
+    @property
+    def json(self) -> dict[str, Any]:
+        """The request body parsed as JSON (empty dict when it is not JSON)."""
+        try:
+            parsed = json.loads(self.body or b"{}")
+        except ValueError:
+            return {}
+        return parsed if isinstance(parsed, dict) else {}
+
+    @property
+    def api(self) -> str:
+        """`"anthropic"`, `"openai"` or `"other"`, from the request path."""
+        return api_for_path(self.path)
+
+
+def api_for_path(path: str) -> str:
+    """Which API a request path belongs to."""
+    bare = path.split("?", 1)[0].rstrip("/")
+    if bare.endswith(ANTHROPIC_PATHS):
+        return "anthropic"
+    if bare.endswith(OPENAI_PATHS):
+        return "openai"
+    return "other"
+
+
+def estimate_tokens(text: str) -> int:
+    """A rough token count (characters / 4, at least 1) for stub usage numbers."""
+    return max(1, len(text) // 4)
+
+
+def prompt_text(request_json: Mapping[str, Any]) -> str:
+    """All prompt text in a request of either API, joined, for usage estimates."""
+    parts: list[str] = []
+    system = request_json.get("system")
+    if isinstance(system, str):
+        parts.append(system)
+    elif isinstance(system, list):
+        parts.extend(str(block.get("text", "")) for block in system if isinstance(block, dict))
+    for message in request_json.get("messages") or []:
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, str):
+            parts.append(content)
+        elif isinstance(content, list):
+            parts.extend(str(b.get("text", "")) for b in content if isinstance(b, dict))
+    return "\n".join(parts)
+
+
+_ids = itertools.count(1)
+
+
+def anthropic_message(
+    text: str,
+    *,
+    model: str,
+    input_tokens: int,
+    output_tokens: int,
+) -> dict[str, Any]:
+    """A Messages API response body."""
+    return {
+        "id": f"msg_stub{next(_ids):06d}",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [{"type": "text", "text": text}] if text else [],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
+    }
+
+
+def openai_chat_completion(
+    text: str | None,
+    *,
+    model: str,
+    input_tokens: int,
+    output_tokens: int,
+) -> dict[str, Any]:
+    """A chat completions response body."""
+    return {
+        "id": f"chatcmpl-stub{next(_ids):06d}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": text, "refusal": None},
+                "finish_reason": "stop",
+                "logprobs": None,
+            }
+        ],
+        "usage": {
+            "prompt_tokens": input_tokens,
+            "completion_tokens": output_tokens,
+            "total_tokens": input_tokens + output_tokens,
+        },
+    }
+
+
+def success_body(response: StubResponse, request: RecordedRequest) -> dict[str, Any]:
+    """The JSON body of a successful reply to `request`, in the shape of its API."""
+    text = response.text or ""
+    request_json = request.json
+    model = response.model or str(request_json.get("model") or "stub-model")
+    input_tokens = (
+        response.input_tokens
+        if response.input_tokens is not None
+        else estimate_tokens(prompt_text(request_json))
+    )
+    output_tokens = (
+        response.output_tokens if response.output_tokens is not None else estimate_tokens(text)
+    )
+    if request.api == "openai":
+        return openai_chat_completion(
+            text, model=model, input_tokens=input_tokens, output_tokens=output_tokens
+        )
+    return anthropic_message(
+        text, model=model, input_tokens=input_tokens, output_tokens=output_tokens
+    )
+
+
+def _coerce(result: Any) -> StubResponse:
+    if isinstance(result, StubResponse):
+        return result
+    if isinstance(result, str):
+        return StubResponse.reply(result)
+    if isinstance(result, tuple) and len(result) == 3:
+        status, headers, body = result
+        return StubResponse(status=int(status), headers=dict(headers or {}), body=body)
+    raise TypeError(
+        f"responder returned {type(result).__name__}; expected str, tuple or StubResponse"
+    )
+
+
+class StubServer:
+    """A threaded local HTTP server with a queue of scripted responses.
+
+    Use as a context manager. `url` is the Anthropic-style base URL (the SDK adds
+    `/v1/messages`); `openai_url` is the OpenAI-style base URL (ends in `/v1`).
+    `requests` lists what arrived; `max_in_flight` is the largest number of requests
+    the server was handling at the same moment.
+    """
+
+    def __init__(
+        self,
+        responder: Responder | None = None,
+        *,
+        default_delay_s: float = 0.0,
+    ) -> None:
+        self.responder = responder
+        self.default_delay_s = default_delay_s
+        self.requests: list[RecordedRequest] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._queue: deque[StubResponse] = deque()
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle -----------------------------------------------------------------
+
+    def start(self) -> StubServer:
+        """Start listening on a free port of 127.0.0.1."""
+        handler = _make_handler(self)
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving; requests still waiting on a delay are abandoned."""
+        self._stopping.set()
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._httpd = None
+        self._thread = None
+
+    def __enter__(self) -> StubServer:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    # -- scripting -----------------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        """The port the server listens on."""
+        if self._httpd is None:
+            raise RuntimeError("StubServer is not running")
+        return int(self._httpd.server_address[1])
+
+    @property
+    def url(self) -> str:
+        """Base URL for the Anthropic SDK (and any client that adds `/v1/...` itself)."""
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def openai_url(self) -> str:
+        """Base URL for the OpenAI SDK."""
+        return f"{self.url}/v1"
+
+    def enqueue(self, *responses: StubResponse | str) -> None:
+        """Queue responses; each is served once, in order, before the responder is asked."""
+        with self._lock:
+            self._queue.extend(_coerce(r) for r in responses)
+
+    @property
+    def pending(self) -> int:
+        """How many queued responses have not been served yet."""
+        with self._lock:
+            return len(self._queue)
+
+    # -- serving -------------------------------------------------------------------
+
+    def _next_response(self, request: RecordedRequest) -> StubResponse:
+        with self._lock:
+            if self._queue:
+                return self._queue.popleft()
+        if self.responder is not None:
+            return _coerce(self.responder(request.json))
+        return StubResponse.reply("stub answer", delay_s=self.default_delay_s)
+
+    def _record(self, request: RecordedRequest) -> None:
+        with self._lock:
+            self.requests.append(request)
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+
+    def _done(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
+
+    def _wait(self, seconds: float) -> bool:
+        """Sleep unless the server stops first; True when the server is stopping."""
+        return self._stopping.wait(seconds) if seconds > 0 else self._stopping.is_set()
+
+
+def _encode(body: Body) -> bytes:
+    if body is None:
+        return b""
+    if isinstance(body, bytes):
+        return body
+    if isinstance(body, str):
+        return body.encode("utf-8")
+    return json.dumps(body).encode("utf-8")
+
+
+def _make_handler(server: StubServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            """Keep test output quiet."""
+
+        def do_GET(self) -> None:
+            self._handle()
+
+        def do_POST(self) -> None:
+            self._handle()
+
+        def _handle(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length else b""
+            request = RecordedRequest(
+                method=self.command,
+                path=self.path,
+                headers={k.lower(): v for k, v in self.headers.items()},
+                body=body,
+                received_at=time.monotonic(),
+            )
+            server._record(request)
+            try:
+                self._answer(request)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up (timeout) before we answered
+            finally:
+                server._done()
+
+        def _answer(self, request: RecordedRequest) -> None:
+            response = server._next_response(request)
+            if server._wait(response.delay_s or 0.0):
+                return
+            if response.drop:
+                self.close_connection = True
+                self.connection.close()
+                return
+            if response.body is None and response.status < 400:
+                payload = json.dumps(success_body(response, request)).encode("utf-8")
+            elif callable(response.body):
+                payload = _encode(response.body(request))
+            else:
+                payload = _encode(response.body)
+            headers = {"Content-Type": "application/json", **dict(response.headers)}
+            self.send_response(response.status)
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(payload)))
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.close_connection = True
+            if response.truncate_to is not None:
+                self.wfile.write(payload[: response.truncate_to])
+                self.wfile.flush()
+                self.connection.close()
+                return
+            self.wfile.write(payload)
+            self.wfile.flush()
+
+    return Handler
