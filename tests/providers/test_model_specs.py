@@ -23,11 +23,11 @@ from dreamcontext_council.errors import UsageError
         ("command:llm -m 'gpt 4o'", "command", "llm -m 'gpt 4o'"),
         ("scripted", "scripted", ""),
         ("scripted:stubborn", "scripted", "stubborn"),
-        ("opus", "anthropic", "claude-opus-4-1"),
-        ("sonnet", "anthropic", "claude-sonnet-4-5"),
-        ("haiku", "anthropic", "claude-haiku-4-5"),
-        ("Sonnet", "anthropic", "claude-sonnet-4-5"),
-        ("anthropic:haiku", "anthropic", "claude-haiku-4-5"),
+        ("opus", "anthropic", "claude-opus-5-5"),
+        ("sonnet", "anthropic", "claude-sonnet-5-5"),
+        ("haiku", "anthropic", "claude-haiku-5-5"),
+        ("Sonnet", "anthropic", "claude-sonnet-5-5"),
+        ("anthropic:haiku", "anthropic", "claude-haiku-5-5"),
         ("claude-3-5-haiku-latest", "anthropic", "claude-3-5-haiku-latest"),
         ("gpt-4.1", "openai", "gpt-4.1"),
         ("o1", "openai", "o1"),
@@ -70,7 +70,7 @@ def test_every_alias_resolves_to_an_anthropic_model() -> None:
 
 
 def test_spec_prints_back_as_a_model_string() -> None:
-    assert str(parse_model("sonnet")) == "anthropic:claude-sonnet-4-5"
+    assert str(parse_model("sonnet")) == "anthropic:claude-sonnet-5-5"
     assert str(parse_model("scripted")) == "scripted"
     assert parse_model(str(parse_model("command:claude -p"))) == ModelSpec("command", "claude -p")
 

@@ -9,11 +9,12 @@ from dreamcontext_council.errors import UsageError
 
 PROVIDERS = ("anthropic", "openai", "command", "scripted")
 
-# Short names a user may write instead of a full `anthropic:<model>` spec.
+# Short names a user may write instead of a full `anthropic:<model>` spec: the newest
+# model of each family. Keep in step with Anthropic's model deprecations.
 ALIASES: dict[str, str] = {
-    "opus": "anthropic:claude-opus-4-1",
-    "sonnet": "anthropic:claude-sonnet-4-5",
-    "haiku": "anthropic:claude-haiku-4-5",
+    "opus": "anthropic:claude-opus-5-5",
+    "sonnet": "anthropic:claude-sonnet-5-5",
+    "haiku": "anthropic:claude-haiku-5-5",
 }
 
 DEFAULT_ANTHROPIC = "sonnet"
@@ -44,7 +45,7 @@ class ModelSpec:
 
 
 def parse_model(spec: str) -> ModelSpec:
-    """Parse a model string such as `anthropic:claude-sonnet-4-5`, `sonnet` or `scripted`.
+    """Parse a model string such as `anthropic:claude-sonnet-5-5`, `sonnet` or `scripted`.
 
     Raises `UsageError` naming the accepted forms when the string fits none of them.
     """

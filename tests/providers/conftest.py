@@ -1,0 +1,95 @@
+"""Fixtures: a local stub server, a sleep recorder, and providers pointed at the stub."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from stub_server import StubServer
+
+from dreamcontext_council.engine.providers.anthropic_provider import AnthropicProvider
+from dreamcontext_council.engine.providers.base import Provider
+from dreamcontext_council.engine.providers.limits import CallLimits
+from dreamcontext_council.engine.providers.openai_provider import OpenAIProvider
+from dreamcontext_council.engine.providers.retry import RetryPolicy
+
+TEST_KEY = "sk-test-SECRET-1234567890"
+
+SDK_ENV_PREFIXES = ("ANTHROPIC_", "OPENAI_")
+
+
+class SleepRecorder:
+    """Stands in for `asyncio.sleep` in retry policies: records each wait, barely waits."""
+
+    def __init__(self) -> None:
+        self.waits: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.waits.append(seconds)
+        await asyncio.sleep(0)
+
+
+@pytest.fixture(autouse=True)
+def offline_sdk_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Keep the developer's keys, base URLs, proxies and SDK profiles out of every test."""
+    import os
+
+    for name in list(os.environ):
+        if name.startswith(SDK_ENV_PREFIXES) or name.lower().endswith("_proxy"):
+            monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    monkeypatch.setenv("ANTHROPIC_CONFIG_DIR", str(tmp_path / "anthropic-config"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+
+
+@pytest.fixture
+def stub() -> Iterator[StubServer]:
+    """A running stub server, stopped after the test."""
+    with StubServer() as server:
+        yield server
+
+
+@pytest.fixture
+def sleeps() -> SleepRecorder:
+    """Records the waits the retry loop asks for."""
+    return SleepRecorder()
+
+
+@pytest.fixture
+def fast_retry(sleeps: SleepRecorder) -> RetryPolicy:
+    """Backoff without randomness or real waiting: waits are 1, 2, 4... seconds, recorded."""
+    return RetryPolicy(base_delay_s=1.0, max_delay_s=60.0, sleep=sleeps, jitter=lambda: 1.0)
+
+
+ProviderFactory = Callable[..., Provider]
+
+
+@pytest.fixture(params=["anthropic", "openai"])
+def sdk_provider(
+    request: pytest.FixtureRequest, stub: StubServer, fast_retry: RetryPolicy
+) -> ProviderFactory:
+    """Builds an Anthropic or OpenAI provider talking to the stub server with `TEST_KEY`."""
+    kind = str(request.param)
+
+    def build(
+        *,
+        timeout_s: float = 5.0,
+        max_retries: int = 4,
+        limits: CallLimits | None = None,
+        api_key: str | None = TEST_KEY,
+        retry: RetryPolicy | None = None,
+    ) -> Provider:
+        cls = AnthropicProvider if kind == "anthropic" else OpenAIProvider
+        return cls(
+            api_key=api_key,
+            base_url=stub.url if kind == "anthropic" else stub.openai_url,
+            timeout_s=timeout_s,
+            max_retries=max_retries,
+            limits=limits,
+            retry=retry or fast_retry,
+            env={},
+        )
+
+    return build
