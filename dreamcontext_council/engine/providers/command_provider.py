@@ -1,0 +1,138 @@
+"""Any program that reads a prompt on stdin and prints the answer (`claude -p`, `llm`, ...)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shlex
+import signal
+from collections.abc import Mapping
+from dataclasses import replace
+
+from dreamcontext_council.engine.providers.base import Completion, Prompt, Reply
+from dreamcontext_council.engine.providers.limits import CallLimits
+from dreamcontext_council.engine.providers.retry import (
+    AttemptFailed,
+    CallTarget,
+    RetryPolicy,
+    command_failed,
+    command_not_runnable,
+    complete_with_retries,
+    secrets_from_env,
+)
+
+
+def estimate_tokens(text: str) -> int:
+    """A rough token count for programs that report none: one token per four characters."""
+    return (len(text) + 3) // 4
+
+
+def prompt_input(prompt: Prompt) -> str:
+    """What the program reads on stdin: the system prompt, a blank line, the user message."""
+    return f"{prompt.system}\n\n{prompt.user}" if prompt.system else prompt.user
+
+
+def split_command(target: CallTarget) -> list[str]:
+    """The argument list of the command line in `target.model`, split like a shell would."""
+    try:
+        argv = shlex.split(target.model)
+    except ValueError as exc:
+        raise AttemptFailed(command_not_runnable(target, f"unbalanced quoting: {exc}")) from None
+    if not argv:
+        raise AttemptFailed(command_not_runnable(target, "empty command line"))
+    return argv
+
+
+class CommandProvider:
+    """Runs the model's command line (shell-style split, no shell) once per call.
+
+    The prompt goes to stdin and stdout is the answer. A non-zero exit fails at once
+    with the tail of stderr; a run longer than `timeout_s` is killed (with any
+    children it started) and retried like any timeout.
+    """
+
+    name = "command"
+
+    def __init__(
+        self,
+        timeout_s: float = 120.0,
+        max_retries: int = 4,
+        *,
+        limits: CallLimits | None = None,
+        retry: RetryPolicy | None = None,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+    ) -> None:
+        self.timeout_s = timeout_s
+        self.policy = replace(retry or RetryPolicy(), max_retries=max_retries)
+        self.limits = limits or CallLimits()
+        self.env = None if env is None else dict(env)
+        self.cwd = cwd
+        self._secrets = secrets_from_env(os.environ if env is None else env)
+
+    def __repr__(self) -> str:
+        return "CommandProvider()"
+
+    async def complete(self, prompt: Prompt, model: str) -> Completion:
+        """Run the command line `model` with `prompt` on stdin and return its output."""
+        target = CallTarget(provider=self.name, model=model, secrets=self._secrets)
+        stdin = prompt_input(prompt)
+
+        async def attempt() -> Reply:
+            text = await self._run(split_command(target), stdin, target)
+            return Reply(
+                text=text,
+                input_tokens=estimate_tokens(stdin),
+                output_tokens=estimate_tokens(text),
+                model=model,
+            )
+
+        return await complete_with_retries(
+            attempt,
+            target=target,
+            policy=self.policy,
+            limits=self.limits,
+            timeout_s=self.timeout_s,
+        )
+
+    async def _run(self, argv: list[str], stdin: str, target: CallTarget) -> str:
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env=self.env,
+                cwd=self.cwd,
+                start_new_session=True,
+            )
+        except FileNotFoundError:
+            raise AttemptFailed(command_not_runnable(target, f"{argv[0]}: not found")) from None
+        except PermissionError:
+            raise AttemptFailed(
+                command_not_runnable(target, f"{argv[0]}: permission denied")
+            ) from None
+        try:
+            out, err = await process.communicate(stdin.encode("utf-8"))
+        except BaseException:
+            # Timeout or cancellation: do not leave the program (or its children) running.
+            await _kill(process)
+            raise
+        if process.returncode != 0:
+            raise AttemptFailed(
+                command_failed(target, process.returncode or 0, err.decode("utf-8", "replace"))
+            )
+        return out.decode("utf-8", "replace").rstrip()
+
+
+async def _kill(process: asyncio.subprocess.Process) -> None:
+    if process.returncode is not None:
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        if hasattr(os, "killpg"):
+            os.killpg(process.pid, signal.SIGKILL)
+        else:
+            process.kill()
+    with contextlib.suppress(Exception):
+        await asyncio.shield(process.wait())
