@@ -1,0 +1,132 @@
+"""From a model spec to a provider instance, built once and shared by every persona using it."""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from dreamcontext_council.engine.providers.base import Completion, Prompt, Provider
+from dreamcontext_council.engine.providers.limits import CallLimits
+from dreamcontext_council.engine.providers.models import ModelSpec
+from dreamcontext_council.engine.providers.retry import RetryPolicy
+from dreamcontext_council.errors import UsageError
+
+SCRIPTED_PROVIDER = "dreamcontext_council.engine.providers.scripted:ScriptedProvider"
+
+BASE_URL_ENVS = {"anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL"}
+
+
+@dataclass(frozen=True)
+class ProviderSettings:
+    """Options shared by all providers of a run.
+
+    `concurrency` maps a provider name to the most calls it may have in flight
+    (defaults in `limits.DEFAULT_CONCURRENCY`); `base_urls` maps a provider name to
+    a server URL that wins over `ANTHROPIC_BASE_URL` / `OPENAI_BASE_URL`.
+    """
+
+    timeout_s: float = 120.0
+    max_retries: int = 4
+    concurrency: Mapping[str, int] = field(default_factory=dict)
+    base_urls: Mapping[str, str] = field(default_factory=dict)
+
+    def key(self) -> tuple[Any, ...]:
+        """A hashable summary, for caching provider sets per settings."""
+        return (
+            self.timeout_s,
+            self.max_retries,
+            tuple(sorted(self.concurrency.items())),
+            tuple(sorted(self.base_urls.items())),
+        )
+
+
+class ProviderSet:
+    """Builds providers on demand and keeps one per (provider, base URL).
+
+    All providers of a set share one `CallLimits`, so the concurrency limit holds per
+    provider name across every persona of a debate. `env` replaces `os.environ` for
+    key and URL lookup; `retry` sets backoff timing (its `max_retries` is replaced
+    by the settings').
+    """
+
+    def __init__(
+        self,
+        settings: ProviderSettings | None = None,
+        *,
+        env: Mapping[str, str] | None = None,
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        self.settings = settings or ProviderSettings()
+        self.env: Mapping[str, str] = os.environ if env is None else env
+        self.retry = retry or RetryPolicy()
+        self.limits = CallLimits(self.settings.concurrency)
+        self._providers: dict[tuple[str, str | None], Provider] = {}
+
+    def base_url_for(self, provider: str) -> str | None:
+        """The server URL `provider` will call, or None for the provider's default."""
+        if provider in self.settings.base_urls:
+            return self.settings.base_urls[provider] or None
+        env_name = BASE_URL_ENVS.get(provider)
+        return (self.env.get(env_name) or None) if env_name else None
+
+    def get(self, spec: ModelSpec) -> Provider:
+        """The provider for `spec`, built on first use."""
+        base_url = self.base_url_for(spec.provider)
+        key = (spec.provider, base_url)
+        if key not in self._providers:
+            self._providers[key] = self._build(spec.provider, base_url)
+        return self._providers[key]
+
+    async def complete(self, spec: ModelSpec, prompt: Prompt) -> Completion:
+        """Ask the model of `spec` for an answer to `prompt`."""
+        return await self.get(spec).complete(prompt, spec.model)
+
+    async def aclose(self) -> None:
+        """Close the HTTP clients the providers opened in the running event loop."""
+        for provider in self._providers.values():
+            close = getattr(provider, "aclose", None)
+            if close is not None:
+                await close()
+
+    def _build(self, name: str, base_url: str | None) -> Provider:
+        common: dict[str, Any] = {
+            "timeout_s": self.settings.timeout_s,
+            "max_retries": self.settings.max_retries,
+            "limits": self.limits,
+            "retry": self.retry,
+            "env": self.env,
+        }
+        if name == "anthropic":
+            from dreamcontext_council.engine.providers.anthropic_provider import (
+                AnthropicProvider,
+            )
+
+            return AnthropicProvider(base_url=base_url, **common)
+        if name == "openai":
+            from dreamcontext_council.engine.providers.openai_provider import OpenAIProvider
+
+            return OpenAIProvider(base_url=base_url, **common)
+        if name == "command":
+            from dreamcontext_council.engine.providers.command_provider import CommandProvider
+
+            return CommandProvider(**common)
+        if name == "scripted":
+            module_name, _, class_name = SCRIPTED_PROVIDER.partition(":")
+            provider: Provider = getattr(importlib.import_module(module_name), class_name)()
+            return provider
+        raise UsageError(f"Unknown provider {name!r}.")
+
+
+_default_sets: dict[tuple[Any, ...], ProviderSet] = {}
+
+
+def get_provider(spec: ModelSpec, settings: ProviderSettings | None = None) -> Provider:
+    """The shared provider for `spec` under `settings` (one instance per provider and URL)."""
+    settings = settings or ProviderSettings()
+    key = settings.key()
+    if key not in _default_sets:
+        _default_sets[key] = ProviderSet(settings)
+    return _default_sets[key].get(spec)
