@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from dreamcontext_council import resources
@@ -64,9 +66,13 @@ def new_debate(
     options: list[dict[str, str]] | None = None,
     interrupt: bool = False,
     personas: list[PersonaSpec] | None = None,
+    attachments: list[Path] | None = None,
     extra: dict[str, Any] | None = None,
 ) -> Debate:
-    """Create a debate folder (and its personas) and register it in the index."""
+    """Create a debate folder (with its personas and attachments) and register it in the index.
+
+    Attachments must already be checked (engine.grounding.check_attachments).
+    """
     topic = check_topic(topic)
     check_rounds(rounds)
     for spec in personas or []:
@@ -89,9 +95,16 @@ def new_debate(
         "options": options or [],
         **(extra or {}),
     }
+    if attachments:
+        meta["attachments"] = [
+            {"name": p.name, "bytes": p.stat().st_size, "sha256": hashlib.sha256(p.read_bytes()).hexdigest()}
+            for p in attachments
+        ]
     files = DebateFiles(root, debate_id, must_exist=False)
     body = resources.render("files/debate-body.md.j2", topic=topic, facts=[])
     with files.lock():
+        for path in attachments or []:
+            atomic_write_text(files.paths.attachments / path.name, path.read_text(encoding="utf-8"))
         atomic_write_text(files.paths.round_log, roundlog.new_log(debate_id))
         files.save_verdicts(Verdicts(options=list(options or [])))
         debate = Debate(meta, body)

@@ -15,6 +15,7 @@ from dreamcontext_council.cli.base import (
     root_option,
 )
 from dreamcontext_council.folder.paths import root_for_new
+from dreamcontext_council.rules.grounding import check_attachments
 from dreamcontext_council.rules.roster import PersonaSpec, load_roster
 
 
@@ -47,6 +48,12 @@ def register_orchestrator(council: click.Group) -> None:
 @click.option(
     "--personas", "personas_spec", help="A preset name (cognitive, engineering) or a roster file."
 )
+@click.option(
+    "--attach",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    help="A text file the council must read (repeatable).",
+)
 @root_option
 @json_option
 def new(
@@ -55,6 +62,7 @@ def new(
     options_spec: str | None,
     interrupt: bool,
     personas_spec: str | None,
+    attach: tuple[str, ...],
     as_json: bool,
 ) -> None:
     """Create a debate folder; its id is printed alone on the last line.
@@ -67,9 +75,11 @@ def new(
     options = convene.parse_options(options_spec)
     convene.check_rounds(rounds)
     roster = load_roster(personas_spec) if personas_spec else None
+    attachments = check_attachments(list(attach))
     root, created = root_for_new(explicit_root())
     debate = convene.new_debate(
-        root, " ".join(topic), rounds=rounds, options=options, interrupt=interrupt, personas=roster
+        root, " ".join(topic), rounds=rounds, options=options, interrupt=interrupt, personas=roster,
+        attachments=attachments,
     )
     if as_json:
         emit(

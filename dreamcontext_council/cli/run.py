@@ -1,0 +1,187 @@
+"""`council run`: the automated debate, on real providers or the offline scripted one."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+import click
+
+from dreamcontext_council.cli.base import emit, explicit_root, is_terminal, json_option, root_option
+
+
+def register(cli: click.Group, council: click.Group) -> None:
+    """Add `run` to the council group."""
+    council.add_command(run)
+
+
+@click.command()
+@click.argument("debate_id", required=False)
+@click.option("--topic", help="Create a debate with this question and run it.")
+@click.option(
+    "--personas",
+    "personas_spec",
+    default="cognitive",
+    show_default=True,
+    help="Preset name, roster file, or auto (with --topic).",
+)
+@click.option(
+    "--options", "options_spec", help='Registered options for a new debate, as "A=…,B=…".'
+)
+@click.option(
+    "--rounds",
+    type=click.IntRange(1, 10),
+    default=3,
+    show_default=True,
+    help="Rounds planned for a new debate.",
+)
+@click.option(
+    "--interrupt", is_flag=True, help="Pause for an interlude between rounds (new debate)."
+)
+@click.option(
+    "--attach",
+    "attach",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    help="A file the council must read (repeatable).",
+)
+@click.option("--compact", is_flag=True, help="Stop after round 2 without a convergence check.")
+@click.option(
+    "--model", help="Model for personas that name none (default: from the keys set, else scripted)."
+)
+@click.option("--check-model", help="Model for the convergence check (default: --model).")
+@click.option("--synth-model", help="Model for the synthesizer (default: --model).")
+@click.option(
+    "--base-url", help="Server URL for the openai provider (any OpenAI-compatible server)."
+)
+@click.option(
+    "--timeout",
+    type=float,
+    default=120.0,
+    show_default=True,
+    help="Seconds per call before it is retried.",
+)
+@click.option(
+    "--retries",
+    type=click.IntRange(0, 10),
+    default=4,
+    show_default=True,
+    help="Retries per call on 429, 5xx, timeouts.",
+)
+@click.option(
+    "--concurrency", type=click.IntRange(1, 64), help="Most calls in flight per provider."
+)
+@click.option(
+    "--max-cost", type=float, help="Stop before spending more than this many dollars in this run."
+)
+@click.option(
+    "--max-calls",
+    type=click.IntRange(min=0),
+    help="Stop before making more than this many calls in this run.",
+)
+@click.option(
+    "--prices",
+    type=click.Path(dir_okay=False),
+    help="JSON price table overriding the built-in one.",
+)
+@click.option(
+    "--gate",
+    type=click.IntRange(min=0),
+    help="Compression gate in characters (default 0.6 × --window).",
+)
+@click.option(
+    "--window",
+    type=click.IntRange(min=1000),
+    default=100_000,
+    show_default=True,
+    help="Synthesizer window in characters.",
+)
+@click.option(
+    "--dry-run", is_flag=True, help="Print the planned calls and an estimated cost; call nothing."
+)
+@click.option(
+    "--resynthesize",
+    is_flag=True,
+    help="Run synthesis again from the stored answers (no debater is called).",
+)
+@click.option(
+    "--promote", is_flag=True, help="Promote the verdict to a knowledge doc when complete."
+)
+@click.option("--yes", is_flag=True, help="Skip the pre-flight guard on the question.")
+@click.option("--quiet", is_flag=True, help="Print only the final result.")
+@root_option
+@json_option
+def run(
+    debate_id: str | None,
+    topic: str | None,
+    personas_spec: str,
+    options_spec: str | None,
+    rounds: int,
+    interrupt: bool,
+    attach: tuple[str, ...],
+    compact: bool,
+    model: str | None,
+    check_model: str | None,
+    synth_model: str | None,
+    base_url: str | None,
+    timeout: float,
+    retries: int,
+    concurrency: int | None,
+    max_cost: float | None,
+    max_calls: int | None,
+    prices: str | None,
+    gate: int | None,
+    window: int,
+    dry_run: bool,
+    resynthesize: bool,
+    promote: bool,
+    yes: bool,
+    quiet: bool,
+    as_json: bool,
+) -> None:
+    """Drive a debate to its final report, calling models; resumes where it stopped.
+
+    With no API key set, it runs on the built-in scripted provider: an offline,
+    deterministic stand-in that shows the whole flow (it is not a model).
+
+    \b
+    Examples:
+      dreamcontext council run --topic "Should we migrate the session store to Postgres?" \\
+        --options "A=Migrate now,B=Stay on Redis"
+      dreamcontext council run council_AbC12345 --synth-model opus --max-cost 2
+      OPENAI_BASE_URL=http://localhost:11434/v1 dreamcontext council run --topic "…" --model openai:llama3.1
+    """
+    from dreamcontext_council.engine.launch import Launch, launch
+
+    request = Launch(
+        debate_id=debate_id,
+        topic=topic,
+        personas_spec=personas_spec,
+        options_spec=options_spec,
+        rounds=rounds,
+        interrupt=interrupt,
+        attach=list(attach),
+        compact=compact,
+        model=model,
+        check_model=check_model,
+        synth_model=synth_model,
+        base_url=base_url,
+        timeout=timeout,
+        retries=retries,
+        concurrency=concurrency,
+        max_cost=max_cost,
+        max_calls=max_calls,
+        prices=prices,
+        gate=gate,
+        window=window,
+        dry_run=dry_run,
+        resynthesize=resynthesize,
+        promote=promote,
+        yes=yes,
+        quiet=quiet,
+        root=explicit_root(),
+        tty=is_terminal() and not as_json,
+        env=dict(os.environ),
+    )
+    result = asyncio.run(launch(request, echo=lambda line: click.echo(line, err=True)))
+    emit(result, as_json, result["message"] + ("\n" + result["id"] if result.get("id") else ""))

@@ -1,0 +1,137 @@
+"""usage.jsonl, prices and the budget that stops a run cleanly before it is crossed."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dreamcontext_council.engine.providers.base import Completion
+from dreamcontext_council.engine.providers.models import ModelSpec
+from dreamcontext_council.errors import UsageError
+from dreamcontext_council.folder.live import now_iso
+from dreamcontext_council.folder.storage import append_line
+
+PRICES_ENV = "DREAMCONTEXT_PRICES"
+
+# US dollars per million tokens (input, output); override with --prices or DREAMCONTEXT_PRICES.
+DEFAULT_PRICES: dict[str, tuple[float, float]] = {
+    "claude-opus-4-1": (15.0, 75.0),
+    "claude-opus-4": (15.0, 75.0),
+    "claude-sonnet-4-5": (3.0, 15.0),
+    "claude-sonnet-4": (3.0, 15.0),
+    "claude-haiku-4-5": (1.0, 5.0),
+    "gpt-4o": (2.5, 10.0),
+    "gpt-4o-mini": (0.15, 0.6),
+    "gpt-4.1": (2.0, 8.0),
+    "gpt-4.1-mini": (0.4, 1.6),
+    "o3": (2.0, 8.0),
+    "o4-mini": (1.1, 4.4),
+}
+
+
+@dataclass(frozen=True)
+class PriceTable:
+    """Prices per million tokens by model name; unknown models cost 0 and are reported."""
+
+    prices: Mapping[str, tuple[float, float]] = field(default_factory=lambda: dict(DEFAULT_PRICES))
+
+    def price(self, spec: ModelSpec) -> tuple[float, float] | None:
+        if spec.provider in ("scripted", "command"):
+            return self.prices.get(str(spec), (0.0, 0.0))
+        return self.prices.get(str(spec)) or self.prices.get(spec.model)
+
+    def cost(self, spec: ModelSpec, input_tokens: int, output_tokens: int) -> float:
+        price = self.price(spec) or (0.0, 0.0)
+        return (input_tokens * price[0] + output_tokens * price[1]) / 1_000_000
+
+
+def load_prices(path: str | None = None) -> PriceTable:
+    """The default table, overridden by a JSON file {model: [input, output]} if given."""
+    chosen = path or os.environ.get(PRICES_ENV)
+    prices = dict(DEFAULT_PRICES)
+    if chosen:
+        try:
+            data = json.loads(Path(chosen).read_text(encoding="utf-8"))
+            for model, pair in data.items():
+                prices[str(model)] = (float(pair[0]), float(pair[1]))
+        except (OSError, ValueError, TypeError, IndexError, AttributeError) as exc:
+            raise UsageError(
+                f'The price table {chosen} must be JSON like {{"gpt-4o": [2.5, 10.0]}} '
+                f"(dollars per million input and output tokens): {exc}"
+            ) from None
+    return PriceTable(prices)
+
+
+class BudgetReached(Exception):
+    """The next call would cross --max-cost or --max-calls; the run stops, resumable."""
+
+
+@dataclass
+class Ledger:
+    """Counts this run's calls and cost and appends one usage.jsonl line per call."""
+
+    usage_path: Path
+    prices: PriceTable
+    max_cost: float | None = None
+    max_calls: int | None = None
+    calls: int = 0
+    cost: float = 0.0
+
+    def admit(
+        self, spec: ModelSpec, estimated_input_tokens: int, expected_output_tokens: int
+    ) -> None:
+        """Raise BudgetReached when this call would cross a limit."""
+        if self.max_calls is not None and self.calls + 1 > self.max_calls:
+            raise BudgetReached(f"--max-calls {self.max_calls} reached after {self.calls} calls")
+        estimate = self.prices.cost(spec, estimated_input_tokens, expected_output_tokens)
+        if self.max_cost is not None and self.cost + estimate > self.max_cost:
+            raise BudgetReached(
+                f"--max-cost ${self.max_cost:.2f} would be crossed (spent ${self.cost:.4f}, "
+                f"next call about ${estimate:.4f})"
+            )
+
+    def record(
+        self,
+        *,
+        spec: ModelSpec,
+        persona: str,
+        round_number: int,
+        phase: str,
+        completion: Completion | None,
+        outcome: str = "ok",
+        error: str | None = None,
+        latency_s: float = 0.0,
+    ) -> None:
+        """Append one usage line (also for failed calls, with zero tokens)."""
+        self.calls += 1
+        tokens_in = completion.usage.input_tokens if completion else 0
+        tokens_out = completion.usage.output_tokens if completion else 0
+        cost = self.prices.cost(spec, tokens_in, tokens_out)
+        self.cost += cost
+        record: dict[str, Any] = {
+            "at": now_iso(),
+            "persona": persona,
+            "round": round_number,
+            "phase": phase,
+            "provider": completion.provider if completion else spec.provider,
+            "model": completion.model if completion else (spec.model or spec.provider),
+            "input_tokens": tokens_in,
+            "output_tokens": tokens_out,
+            "latency_s": round_s(completion.usage.latency_s if completion else latency_s),
+            "attempt": completion.attempts if completion else 1,
+            "outcome": outcome,
+            "cost_usd": round(cost, 6),
+        }
+        if spec.provider == "scripted":
+            record["note"] = "scripted stand-in, not a model"
+        if error:
+            record["error"] = error
+        append_line(self.usage_path, json.dumps(record, ensure_ascii=False))
+
+
+def round_s(value: float) -> float:
+    return round(value, 3)

@@ -1,0 +1,96 @@
+"""What a persona must return: report sections plus a verdict block. Pure parsing."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from dreamcontext_council.errors import UsageError
+from dreamcontext_council.rules.report import clean_entry_body, missing_sections
+from dreamcontext_council.rules.verdicts import parse_conviction, resolve_stance
+
+_BLOCK = re.compile(
+    r"^[ ]{0,3}(`{3,}|~{3,})[ \t]*verdict[ \t]*\n(.*?)\n[ ]{0,3}\1[ \t]*$", re.S | re.M | re.I
+)
+_SCORE = re.compile(r"score\s*[:=]?\s*\**\s*(\d{1,2}(?:\.\d+)?)\s*\**\s*/\s*10", re.I)
+_FIELDS = ("stance", "conviction", "headline", "concession")
+
+
+@dataclass(frozen=True)
+class VerdictBlock:
+    stance: str
+    conviction: int
+    headline: str
+    concession: str | None
+
+
+@dataclass(frozen=True)
+class PersonaAnswer:
+    """A persona's answer split into the report entry and the verdict."""
+
+    body: str
+    verdict: VerdictBlock
+
+
+class ContractError(ValueError):
+    """The answer breaks the contract; the message is quoted back in the repair request."""
+
+
+def _fields(block: str) -> dict[str, str]:
+    values: dict[str, str] = {}
+    current: str | None = None
+    for line in block.split("\n"):
+        key, sep, value = line.partition(":")
+        name = key.strip().strip("*-` ").lower()
+        if sep and name in _FIELDS:
+            current = name
+            values[name] = value.strip()
+        elif current and line.strip():
+            values[current] += " " + line.strip()
+    return values
+
+
+def parse_persona_answer(
+    text: str, registered: list[dict[str, str]], known: list[dict[str, str]]
+) -> PersonaAnswer:
+    """Split an answer into its report body and verdict; ContractError says what is wrong."""
+    matches = list(_BLOCK.finditer(text))
+    if not matches:
+        raise ContractError("the answer has no ```verdict block at the end.")
+    block = matches[-1]
+    values = _fields(block.group(2))
+    missing = [f for f in ("stance", "conviction", "headline") if not values.get(f)]
+    if missing:
+        raise ContractError(f"the verdict block lacks {', '.join(missing)}.")
+    try:
+        conviction = parse_conviction(values["conviction"].rstrip("%").strip())
+        stance, _ = resolve_stance(values["stance"].strip("*` "), registered, known)
+    except UsageError as exc:
+        raise ContractError(str(exc)) from None
+    body = (text[: block.start()] + text[block.end() :]).strip()
+    try:
+        body, _ = clean_entry_body(body)
+    except UsageError as exc:
+        raise ContractError(str(exc)) from None
+    absent = missing_sections(body)
+    if absent:
+        raise ContractError(
+            "the report lacks the section(s) " + ", ".join(f"### {s}" for s in absent) + "."
+        )
+    concession = values.get("concession", "").strip()
+    if concession.lower() in ("none", "n/a", "-", ""):
+        concession = ""
+    return PersonaAnswer(
+        body,
+        VerdictBlock(stance, conviction, " ".join(values["headline"].split()), concession or None),
+    )
+
+
+def review_score(cross_examination: str | None) -> float | None:
+    """The `Score: N/10` a critic gave, clamped to 1-10; None when there is none."""
+    if not cross_examination:
+        return None
+    found = _SCORE.findall(cross_examination)
+    if not found:
+        return None
+    return min(10.0, max(1.0, float(found[-1])))

@@ -1,0 +1,110 @@
+"""`run --dry-run`: the calls a run would make and what they would cost, calling nothing."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from dreamcontext_council.actions.files import DebateFiles
+from dreamcontext_council.engine.accounting import PriceTable
+from dreamcontext_council.engine.calls import DEFAULT_EXPECTED_OUTPUT, EXPECTED_OUTPUT
+from dreamcontext_council.engine.providers.models import default_model, parse_model
+from dreamcontext_council.rules.roster import PersonaSpec
+
+if TYPE_CHECKING:
+    from dreamcontext_council.engine.launch import Launch
+
+# Rough prompt sizes in tokens: persona prompts grow with the round, synthesis with everything.
+OPENING_INPUT = 1_500
+PER_PEER_INPUT = 400
+
+
+def estimate_run(
+    request: Launch, files: DebateFiles | None, roster: list[PersonaSpec] | None, prices: PriceTable
+) -> dict[str, Any]:
+    """Upper-bound plan: every planned round runs, each check is asked, synthesis once."""
+    fallback = request.model or default_model(request.env)
+    if files is not None:
+        debate = files.debate()
+        personas = [(s, files.context(s).model or fallback) for s in debate.personas]
+        rounds = debate.rounds_planned
+        done_round = (
+            debate.current_round if debate.status.phase != "running" else debate.current_round - 1
+        )
+        first = done_round + 1
+        if debate.status.phase in ("synthesizing", "complete"):
+            first = rounds + 1
+    else:
+        personas = [(p.slug, p.model or fallback) for p in roster or []]
+        if request.personas_spec == "auto":
+            personas = [(f"auto-{i}", fallback) for i in range(1, 5)]
+        rounds, first = request.rounds, 1
+    if request.compact:
+        rounds = min(rounds, 2)
+    calls: list[dict[str, Any]] = []
+    peers = max(0, len(personas) - 1)
+    for number in range(first, rounds + 1):
+        for slug, model in personas:
+            tokens_in = OPENING_INPUT + (PER_PEER_INPUT * peers if number > 1 else 0)
+            calls.append(
+                {
+                    "round": number,
+                    "persona": slug,
+                    "model": model,
+                    "phase": "persona",
+                    "input_tokens": tokens_in,
+                    "output_tokens": DEFAULT_EXPECTED_OUTPUT,
+                }
+            )
+        if 2 <= number < rounds and not request.compact:
+            calls.append(
+                {
+                    "round": number,
+                    "persona": "orchestrator",
+                    "model": request.check_model or fallback,
+                    "phase": "check",
+                    "input_tokens": 300 * len(personas),
+                    "output_tokens": EXPECTED_OUTPUT["check"],
+                }
+            )
+    if (
+        not (files is not None and files.debate().status.phase == "complete")
+        or request.resynthesize
+    ):
+        answers = len(personas) * rounds
+        calls.append(
+            {
+                "round": rounds,
+                "persona": "synthesizer",
+                "model": request.synth_model or fallback,
+                "phase": "synthesis",
+                "input_tokens": min(25_000, answers * 1_500),
+                "output_tokens": EXPECTED_OUTPUT["synthesis"],
+            }
+        )
+    total = 0.0
+    unpriced: set[str] = set()
+    for call in calls:
+        spec = parse_model(call["model"])
+        if prices.price(spec) is None:
+            unpriced.add(str(spec))
+        call["cost_usd"] = round(prices.cost(spec, call["input_tokens"], call["output_tokens"]), 6)
+        total += call["cost_usd"]
+    lines = [
+        f"Dry run: up to {len(calls)} calls, estimated ${total:.4f} (nothing was called or written)."
+    ]
+    by_phase: dict[str, int] = {}
+    for call in calls:
+        by_phase[call["phase"]] = by_phase.get(call["phase"], 0) + 1
+    lines.append("  " + ", ".join(f"{n} {phase}" for phase, n in by_phase.items()))
+    if unpriced:
+        lines.append(
+            f"  No price known for {', '.join(sorted(unpriced))}; counted as $0 (pass --prices FILE)."
+        )
+    return {
+        "id": files.id if files else None,
+        "stopped": "dry-run",
+        "message": "\n".join(lines),
+        "calls": len(calls),
+        "cost_usd": round(total, 6),
+        "plan": calls,
+    }

@@ -1,0 +1,214 @@
+"""From the `run` command's options to a finished (or paused) run."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from dreamcontext_council.actions import convene
+from dreamcontext_council.actions.files import DebateFiles
+from dreamcontext_council.engine.accounting import load_prices
+from dreamcontext_council.engine.progress import make_progress
+from dreamcontext_council.engine.providers.models import default_model, parse_model
+from dreamcontext_council.engine.providers.registry import ProviderSet, ProviderSettings
+from dreamcontext_council.engine.run import CouncilRun, RunOptions
+from dreamcontext_council.errors import UsageError
+from dreamcontext_council.folder.paths import Root, require_root, root_for_new
+from dreamcontext_council.rules.roster import PersonaSpec, check_roster_size, load_roster
+
+SCRIPTED_NOTICE = (
+    "No API key is set (ANTHROPIC_API_KEY, OPENAI_API_KEY): running on the built-in scripted "
+    "provider, an offline deterministic stand-in that shows the whole flow. It is not a model."
+)
+AUTO_COUNT = 4
+
+
+@dataclass
+class Launch:
+    """Everything `run` was asked to do."""
+
+    debate_id: str | None = None
+    topic: str | None = None
+    personas_spec: str = "cognitive"
+    options_spec: str | None = None
+    rounds: int = 3
+    interrupt: bool = False
+    attach: list[str] = field(default_factory=list)
+    compact: bool = False
+    model: str | None = None
+    check_model: str | None = None
+    synth_model: str | None = None
+    base_url: str | None = None
+    timeout: float = 120.0
+    retries: int = 4
+    concurrency: int | None = None
+    max_cost: float | None = None
+    max_calls: int | None = None
+    prices: str | None = None
+    gate: int | None = None
+    window: int = 100_000
+    dry_run: bool = False
+    resynthesize: bool = False
+    promote: bool = False
+    yes: bool = False
+    quiet: bool = False
+    root: str | None = None
+    tty: bool = False
+    env: Mapping[str, str] = field(default_factory=dict)
+
+
+def _provider_set(request: Launch) -> ProviderSet:
+    concurrency = (
+        {name: request.concurrency for name in ("anthropic", "openai", "command", "scripted")}
+        if request.concurrency
+        else {}
+    )
+    base_urls = {"openai": request.base_url} if request.base_url else {}
+    settings = ProviderSettings(
+        timeout_s=request.timeout,
+        max_retries=request.retries,
+        concurrency=concurrency,
+        base_urls=base_urls,
+    )
+    return ProviderSet(settings, env=request.env)
+
+
+def _models_in_use(
+    request: Launch, files: DebateFiles | None, roster: list[PersonaSpec] | None
+) -> list[str]:
+    fallback = request.model or default_model(request.env)
+    models = [request.check_model or fallback, request.synth_model or fallback]
+    if files is not None:
+        models += [files.context(s).model or fallback for s in files.debate().personas]
+    for spec in roster or []:
+        models.append(spec.model or fallback)
+    return models
+
+
+async def launch(request: Launch, echo: Callable[[str], None]) -> dict[str, Any]:
+    """Create the debate if asked, check the ground, then run it; returns a summary."""
+    from dreamcontext_council.rules.grounding import check_attachments, preflight
+
+    if bool(request.debate_id) == bool(request.topic):
+        raise UsageError(
+            'Pass either a debate id or --topic "…" (not both): `dreamcontext council run --topic "…"`.'
+        )
+    prices = load_prices(request.prices)
+    attachments = check_attachments(request.attach)
+    if request.debate_id and attachments:
+        raise UsageError("--attach goes with --topic; attach files when the debate is created.")
+    roster: list[PersonaSpec] | None = None
+    if request.topic:
+        convene.check_topic(request.topic)
+        options = convene.parse_options(request.options_spec)
+        if request.personas_spec != "auto":
+            roster = load_roster(request.personas_spec)
+            check_roster_size(roster, f"--personas {request.personas_spec}")
+        if not request.yes:
+            preflight(request.topic, attached=bool(attachments))
+    files: DebateFiles | None = None
+    root: Root
+    if request.debate_id:
+        root = require_root(request.root)
+        files = DebateFiles(root, request.debate_id)
+        if not request.yes and not request.resynthesize:
+            debate = files.debate()
+            preflight(debate.topic, attached=files.paths.attachments.is_dir())
+    models = [parse_model(m) for m in _models_in_use(request, files, roster)]
+    if request.dry_run:
+        from dreamcontext_council.engine.estimate import estimate_run
+
+        return estimate_run(request, files, roster, prices)
+    if any(m.provider == "scripted" for m in models) and not request.quiet:
+        echo(SCRIPTED_NOTICE)
+    providers = _provider_set(request)
+    try:
+        if files is None:
+            assert request.topic is not None
+            root, created = root_for_new(request.root)
+            if created and not request.quiet:
+                echo(f"Created {root.path}.")
+            debate = convene.new_debate(
+                root,
+                request.topic,
+                rounds=request.rounds,
+                options=convene.parse_options(request.options_spec),
+                interrupt=request.interrupt,
+                personas=roster,
+                attachments=attachments,
+            )
+            files = DebateFiles(root, debate.id)
+            if not request.quiet:
+                echo(f"Debate {debate.id} created in {files.paths.folder}")
+            if request.personas_spec == "auto":
+                await _auto_personas(root, files, request, providers, prices)
+        progress = make_progress(quiet=request.quiet, tty=request.tty)
+        run_options = RunOptions(
+            model=request.model,
+            check_model=request.check_model,
+            synth_model=request.synth_model,
+            compact=request.compact,
+            max_cost=request.max_cost,
+            max_calls=request.max_calls,
+            promote=request.promote,
+            resynthesize=request.resynthesize,
+            prices=prices,
+            env=request.env,
+        )
+        from dreamcontext_council.engine.synthesis_input import CompressionSettings
+
+        runner = CouncilRun(root, files.id, run_options, providers, progress)
+        runner.compression = CompressionSettings(
+            gate_chars=request.gate, window_chars=request.window
+        )
+        progress.start()
+        try:
+            outcome = await runner.run()
+        finally:
+            progress.stop()
+    finally:
+        await providers.aclose()
+    return {
+        "id": outcome.debate_id,
+        "stopped": outcome.stopped,
+        "message": outcome.message,
+        "calls": outcome.calls,
+        "cost_usd": round(outcome.cost, 6),
+    }
+
+
+async def _auto_personas(
+    root: Root, files: DebateFiles, request: Launch, providers: ProviderSet, prices: Any
+) -> None:
+    """`--personas auto`: the orchestrator model writes topic-specific personas."""
+    from dreamcontext_council.engine import prompts
+    from dreamcontext_council.engine.accounting import Ledger
+    from dreamcontext_council.engine.calls import Caller
+    from dreamcontext_council.engine.progress import QuietProgress
+    from dreamcontext_council.rules.roster import parse_roster
+
+    debate = files.debate()
+    spec = parse_model(request.check_model or request.model or default_model(request.env))
+    caller = Caller(
+        providers,
+        Ledger(files.paths.usage, prices, request.max_cost, request.max_calls),
+        QuietProgress(),
+    )
+    prompt = prompts.personas_prompt(debate.topic, debate.options, AUTO_COUNT)
+    completion = await caller.call(
+        spec, prompt, persona="orchestrator", round=0, phase="persona-generation"
+    )
+    text = completion.text.strip()
+    start, end = text.find("["), text.rfind("]")
+    try:
+        data = json.loads(text[start : end + 1]) if start >= 0 else None
+    except ValueError:
+        data = None
+    if not isinstance(data, list):
+        raise UsageError(
+            "The model did not return a JSON list of personas for --personas auto; run again or pass a preset."
+        )
+    for persona in parse_roster(json.dumps(data), "--personas auto"):
+        convene.create_agent(root, files.id, persona)

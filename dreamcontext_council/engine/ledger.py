@@ -1,0 +1,49 @@
+"""The claims ledger in the final report: the engine labels, the model only reports."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from dreamcontext_council.actions.files import DebateFiles
+from dreamcontext_council.engine import claims as claim_rules
+from dreamcontext_council.errors import FormatError
+from dreamcontext_council.folder.paths import Root
+from dreamcontext_council.folder.storage import atomic_write_json
+
+
+@dataclass
+class LedgerResult:
+    section: str
+    flag_lines: list[str] = field(default_factory=list)
+
+
+def parse_claims(text: str, roster: list[str]) -> tuple[str, Any]:
+    """(report text without the claims block, claims or None when absent or malformed)."""
+    try:
+        return claim_rules.parse_claims_block(text, roster=roster)
+    except FormatError:
+        body, _ = claim_rules.parse_claims_block(text, roster=None, strict=False)
+        return body, None
+
+
+def apply_claims(root: Root, files: DebateFiles, claims: Any) -> LedgerResult:
+    """Label the claims, write claims.json, raise dissent flags into debate.md."""
+    roster = files.debate().personas
+    labeled = claim_rules.label_claims(claims or [])
+    flags = claim_rules.dissent_flags(labeled, roster)
+    atomic_write_json(files.paths.claims, claim_rules.claims_to_json(labeled, flags))
+    flag_texts = [
+        f"dissent: {f.persona} challenged {f.claims_challenged} of {f.total} claims ({f.share:.0%})"
+        for f in flags
+    ]
+    with files.lock():
+        debate = files.debate()
+        kept = [f for f in debate.flags if not f.startswith("dissent: ")]
+        if kept + flag_texts != debate.flags:
+            debate.meta["flags"] = kept + flag_texts
+            files.save_debate(debate)
+    section = claim_rules.render_claims_ledger(labeled, flags)
+    if claims is None:
+        section = "## Claims ledger\n\n_The synthesizer returned no claims block._\n"
+    return LedgerResult(section, [f"> **Flag:** {t}" for t in flag_texts])

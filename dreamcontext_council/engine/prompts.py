@@ -1,0 +1,146 @@
+"""Prompts for every call of a run, rendered from templates/prompts/."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from dreamcontext_council import resources
+from dreamcontext_council.engine.providers.base import Prompt
+
+PHASE_TITLES = {
+    "opening": "blind opening",
+    "cross-exam": "cross-examination",
+    "rebuttal": "rebuttal",
+}
+PERSONA_MAX_TOKENS = 4096
+CHECK_MAX_TOKENS = 16
+SYNTHESIS_MAX_TOKENS = 8192
+
+
+def phase_of(number: int) -> str:
+    """opening for round 1, cross-exam for round 2, rebuttal after."""
+    return "opening" if number == 1 else "cross-exam" if number == 2 else "rebuttal"
+
+
+def _task_json(task: dict[str, Any]) -> str:
+    # One line, and never a `-->` that would end the comment early.
+    return json.dumps(task, ensure_ascii=False, separators=(",", ":")).replace("-->", "--\\u003e")
+
+
+@dataclass
+class RoundMaterial:
+    """What a persona sees in one round."""
+
+    debate_id: str
+    topic: str
+    question: str
+    round: int
+    rounds_planned: int
+    facts: list[str]
+    options: list[dict[str, str]]
+    personas: list[str]
+    attachments: list[dict[str, Any]] = field(default_factory=list)
+    panel: str = ""
+    landscape: list[dict[str, Any]] = field(default_factory=list)
+    peer: dict[str, str] | None = None
+    critiques: list[dict[str, Any]] = field(default_factory=list)
+    directives: list[str] = field(default_factory=list)
+
+
+def persona_prompt(
+    slug: str, persona_text: str, aspects: list[str], material: RoundMaterial
+) -> Prompt:
+    """The system prompt (persona and contract) and the round's user message."""
+    phase = phase_of(material.round)
+    task: dict[str, Any] = {
+        "phase": phase,
+        "debate": material.debate_id,
+        "topic": material.topic,
+        "persona": slug,
+        "round": material.round,
+        "options": material.options,
+        "personas": material.personas,
+        "aspects": aspects,
+    }
+    if material.peer:
+        task["peer"] = material.peer["slug"]
+    system = resources.render(
+        "prompts/persona-system.md.j2",
+        persona_text=persona_text,
+        aspects=aspects,
+        council_size=len(material.personas),
+        options=material.options,
+        cross_examination=material.peer is not None,
+    )
+    user = resources.render(
+        "prompts/persona-round.md.j2",
+        round=material.round,
+        rounds_planned=material.rounds_planned,
+        phase_title=PHASE_TITLES[phase],
+        question=material.question,
+        facts=material.facts,
+        options=material.options,
+        attachments=material.attachments,
+        panel=material.panel,
+        landscape=material.landscape,
+        peer=material.peer,
+        critiques=material.critiques,
+        directives=material.directives,
+        task_json=_task_json(task),
+    )
+    return Prompt(system, user, PERSONA_MAX_TOKENS, task)
+
+
+def repair_prompt(original: Prompt, previous: str, problem: str) -> Prompt:
+    """One repair request quoting what was wrong."""
+    task = dict(original.task) | {"repair": True}
+    user = resources.render(
+        "prompts/repair.md.j2", problem=problem, previous=previous, task_json=_task_json(task)
+    )
+    return Prompt(original.system, original.user + "\n\n" + user, original.max_tokens, task)
+
+
+def check_prompt(
+    question: str,
+    number: int,
+    rounds_planned: int,
+    convergence: int,
+    leading: str | None,
+    rows: list[dict[str, Any]],
+) -> Prompt:
+    """The one-word convergence check."""
+    task = {"phase": "check", "round": number, "convergence": convergence}
+    user = resources.render(
+        "prompts/check.md.j2",
+        question=question,
+        round=number,
+        rounds_planned=rounds_planned,
+        convergence=convergence,
+        leading=leading,
+        rows=rows,
+        task_json=_task_json(task),
+    )
+    return Prompt(resources.render("prompts/check-system.md.j2"), user, CHECK_MAX_TOKENS, task)
+
+
+def synthesis_prompt(values: dict[str, Any], task: dict[str, Any]) -> Prompt:
+    """The clean synthesizer call."""
+    user = resources.render("prompts/synthesis.md.j2", **values, task_json=_task_json(task))
+    return Prompt(
+        resources.render("prompts/synthesis-system.md.j2"), user, SYNTHESIS_MAX_TOKENS, task
+    )
+
+
+def personas_prompt(question: str, options: list[dict[str, str]], count: int) -> Prompt:
+    """Ask the orchestrator model for topic-specific personas (`--personas auto`)."""
+    task = {"phase": "persona-generation", "topic": question, "count": count}
+    user = resources.render(
+        "prompts/personas-auto.md.j2",
+        question=question,
+        options=options,
+        count=count,
+        task_json=_task_json(task),
+    )
+    return Prompt("You design councils of expert personas.", user, 4096, task)

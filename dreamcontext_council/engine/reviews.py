@@ -1,0 +1,46 @@
+"""reviews.json: the cross-examination scores critics gave their peers."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from dreamcontext_council.actions.files import DebateFiles
+from dreamcontext_council.folder.storage import atomic_write_json, read_text
+
+
+def load_reviews(files: DebateFiles) -> dict[str, Any]:
+    """`{"rounds": {"2": {"critic": {"target": "peer", "score": 7}}}}`; missing reads empty."""
+    path = files.paths.reviews
+    if not path.exists():
+        return {"rounds": {}}
+    try:
+        data = json.loads(read_text(path))
+    except ValueError:
+        return {"rounds": {}}
+    return (
+        data if isinstance(data, dict) and isinstance(data.get("rounds"), dict) else {"rounds": {}}
+    )
+
+
+def record_review(
+    files: DebateFiles, number: int, critic: str, target: str, score: float | None
+) -> None:
+    """Store one critic's score of its peer (last write wins)."""
+    with files.lock():
+        data = load_reviews(files)
+        entry: dict[str, Any] = {"target": target, "score": score}
+        data["rounds"].setdefault(str(number), {})[critic] = entry
+        data["rounds"] = dict(sorted(data["rounds"].items(), key=lambda kv: int(kv[0])))
+        atomic_write_json(files.paths.reviews, data)
+
+
+def review_totals(data: dict[str, Any]) -> dict[str, float]:
+    """Total score each persona received across all rounds."""
+    totals: dict[str, float] = {}
+    for by_critic in data.get("rounds", {}).values():
+        for entry in by_critic.values():
+            score = entry.get("score")
+            if isinstance(score, int | float):
+                totals[entry["target"]] = totals.get(entry["target"], 0.0) + float(score)
+    return totals

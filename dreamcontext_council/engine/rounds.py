@@ -1,0 +1,197 @@
+"""Running one round: every persona that has not answered yet, at once, through the contract."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+
+from dreamcontext_council.actions import submissions
+from dreamcontext_council.actions.files import DebateFiles, today
+from dreamcontext_council.actions.rounds import participants
+from dreamcontext_council.engine import prompts
+from dreamcontext_council.engine.accounting import BudgetReached
+from dreamcontext_council.engine.calls import Caller
+from dreamcontext_council.engine.contract import ContractError, parse_persona_answer, review_score
+from dreamcontext_council.engine.pairing import derangement
+from dreamcontext_council.engine.providers.models import ModelSpec, parse_model
+from dreamcontext_council.engine.reviews import load_reviews, record_review
+from dreamcontext_council.errors import CouncilError
+from dreamcontext_council.folder.paths import Root
+from dreamcontext_council.rules.debate import Debate
+
+CROSS_EXAM_DIRECTIVE = (
+    "Cross-examine {peer}: find the factual errors, logical gaps and missing perspectives in its "
+    "round 1 answer (not matters of opinion) and score it 1-10."
+)
+
+
+@dataclass
+class RoundResult:
+    answered: list[str] = field(default_factory=list)
+    failed: dict[str, str] = field(default_factory=dict)
+    skipped: list[str] = field(default_factory=list)
+    budget: str | None = None
+
+
+def cross_exam_pairs(debate: Debate, roster: list[str]) -> dict[str, str]:
+    """critic → peer for round 2, from the seed recorded in debate.md."""
+    return derangement(roster, int(debate.meta.get("seed") or 0))
+
+
+@dataclass
+class RoundRunner:
+    """Runs the pending personas of one round and writes their answers with library calls."""
+
+    root: Root
+    files: DebateFiles
+    caller: Caller
+    default_model: str
+    attachments: list[dict[str, object]] = field(default_factory=list)
+
+    def model_for(self, slug: str) -> ModelSpec:
+        return parse_model(self.files.context(slug).model or self.default_model)
+
+    def material(
+        self, debate: Debate, slug: str, number: int, roster: list[str]
+    ) -> prompts.RoundMaterial:
+        verdicts = self.files.verdicts()
+        context = self.files.context(slug)
+        material = prompts.RoundMaterial(
+            debate_id=debate.id,
+            topic=debate.topic,
+            question=debate.section("Question") or debate.topic,
+            round=number,
+            rounds_planned=debate.rounds_planned,
+            facts=debate.facts(),
+            options=debate.options or verdicts.options,
+            personas=roster,
+            attachments=list(self.attachments),
+            directives=context.directives(number),
+        )
+        if number == 1:
+            return material  # blind: nothing from any peer
+        material.panel = context.panel(number) or ""
+        material.landscape = [
+            {"slug": s, "stance": v.stance, "conviction": v.conviction, "headline": v.headline}
+            for s, v in verdicts.round(number - 1).items()
+        ]
+        if number == 2:
+            peer = cross_exam_pairs(debate, participants(self.files, debate, 2)).get(slug)
+            entry = (
+                next((e for e in self.files.entries(peer) if e.round == 1), None) if peer else None
+            )
+            if peer and entry:
+                material.peer = {"slug": peer, "text": entry.body}
+        else:
+            material.critiques = self.critiques_for(slug)
+        return material
+
+    def critiques_for(self, slug: str) -> list[dict[str, object]]:
+        """The round-2 cross-examinations aimed at this persona."""
+        found = []
+        for critic, review in load_reviews(self.files)["rounds"].get("2", {}).items():
+            if review.get("target") != slug:
+                continue
+            entry = next((e for e in self.files.entries(critic) if e.round == 2), None)
+            text = entry.section("Cross-examination") if entry else None
+            if text:
+                found.append({"critic": critic, "score": review.get("score"), "text": text})
+        return found
+
+    async def run(self, number: int) -> RoundResult:
+        debate = self.files.debate()
+        roster = participants(self.files, debate, number)
+        result = RoundResult()
+        pending = []
+        for slug in roster:
+            if any(e.round == number for e in self.files.entries(slug)):
+                result.skipped.append(slug)  # already on disk: never asked again
+            else:
+                pending.append(slug)
+        self.caller.progress.round_started(
+            number, prompts.PHASE_TITLES[prompts.phase_of(number)], roster
+        )
+        for slug in result.skipped:
+            self.caller.progress.persona(slug, "done", detail="on disk")
+            if number == 2:
+                self._record_review(debate, slug, roster)
+        outcomes = await asyncio.gather(
+            *(self._persona(debate, slug, number, roster) for slug in pending),
+            return_exceptions=True,
+        )
+        for slug, outcome in zip(pending, outcomes, strict=True):
+            if outcome is None:
+                result.answered.append(slug)
+            elif isinstance(outcome, BudgetReached):
+                result.budget = str(outcome)
+            elif isinstance(outcome, CouncilError | ContractError):
+                result.failed[slug] = str(outcome)
+            elif isinstance(outcome, BaseException):
+                raise outcome
+        for slug, reason in result.failed.items():
+            self.files.append_log(
+                f"Persona failed — {slug} in round {number} — {today()}", [reason]
+            )
+        return result
+
+    async def _persona(self, debate: Debate, slug: str, number: int, roster: list[str]) -> None:
+        progress = self.caller.progress
+        context = self.files.context(slug)
+        spec = self.model_for(slug)
+        prompt = prompts.persona_prompt(
+            slug, context.persona_text, context.aspects, self.material(debate, slug, number, roster)
+        )
+        phase = prompts.phase_of(number)
+        progress.persona(slug, "thinking")
+        try:
+            completion = await self.caller.call(
+                spec, prompt, persona=slug, round=number, phase=phase
+            )
+            tokens = completion.usage.output_tokens
+            registered, known = debate.options, self.files.verdicts().options
+            try:
+                answer = parse_persona_answer(completion.text, registered, known)
+            except ContractError as problem:
+                repair = prompts.repair_prompt(prompt, completion.text, str(problem))
+                completion = await self.caller.call(
+                    spec, repair, persona=slug, round=number, phase="repair"
+                )
+                tokens += completion.usage.output_tokens
+                try:
+                    answer = parse_persona_answer(
+                        completion.text, registered, self.files.verdicts().options
+                    )
+                except ContractError as again:
+                    raise ContractError(f"answer broke the contract twice: {again}") from None
+        except (CouncilError, ContractError) as exc:
+            progress.persona(slug, "failed", detail=str(exc)[:80])
+            raise
+        except BudgetReached:
+            progress.persona(slug, "skipped", detail="budget")
+            raise
+        verdict = answer.verdict
+        submissions.record_verdict(
+            self.root,
+            debate.id,
+            slug,
+            number,
+            stance=verdict.stance,
+            conviction=verdict.conviction,
+            headline=verdict.headline,
+            concession=verdict.concession,
+        )
+        submissions.append_report(self.root, debate.id, slug, answer.body, number=number)
+        if number == 2:
+            self._record_review(debate, slug, roster)
+        progress.persona(
+            slug, "done", tokens=tokens, detail=f"{verdict.stance} {verdict.conviction}"
+        )
+
+    def _record_review(self, debate: Debate, slug: str, roster: list[str]) -> None:
+        """Score from the critic's round-2 entry into reviews.json (again after a crash: same value)."""
+        peer = cross_exam_pairs(debate, roster).get(slug)
+        entry = next((e for e in self.files.entries(slug) if e.round == 2), None)
+        if peer and entry:
+            record_review(
+                self.files, 2, slug, peer, review_score(entry.section("Cross-examination"))
+            )

@@ -1,0 +1,271 @@
+"""`council run`: drive a debate folder from wherever it stands to its final report.
+
+The folder is the only state. Each step reads the status from debate.md, does one
+thing through the same library calls the agent-driven commands use, and loops, so a
+killed run started again goes on from where it stopped.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from dreamcontext_council.actions import closing, interlude
+from dreamcontext_council.actions.files import DebateFiles, today
+from dreamcontext_council.actions.live_state import refresh_live
+from dreamcontext_council.actions.rounds import end_round, participants, start_round
+from dreamcontext_council.engine import convergence as conv
+from dreamcontext_council.engine import prompts
+from dreamcontext_council.engine.accounting import BudgetReached, Ledger, PriceTable
+from dreamcontext_council.engine.calls import Caller
+from dreamcontext_council.engine.pairing import new_seed
+from dreamcontext_council.engine.progress import Progress
+from dreamcontext_council.engine.providers.models import default_model, parse_model
+from dreamcontext_council.engine.providers.registry import ProviderSet
+from dreamcontext_council.engine.rounds import CROSS_EXAM_DIRECTIVE, RoundRunner, cross_exam_pairs
+from dreamcontext_council.engine.synthesis import Synthesizer
+from dreamcontext_council.engine.synthesis_input import CompressionSettings
+from dreamcontext_council.errors import CouncilError
+from dreamcontext_council.folder.paths import Root
+from dreamcontext_council.rules import metrics
+
+
+@dataclass
+class RunOptions:
+    """How to run: models, limits and stops."""
+
+    model: str | None = None  # for personas that name none
+    check_model: str | None = None
+    synth_model: str | None = None
+    compact: bool = False
+    max_cost: float | None = None
+    max_calls: int | None = None
+    promote: bool = False
+    resynthesize: bool = False
+    prices: PriceTable = field(default_factory=PriceTable)
+    env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+
+
+@dataclass
+class RunOutcome:
+    """Where the run stopped and why: complete, interlude, budget."""
+
+    debate_id: str
+    stopped: str
+    message: str
+    calls: int = 0
+    cost: float = 0.0
+
+
+class CouncilRun:
+    """One invocation of `run` on one debate."""
+
+    def __init__(
+        self,
+        root: Root,
+        debate_id: str,
+        options: RunOptions,
+        providers: ProviderSet,
+        progress: Progress,
+    ) -> None:
+        self.root = root
+        self.files = DebateFiles(root, debate_id)
+        self.options = options
+        self.default_model = options.model or default_model(options.env)
+        self.ledger = Ledger(
+            self.files.paths.usage, options.prices, options.max_cost, options.max_calls
+        )
+        self.caller = Caller(providers, self.ledger, progress)
+        self.progress = progress
+        self.compression = CompressionSettings()
+
+    @property
+    def id(self) -> str:
+        return self.files.id
+
+    def _outcome(self, stopped: str, message: str) -> RunOutcome:
+        return RunOutcome(self.id, stopped, message, self.ledger.calls, self.ledger.cost)
+
+    async def run(self) -> RunOutcome:
+        """Loop over the state machine until the debate completes or a stop is due."""
+        self._check_models()
+        if self.options.resynthesize:
+            self._synthesizer().reopen()
+        try:
+            while True:
+                debate = self.files.debate()
+                status = debate.status
+                if status.phase == "complete":
+                    return self._finish()
+                if status.phase == "synthesizing":
+                    await self._synthesizer().run()
+                    closing.complete_debate(self.root, self.id)
+                    continue
+                if status.phase == "created":
+                    self._ensure_seed()
+                    start_round(self.root, self.id, 1)
+                    continue
+                if status.phase == "running":
+                    await self._run_round(status.round)
+                    continue
+                step = await self._next_step(status.round)
+                if step == "interlude":
+                    return self._outcome("interlude", self._interlude_message(status.round))
+                if step == "synthesis":
+                    closing.begin_synthesis(self.root, self.id)
+                else:
+                    self._prepare_round(status.round + 1)
+                    start_round(self.root, self.id, status.round + 1)
+        except BudgetReached as stop:
+            self.files.append_log(f"Run stopped by budget — {today()}", [str(stop)])
+            return self._outcome(
+                "budget",
+                f"Stopped: {stop}. Run `dreamcontext council run {self.id}` with a higher limit to go on.",
+            )
+
+    def _check_models(self) -> None:
+        debate = self.files.debate()
+        for slug in debate.personas:
+            parse_model(self.files.context(slug).model or self.default_model)
+        for name in (self.options.check_model, self.options.synth_model):
+            if name:
+                parse_model(name)
+
+    def _synthesizer(self) -> Synthesizer:
+        return Synthesizer(
+            self.root, self.files, self.caller, self._synth_model(), self.compression
+        )
+
+    def _synth_model(self) -> str:
+        return self.options.synth_model or self.default_model
+
+    def _check_model(self) -> str:
+        return self.options.check_model or self.default_model
+
+    def _ensure_seed(self) -> None:
+        with self.files.lock():
+            debate = self.files.debate()
+            if "seed" not in debate.meta:
+                debate.meta["seed"] = new_seed()
+                self.files.save_debate(debate)
+
+    async def _run_round(self, number: int) -> None:
+        runner = RoundRunner(
+            self.root, self.files, self.caller, self.default_model, self._attachments()
+        )
+        result = await runner.run(number)
+        if result.budget:
+            raise BudgetReached(result.budget)
+        debate = self.files.debate()
+        roster = participants(self.files, debate, number)
+        reported = [s for s in roster if any(e.round == number for e in self.files.entries(s))]
+        if not reported:
+            reasons = "; ".join(f"{s}: {r}" for s, r in result.failed.items())
+            raise CouncilError(
+                f"Every persona failed in round {number} ({reasons}). Fix the cause and run "
+                f"`dreamcontext council run {self.id}` to resume."
+            )
+        end_round(self.root, self.id, number, excused=list(result.failed))
+
+    def _attachments(self) -> list[dict[str, object]]:
+        from dreamcontext_council.engine.attachments import attachments_for_prompt
+
+        return attachments_for_prompt(self.files)
+
+    def _prepare_round(self, number: int) -> None:
+        """Before round 2: queue each critic's cross-examination directive (once)."""
+        if number != 2:
+            return
+        debate = self.files.debate()
+        for critic, peer in cross_exam_pairs(debate, debate.personas).items():
+            interlude.queue_directive(
+                self.root, self.id, critic, CROSS_EXAM_DIRECTIVE.format(peer=peer)
+            )
+
+    async def _next_step(self, number: int) -> str:
+        """After round N is complete: another round, an interlude or synthesis."""
+        debate = self.files.debate()
+        if number >= debate.rounds_planned:
+            return "synthesis"
+        if number >= 2:
+            if self.options.compact:
+                return "synthesis"
+            if not await self._check(number):
+                return "synthesis"
+        if debate.interrupt:
+            heading = f"Interlude after round {number}"
+            if not any(line.startswith(f"## {heading}") for line in self.files.log().split("\n")):
+                self.files.append_log(f"{heading} — {today()}", ["Run paused for the interlude."])
+                refresh_live(self.root, self.id, phase="interlude")
+                return "interlude"
+        return "round"
+
+    async def _check(self, number: int) -> bool:
+        """The convergence check after round N, asked once and read back from round-log.md."""
+        logged = conv.logged_checks(self.files.log()).get(number)
+        if logged is not None:
+            return conv.is_continue(logged.answer)
+        verdicts = self.files.verdicts()
+        levels = [metrics.convergence(verdicts.round(r)) for r in range(1, number + 1)]
+        votes = verdicts.round(number)
+        lead = metrics.leading(votes)
+        bullets = [f"Numeric convergence: {levels[-1]}%" + (f" → {lead}" if lead else "")]
+        if conv.early_stop(levels):
+            answer, bullets = (
+                "CONVERGED",
+                [*bullets, "Early stop: 90% or more in two rounds in a row."],
+            )
+        else:
+            debate = self.files.debate()
+            rows = []
+            for slug, verdict in votes.items():
+                entry = next((e for e in self.files.entries(slug) if e.round == number), None)
+                previous = verdicts.round(number - 1).get(slug)
+                rows.append(
+                    {
+                        "slug": slug,
+                        "stance": verdict.stance,
+                        "conviction": verdict.conviction,
+                        "shift": metrics.shift(previous, verdict),
+                        "summary": (entry.executive_summary or "") if entry else "",
+                    }
+                )
+            prompt = prompts.check_prompt(
+                debate.section("Question") or debate.topic,
+                number,
+                debate.rounds_planned,
+                levels[-1],
+                lead,
+                rows,
+            )
+            spec = parse_model(self._check_model())
+            completion = await self.caller.call(
+                spec, prompt, persona="orchestrator", round=number, phase="check"
+            )
+            answer = completion.text.strip() or "(empty)"
+            bullets.append(f"Answered by: {completion.provider}:{completion.model}")
+        going_on = conv.is_continue(answer)
+        bullets.append("Decision: another round" if going_on else "Decision: synthesis")
+        self.files.append_log(conv.check_heading(number, answer), bullets)
+        return going_on
+
+    def _interlude_message(self, number: int) -> str:
+        return (
+            f"Paused after round {number} for the interlude. Before going on you can run:\n"
+            f'  dreamcontext council inject {self.id} "<fact>"\n'
+            f'  dreamcontext council question {self.id} <slug> "<question>"\n'
+            f"  dreamcontext council agent create {self.id} <slug> --body ...\n"
+            f"  dreamcontext council round extend {self.id}\n"
+            f"Then: dreamcontext council run {self.id}"
+        )
+
+    def _finish(self) -> RunOutcome:
+        debate = self.files.debate()
+        message = f"{self.id} is complete: {self.files.paths.final_report}"
+        if self.options.promote:
+            promotion = closing.promote(self.root, self.id)
+            message += f"\nPromoted to {promotion.path}."
+        elif debate.promoted:
+            message += f"\nPromoted to {debate.promoted}."
+        return self._outcome("complete", message)

@@ -1,0 +1,240 @@
+"""Synthesis: a clean call that writes final-report.md; the engine renders what must be exact."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Any
+
+from dreamcontext_council.actions.files import DebateFiles, today
+from dreamcontext_council.actions.snapshot import load_snapshot
+from dreamcontext_council.engine import prompts
+from dreamcontext_council.engine.calls import Caller
+from dreamcontext_council.engine.providers.models import parse_model
+from dreamcontext_council.engine.synthesis_input import CompressionSettings, build_answers
+from dreamcontext_council.errors import CouncilError, StateError
+from dreamcontext_council.folder import frontmatter_io
+from dreamcontext_council.folder.paths import Root
+from dreamcontext_council.folder.storage import atomic_write_text, read_text
+from dreamcontext_council.rules import metrics
+from dreamcontext_council.rules.markdown import normalize_title, sections
+from dreamcontext_council.views.timeline import render_timeline
+
+REQUIRED = (
+    "Verdict",
+    "Decision card",
+    "Why",
+    "Position timeline",
+    "What was debated",
+    "Minority view & revisit conditions",
+    "Open risks",
+    "Appendix: per-agent per-round summaries",
+)
+ENGINE_SECTIONS = ("Position timeline",)  # written by the engine, never taken from the model
+
+
+def tally_line(files: DebateFiles, number: int) -> str:
+    """`Final tally (round N): A Migrate now 2 · 140 — B Stay on Redis 1 · 40`."""
+    verdicts = files.verdicts()
+    parts = [
+        f"{t.key} {t.label} {t.count} · {t.conviction}" for t in metrics.tally(verdicts, number)
+    ]
+    lead = metrics.leading(verdicts.round(number))
+    level = metrics.convergence(verdicts.round(number))
+    summary = f" — convergence {level}% → {lead}" if lead else ""
+    return (
+        f"**Final tally (round {number}):** " + " — ".join(parts) + summary
+        if parts
+        else "No verdicts were recorded."
+    )
+
+
+def split_sections(text: str) -> dict[str, str]:
+    """The model's `##` sections by their normalized title."""
+    return {normalize_title(s.title): s.body.strip("\n") for s in sections(text, 2)}
+
+
+def missing_required(found: dict[str, str]) -> list[str]:
+    return [
+        t
+        for t in REQUIRED
+        if t not in ENGINE_SECTIONS and not found.get(normalize_title(t), "").strip()
+    ]
+
+
+@dataclass
+class SynthesisDraft:
+    """The synthesizer's answer, parsed."""
+
+    sections: dict[str, str]
+    extra: list[tuple[str, str]] = field(default_factory=list)
+    claims: Any = None
+
+
+@dataclass
+class Synthesizer:
+    """Builds the synthesizer's input, calls it once (plus one repair), writes the report."""
+
+    root: Root
+    files: DebateFiles
+    caller: Caller
+    model: str
+    compression: CompressionSettings = field(default_factory=CompressionSettings)
+
+    def reopen(self) -> None:
+        """For --resynthesize: keep the previous report under a dated name and go back to synthesizing."""
+        with self.files.lock():
+            debate = self.files.debate()
+            if debate.status.phase not in ("complete", "synthesizing"):
+                raise StateError(
+                    f"Cannot resynthesize {debate.id}: it is {debate.status}; only a debate that "
+                    "reached synthesis can be synthesized again."
+                )
+            report = self.files.paths.final_report
+            if report.exists():
+                stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+                kept = report.with_name(f"final-report.{stamp}.md")
+                atomic_write_text(kept, read_text(report))
+                self.files.append_log(
+                    f"Resynthesis — {today()}", [f"Previous report kept as {kept.name}"]
+                )
+            debate.meta["status"] = "synthesizing"
+            self.files.save_debate(debate)
+
+    def input_values(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Prompt values and the structured task for the synthesis call."""
+        snapshot = load_snapshot(self.root, self.files.id)
+        debate = snapshot.debate
+        number = debate.current_round
+        answers = build_answers(self.root, self.files, snapshot, self.compression)
+        research = [
+            {
+                "persona": p.slug,
+                "topic": note.get("topic", ""),
+                "text": self._note(p.slug, str(note.get("slug"))),
+            }
+            for p in snapshot.personas
+            for note in p.research
+        ]
+        from dreamcontext_council.engine.attachments import attachments_for_prompt
+
+        values = {
+            "debate_id": debate.id,
+            "question": debate.section("Question") or debate.topic,
+            "facts": debate.facts(),
+            "options": snapshot.verdicts.options or debate.options,
+            "timeline": render_timeline(snapshot),
+            "tally": tally_line(self.files, number),
+            "attachments": attachments_for_prompt(self.files),
+            "research": research,
+            "answers": answers,
+        }
+        final = snapshot.verdicts.round(number)
+        task = {
+            "phase": "synthesis",
+            "debate": debate.id,
+            "topic": debate.topic,
+            "round": number,
+            "personas": debate.personas,
+            "options": values["options"],
+            "verdicts": {
+                s: {"stance": v.stance, "conviction": v.conviction} for s, v in final.items()
+            },
+        }
+        return values, task
+
+    def _note(self, persona: str, slug: str) -> str:
+        path = self.files.persona_paths(persona).researches / f"{slug}.md"
+        return read_text(path) if path.exists() else ""
+
+    async def run(self) -> None:
+        """Call the synthesizer, repair once if sections are missing, write the report."""
+        values, task = self.input_values()
+        prompt = prompts.synthesis_prompt(values, task)
+        atomic_write_text(
+            self.files.paths.synthesis_input, _synthesis_record(prompt.system, prompt.user)
+        )
+        spec = parse_model(self.model)
+        number = self.files.debate().current_round
+        completion = await self.caller.call(
+            spec, prompt, persona="synthesizer", round=number, phase="synthesis"
+        )
+        draft = self.parse(completion.text)
+        missing = missing_required(draft.sections)
+        if missing or draft.claims is None:
+            problem = (
+                "the report lacks the section(s) " + ", ".join(f"## {m}" for m in missing)
+                if missing
+                else "the report has no ```claims block at the end"
+            )
+            repair = prompts.repair_prompt(prompt, completion.text, problem + ".")
+            completion = await self.caller.call(
+                spec, repair, persona="synthesizer", round=number, phase="repair"
+            )
+            draft = self.parse(completion.text)
+        if not draft.sections.get(normalize_title("Verdict"), "").strip():
+            raise CouncilError(
+                f"The synthesizer wrote no ## Verdict section, even after a repair request; run "
+                f"`dreamcontext council run {self.files.id}` again, perhaps with --synth-model."
+            )
+        self.write(draft, f"{completion.provider}:{completion.model}")
+
+    def parse(self, text: str) -> SynthesisDraft:
+        from dreamcontext_council.engine.ledger import parse_claims
+
+        body, claims = parse_claims(text, self.files.debate().personas)
+        found = split_sections(body)
+        required = {normalize_title(t) for t in REQUIRED}
+        extra = [
+            (s.title, s.body.strip("\n"))
+            for s in sections(body, 2)
+            if normalize_title(s.title) not in required
+        ]
+        return SynthesisDraft(found, extra, claims)
+
+    def write(self, draft: SynthesisDraft, model: str) -> None:
+        """Assemble final-report.md in the required order, with engine-rendered parts."""
+        from dreamcontext_council.engine.ledger import apply_claims
+
+        snapshot = load_snapshot(self.root, self.files.id)
+        debate = snapshot.debate
+        number = debate.current_round
+        ledger = apply_claims(self.root, self.files, draft.claims)
+        parts: list[str] = []
+        for title in REQUIRED:
+            if title == "Position timeline":
+                body = (
+                    render_timeline(snapshot).rstrip("\n") + "\n\n" + tally_line(self.files, number)
+                )
+            else:
+                body = draft.sections.get(normalize_title(title), "").strip("\n")
+                if not body:
+                    body = "_The synthesizer did not write this section._"
+            if title == "Verdict" and ledger.flag_lines:
+                body += "\n\n" + "\n".join(ledger.flag_lines)
+            parts.append(f"## {title}\n\n{body}")
+            if title == "Why":
+                parts.append(ledger.section.rstrip("\n"))
+                parts += [
+                    f"## {t}\n\n{b}"
+                    for t, b in draft.extra
+                    if normalize_title(t) != "claims ledger"
+                ]
+        meta = {
+            "debate_id": debate.id,
+            "topic": debate.topic,
+            "synthesized_at": dt.datetime.now(dt.UTC)
+            .isoformat(timespec="seconds")
+            .replace("+00:00", "Z"),
+            "synthesized_by": model,
+            "personas": debate.personas,
+            "rounds": number,
+        }
+        atomic_write_text(
+            self.files.paths.final_report, frontmatter_io.render(meta, "\n\n".join(parts))
+        )
+        self.files.append_log(f"Synthesis written — {today()}", [f"Synthesizer: {model}"])
+
+
+def _synthesis_record(system: str, user: str) -> str:
+    return f"# Synthesis input\n\n## System prompt\n\n{system.strip()}\n\n## User message\n\n{user.strip()}\n"
