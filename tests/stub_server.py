@@ -299,7 +299,8 @@ class StubServer:
     Use as a context manager. `url` is the Anthropic-style base URL (the SDK adds
     `/v1/messages`); `openai_url` is the OpenAI-style base URL (ends in `/v1`).
     `requests` lists what arrived; `max_in_flight` is the largest number of requests
-    the server was handling at the same moment.
+    the server was handling at the same moment. `default_delay_s` delays every answer
+    that sets no delay of its own (useful to make concurrent calls overlap).
     """
 
     def __init__(
@@ -392,7 +393,7 @@ class StubServer:
                 return self._queue.popleft()
         if self.responder is not None:
             return _coerce(self.responder(request.json))
-        return StubResponse.reply("stub answer", delay_s=self.default_delay_s)
+        return StubResponse.reply("stub answer")
 
     def _record(self, request: RecordedRequest) -> None:
         with self._lock:
@@ -452,7 +453,7 @@ def _make_handler(server: StubServer) -> type[BaseHTTPRequestHandler]:
 
         def _answer(self, request: RecordedRequest) -> None:
             response = server._next_response(request)
-            if server._wait(response.delay_s or 0.0):
+            if server._wait(response.delay_s or server.default_delay_s):
                 return
             if response.drop:
                 self.close_connection = True

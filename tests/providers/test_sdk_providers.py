@@ -16,6 +16,7 @@ from stub_server import RecordedRequest, StubResponse, StubServer, error_body
 
 from dreamcontext_council.engine.providers.base import Completion, Prompt, ProviderCallError
 from dreamcontext_council.engine.providers.limits import CallLimits
+from dreamcontext_council.engine.providers.openai_provider import chat_request
 
 from .conftest import TEST_KEY, ProviderFactory, SleepRecorder
 
@@ -93,6 +94,30 @@ def test_request_carries_system_prompt_user_message_budget_and_key(
         # A custom server gets the field compatible servers understand.
         assert body["max_tokens"] == 321
     assert body["model"] == MODEL[completion.provider]
+
+
+def test_an_empty_system_prompt_is_left_out(
+    sdk_provider: ProviderFactory, stub: StubServer
+) -> None:
+    provider = sdk_provider()
+
+    asyncio.run(provider.complete(Prompt(system="", user="Only this."), MODEL[provider.name]))
+
+    body = stub.requests[0].json
+    assert "system" not in body
+    assert body["messages"] == [{"role": "user", "content": "Only this."}]
+
+
+def test_openai_itself_gets_max_completion_tokens_compatible_servers_max_tokens() -> None:
+    prompt = Prompt(system="s", user="u", max_tokens=99)
+
+    official = chat_request(prompt, "o3-mini", custom_server=False)
+    local = chat_request(prompt, "llama3.1", custom_server=True)
+
+    assert official["max_completion_tokens"] == 99
+    assert "max_tokens" not in official
+    assert local["max_tokens"] == 99
+    assert "max_completion_tokens" not in local
 
 
 # -- retried failures ------------------------------------------------------------------

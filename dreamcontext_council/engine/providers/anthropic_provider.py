@@ -53,7 +53,11 @@ class AnthropicProvider:
         self.timeout_s = timeout_s
         self.policy = replace(retry or RetryPolicy(), max_retries=max_retries)
         self.limits = limits or CallLimits()
-        self._secrets = tuple(s for s in (self._api_key,) if s) + secrets_from_env(environment)
+        self._secrets = (
+            tuple(s for s in (self._api_key,) if s)
+            + secrets_from_env(environment)
+            + secrets_from_env(os.environ)
+        )
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
             weakref.WeakKeyDictionary()
         )

@@ -69,7 +69,7 @@ class CommandProvider:
         self.limits = limits or CallLimits()
         self.env = None if env is None else dict(env)
         self.cwd = cwd
-        self._secrets = secrets_from_env(os.environ if env is None else env)
+        self._secrets = secrets_from_env(env or {}) + secrets_from_env(os.environ)
 
     def __repr__(self) -> str:
         return "CommandProvider()"

@@ -58,7 +58,11 @@ class OpenAIProvider:
         self.timeout_s = timeout_s
         self.policy = replace(retry or RetryPolicy(), max_retries=max_retries)
         self.limits = limits or CallLimits()
-        self._secrets = tuple(s for s in (key,) if s) + secrets_from_env(environment)
+        self._secrets = (
+            tuple(s for s in (key,) if s)
+            + secrets_from_env(environment)
+            + secrets_from_env(os.environ)
+        )
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
             weakref.WeakKeyDictionary()
         )
@@ -107,20 +111,11 @@ class OpenAIProvider:
             base_url=self.base_url,
             secrets=self._secrets,
         )
-        budget_field = "max_tokens" if self.base_url else "max_completion_tokens"
+        request = chat_request(prompt, model, custom_server=self.base_url is not None)
 
         async def attempt() -> Reply:
             if not self._api_key:
                 raise AttemptFailed(missing_key(target))
-            messages = []
-            if prompt.system:
-                messages.append({"role": "system", "content": prompt.system})
-            messages.append({"role": "user", "content": prompt.user})
-            request: dict[str, Any] = {
-                "model": model,
-                "messages": messages,
-                budget_field: prompt.max_tokens,
-            }
             response = await self._client().chat.completions.create(**request)
             return read_chat_completion(response, model)
 
@@ -138,6 +133,21 @@ class OpenAIProvider:
         client = self._clients.pop(asyncio.get_running_loop(), None)
         if client is not None:
             await client.close()
+
+
+def chat_request(prompt: Prompt, model: str, *, custom_server: bool) -> dict[str, Any]:
+    """The chat completions request for `prompt`.
+
+    OpenAI's own API takes the output budget as `max_completion_tokens` (its
+    reasoning models refuse `max_tokens`); compatible servers mostly know only
+    `max_tokens`.
+    """
+    messages = []
+    if prompt.system:
+        messages.append({"role": "system", "content": prompt.system})
+    messages.append({"role": "user", "content": prompt.user})
+    budget_field = "max_tokens" if custom_server else "max_completion_tokens"
+    return {"model": model, "messages": messages, budget_field: prompt.max_tokens}
 
 
 def read_chat_completion(response: Any, requested_model: str) -> Reply:
