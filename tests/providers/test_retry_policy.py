@@ -71,6 +71,7 @@ def test_a_server_requested_wait_wins_over_backoff_but_is_capped() -> None:
         ('{"x-api-key": "0123456789abcdef"}', '{"x-api-key": "[redacted]"}'),
         ("api_key=hunter2hunter2 and more", "api_key=[redacted] and more"),
         ("sk-ant-api03-AbCdEf0123456789 leaked", "[redacted] leaked"),
+        ("at https://me:pa55word@proxy.local/v1", "at https://[redacted]@proxy.local/v1"),
         ("max_tokens: 4096 is too large", "max_tokens: 4096 is too large"),
         ("ask a task-oriented question", "ask a task-oriented question"),
     ],

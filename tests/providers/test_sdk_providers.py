@@ -425,3 +425,20 @@ def test_without_a_tight_limit_requests_do_overlap(
     asyncio.run(_ask_many(sdk_provider, CallLimits({name: 10}), 6))
 
     assert stub.max_in_flight == 6
+
+
+def test_latency_leaves_out_the_wait_for_a_concurrency_slot(
+    sdk_provider: ProviderFactory, stub: StubServer
+) -> None:
+    stub.default_delay_s = 0.2
+    provider = sdk_provider(limits=CallLimits({name_of(sdk_provider): 1}))
+
+    async def four() -> list[Completion]:
+        model = MODEL[provider.name]
+        return list(await asyncio.gather(*(provider.complete(PROMPT, model) for _ in range(4))))
+
+    completions = asyncio.run(four())
+
+    # Queued behind three others, the last call would report at least 0.8s.
+    assert max(c.usage.latency_s for c in completions) < 0.6
+    assert min(c.usage.latency_s for c in completions) >= 0.2

@@ -27,7 +27,8 @@ class Prompt:
 class Usage:
     """Token counts and latency of one call.
 
-    `latency_s` runs from the first attempt to the answer, so it includes retry waits.
+    `latency_s` runs from the start of the first attempt (after any wait for a
+    concurrency slot) to the answer, so it includes retries and their waits.
     """
 
     input_tokens: int

@@ -43,6 +43,7 @@ _SECRET_PATTERNS = (
     re.compile(r"\bsk-[A-Za-z0-9_\-]{8,}"),
     re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._~+/=\-]{8,}"),
     re.compile(r"(?i)\b(x-api-key|api[_-]?key|authorization)(\"?\s*[:=]\s*\"?)[^\s\"',}]{8,}"),
+    re.compile(r"://[^/\s:@]+:[^/\s@]+@"),
 )
 _SECRET_ENV_NAME = re.compile(r"(?i)(KEY|TOKEN|SECRET|PASSWORD)")
 
@@ -64,7 +65,8 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
         text = text.replace(secret, REDACTED)
     text = _SECRET_PATTERNS[0].sub(REDACTED, text)
     text = _SECRET_PATTERNS[1].sub(lambda m: f"{m.group(1)} {REDACTED}", text)
-    return _SECRET_PATTERNS[2].sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)
+    text = _SECRET_PATTERNS[2].sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)
+    return _SECRET_PATTERNS[3].sub(f"://{REDACTED}@", text)
 
 
 def secrets_from_env(env: Mapping[str, str]) -> tuple[str, ...]:
@@ -377,14 +379,21 @@ async def complete_with_retries(
     `timeout_s` to finish. Raises `ProviderCallError` when a failure is final or the
     retries run out; exceptions that are not provider failures propagate unchanged.
     """
-    started = time.monotonic()
+    started: float | None = None
     attempts = 0
     no_text_failures = 0
+
+    async def timed_attempt() -> Reply:
+        nonlocal started
+        if started is None:
+            started = time.monotonic()
+        return await attempt()
+
     while True:
         attempts += 1
         failure: Failure | None
         try:
-            reply = await limits.run(target.provider, attempt, timeout_s)
+            reply = await limits.run(target.provider, timed_attempt, timeout_s)
         except Exception as exc:
             failure = classify(exc, target, errors, timeout_s)
             if failure is None:
@@ -396,7 +405,7 @@ async def complete_with_retries(
                     usage=Usage(
                         input_tokens=reply.input_tokens,
                         output_tokens=reply.output_tokens,
-                        latency_s=time.monotonic() - started,
+                        latency_s=time.monotonic() - (started or time.monotonic()),
                     ),
                     provider=target.provider,
                     model=reply.model or target.model,
