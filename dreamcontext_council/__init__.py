@@ -1,0 +1,53 @@
+"""dreamcontext-council: hold a council of personas that debate a hard decision in rounds.
+
+The front door of the library. The CLI and the engine call these same functions, so a
+debate driven by `council run` and one driven by hand leave identical folders.
+"""
+
+from dreamcontext_council.actions.closing import begin_synthesis, complete_debate, promote
+from dreamcontext_council.actions.context import round_context
+from dreamcontext_council.actions.convene import create_agent, list_agents, new_debate
+from dreamcontext_council.actions.interlude import inject_fact, queue_directive
+from dreamcontext_council.actions.rounds import end_round, extend_rounds, start_round
+from dreamcontext_council.actions.snapshot import DebateSnapshot, load_snapshot
+from dreamcontext_council.actions.submissions import add_research, append_report, record_verdict
+from dreamcontext_council.errors import (
+    CouncilError,
+    FormatError,
+    NotFoundError,
+    ProviderError,
+    StateError,
+    UsageError,
+)
+from dreamcontext_council.folder.paths import Root, find_root, require_root
+from dreamcontext_council.rules.roster import PersonaSpec
+
+__all__ = [
+    "CouncilError",
+    "DebateSnapshot",
+    "FormatError",
+    "NotFoundError",
+    "PersonaSpec",
+    "ProviderError",
+    "Root",
+    "StateError",
+    "UsageError",
+    "add_research",
+    "append_report",
+    "begin_synthesis",
+    "complete_debate",
+    "create_agent",
+    "end_round",
+    "extend_rounds",
+    "find_root",
+    "inject_fact",
+    "list_agents",
+    "load_snapshot",
+    "new_debate",
+    "promote",
+    "queue_directive",
+    "record_verdict",
+    "require_root",
+    "round_context",
+    "start_round",
+]
