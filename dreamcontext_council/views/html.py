@@ -1,0 +1,119 @@
+"""HTML pages of the dashboard and the HTML export, from autoescaping Jinja templates."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+import jinja2
+from markupsafe import Markup
+
+from dreamcontext_council.resources import templates_dir
+from dreamcontext_council.views.debate_page import DebatePage, status_tone
+
+STATIC_FILES = {"dashboard.css": "text/css", "dashboard.js": "text/javascript"}
+# The export is opened from disk: nothing in it may run or fetch anything.
+EXPORT_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+
+
+@cache
+def html_environment() -> jinja2.Environment:
+    """Templates under templates/dashboard/: autoescaped, strict about missing values."""
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates_dir() / "dashboard")),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["tone"] = lambda status: status_tone(str(status))
+    return env
+
+
+def static_text(name: str) -> str:
+    """One of the dashboard's own static files (CSS or JS), by name from a fixed list."""
+    if name not in STATIC_FILES:
+        raise KeyError(name)
+    return (templates_dir() / "dashboard" / "static" / name).read_text(encoding="utf-8")
+
+
+def _page(template: str, *, export: bool, **values: Any) -> str:
+    css = Markup(static_text("dashboard.css").replace("</", "<\\/")) if export else None
+    return (
+        html_environment()
+        .get_template(template)
+        .render(export=export, css=css, export_csp=EXPORT_CSP, **values)
+    )
+
+
+def debate_html(page: DebatePage, *, export: bool = False, fragment: bool = False) -> str:
+    """The debate page; `fragment` is the live part only, `export` the standalone file."""
+    if fragment:
+        return _page("debate_body.html.j2", export=export, page=page)
+    return _page("debate.html.j2", export=export, page=page)
+
+
+def list_html(
+    entries: list[dict[str, Any]], *, query: str = "", status: str = "", fragment: bool = False
+) -> str:
+    """The list of debates with its search box and status filter."""
+    rows = [_list_row(e) for e in entries]
+    for row in rows:
+        row["hidden"] = not _matches(row, query, status)
+    template = "list_rows.html.j2" if fragment else "list.html.j2"
+    return _page(
+        template, export=False, rows=rows, query=query, status=status, filters=STATUS_FILTERS
+    )
+
+
+def knowledge_html(name: str, meta: dict[str, Any], body: Markup, source: str | None) -> str:
+    """A promoted knowledge doc, read-only."""
+    title = str(meta.get("name") or name)
+    shown = {k: v for k, v in meta.items() if isinstance(v, str | int | float | list)}
+    return _page(
+        "knowledge.html.j2", export=False, title=title, meta=shown, body=body, source=source
+    )
+
+
+def error_html(status: int, message: str) -> str:
+    """A plain error page."""
+    return _page("error.html.j2", export=False, status=status, message=message)
+
+
+STATUS_FILTERS = {
+    "": "All statuses",
+    "active": "In progress",
+    "running": "Round running",
+    "complete": "Complete",
+    "promoted": "Promoted",
+    "unpromoted": "Complete, not promoted",
+}
+
+
+def _list_row(entry: dict[str, Any]) -> dict[str, Any]:
+    status = str(entry.get("status") or "")
+    promoted = bool(entry.get("promoted_to_knowledge"))
+    groups = ["active"] if status != "complete" else ["complete"]
+    if status.endswith("_running"):
+        groups.append("running")
+    if status == "complete":
+        groups.append("promoted" if promoted else "unpromoted")
+    return {
+        "id": str(entry.get("id")),
+        "topic": str(entry.get("topic") or ""),
+        "status": status,
+        "tone": status_tone(status),
+        "round": f"{entry.get('current_round') or 0}/{entry.get('rounds_planned') or '?'}",
+        "promoted": promoted,
+        "updated": str(entry.get("updated_at") or ""),
+        "created": str(entry.get("created_at") or ""),
+        "groups": " ".join(groups),
+        "search": f"{entry.get('id')} {entry.get('topic')} {status}".casefold(),
+    }
+
+
+def _matches(row: dict[str, Any], query: str, status: str) -> bool:
+    words = query.casefold().split()
+    if any(word not in row["search"] for word in words):
+        return False
+    return not status or status in row["groups"].split()
