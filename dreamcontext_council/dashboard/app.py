@@ -1,0 +1,229 @@
+"""The dashboard as a Starlette app, built apart from the server so tests need no port.
+
+Routes (all GET/HEAD; anything else is 405):
+  /                       the list of debates (search and status filter)
+  /fragment/list          the list's rows, re-fetched on live updates
+  /d/{id}                 one debate
+  /d/{id}/fragment        the debate's live part, re-fetched on live updates
+  /events, /events/{id}   server-sent events when files change
+  /knowledge/{name}       a promoted knowledge doc, read-only
+  /static/{name}          the dashboard's own CSS and JS
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+
+from markupsafe import Markup
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, PlainTextResponse, Response, StreamingResponse
+from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from dreamcontext_council.actions.files import DebateFiles
+from dreamcontext_council.actions.snapshot import DebateSnapshot, load_snapshot
+from dreamcontext_council.dashboard.events import ChangeFeed
+from dreamcontext_council.errors import CouncilError, FormatError, NotFoundError
+from dreamcontext_council.folder import frontmatter_io
+from dreamcontext_council.folder.index import load_index
+from dreamcontext_council.folder.names import check_debate_id, check_slug
+from dreamcontext_council.folder.paths import Root
+from dreamcontext_council.folder.storage import read_text
+from dreamcontext_council.views import html
+from dreamcontext_council.views.debate_page import build_debate_page, is_inside
+from dreamcontext_council.views.safe_markdown import render_markdown
+
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
+    "frame-ancestors 'none'"
+)
+SAFE_METHODS = frozenset({"GET", "HEAD"})
+_KNOWLEDGE_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,200}\.md")
+_SECURITY_HEADERS = [
+    (b"content-security-policy", CSP.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"x-frame-options", b"DENY"),
+    (b"cross-origin-resource-policy", b"same-origin"),
+]
+
+
+class ReadOnlyGuard:
+    """Refuses every method but GET and HEAD, and adds the security headers to responses."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if scope["method"] not in SAFE_METHODS:
+            response = PlainTextResponse(
+                "The dashboard is read-only: change debates with the dreamcontext CLI.",
+                status_code=405,
+                headers={"Allow": "GET, HEAD"},
+            )
+            await response(scope, receive, self._with_headers(send))
+            return
+        await self.app(scope, receive, self._with_headers(send))
+
+    @staticmethod
+    def _with_headers(send: Send) -> Send:
+        async def sending(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                names = {name.lower() for name, _ in message.get("headers", [])}
+                extra = [(k, v) for k, v in _SECURITY_HEADERS if k not in names]
+                message["headers"] = [*message.get("headers", []), *extra]
+            await send(message)
+
+        return sending
+
+
+def contained_snapshot(root: Root, debate_id: str) -> DebateSnapshot:
+    """Load a debate only if its id is safe and every folder it reads is inside the root."""
+    paths = root.debate(check_debate_id(debate_id))
+    if not paths.debate_md.is_file() or not is_inside(paths.folder, root.council):
+        raise NotFoundError(f"No debate {debate_id}.")
+    debate = DebateFiles(root, debate_id).debate()
+    for slug in debate.personas:
+        folder = paths.folder / check_slug(slug)
+        if folder.exists() and not is_inside(folder, paths.folder):
+            raise FormatError(f"The folder of persona {slug} points outside the debate.")
+    return load_snapshot(root, debate_id)
+
+
+def _debate_id(request: Request) -> str:
+    try:
+        return check_debate_id(str(request.path_params["debate_id"]))
+    except CouncilError:
+        raise HTTPException(404, "No such debate: debate ids look like council_AbC12345.") from None
+
+
+def _page_for(root: Root, debate_id: str) -> DebateSnapshot:
+    try:
+        return contained_snapshot(root, debate_id)
+    except NotFoundError:
+        raise HTTPException(404, f"No debate {debate_id} under this root.") from None
+    except CouncilError as exc:
+        raise HTTPException(500, f"{debate_id} cannot be shown: {exc}") from None
+
+
+def create_app(
+    root: Root, *, debounce: float = 0.1, allowed_hosts: Sequence[str] | None = None
+) -> Starlette:
+    """The dashboard for one `_dream_context/` root. `allowed_hosts` guards against DNS rebinding."""
+    feed = ChangeFeed(root, debounce=debounce)
+
+    def list_page(request: Request) -> Response:
+        query = request.query_params.get("q", "")
+        status = request.query_params.get("status", "")
+        return HTMLResponse(html.list_html(load_index(root), query=query, status=status))
+
+    def list_fragment(request: Request) -> Response:
+        return HTMLResponse(html.list_html(load_index(root), fragment=True), headers=_no_store())
+
+    def debate_page(request: Request) -> Response:
+        debate_id = _debate_id(request)
+        page = build_debate_page(_page_for(root, debate_id))
+        return HTMLResponse(html.debate_html(page))
+
+    def debate_fragment(request: Request) -> Response:
+        debate_id = _debate_id(request)
+        page = build_debate_page(_page_for(root, debate_id))
+        return HTMLResponse(html.debate_html(page, fragment=True), headers=_no_store())
+
+    async def list_events(request: Request) -> Response:
+        return _event_stream(feed, None)
+
+    async def debate_events(request: Request) -> Response:
+        debate_id = _debate_id(request)
+        if not root.debate(debate_id).debate_md.is_file():
+            raise HTTPException(404, f"No debate {debate_id} under this root.")
+        return _event_stream(feed, debate_id)
+
+    def knowledge_page(request: Request) -> Response:
+        name = str(request.path_params["name"])
+        path = root.knowledge / name
+        if (
+            not _KNOWLEDGE_NAME.fullmatch(name)
+            or not path.is_file()
+            or not is_inside(path, root.knowledge)
+        ):
+            raise HTTPException(404, "No such knowledge doc.")
+        text = read_text(path)
+        try:
+            meta, body = frontmatter_io.parse(text, name)
+        except FormatError:
+            meta, body = {}, text
+        source = str(meta.get("source_debate") or "")
+        try:
+            check_debate_id(source)
+        except CouncilError:
+            source = ""
+        rendered: Markup = render_markdown(body)
+        return HTMLResponse(html.knowledge_html(name, meta, rendered, source or None))
+
+    def static_file(request: Request) -> Response:
+        name = str(request.path_params["name"])
+        if name not in html.STATIC_FILES:
+            raise HTTPException(404, "No such file.")
+        return Response(
+            html.static_text(name),
+            media_type=html.STATIC_FILES[name],
+            headers={"Cache-Control": "no-cache"},
+        )
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        return HTMLResponse(html.error_html(exc.status_code, exc.detail), exc.status_code)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        feed.start(asyncio.get_running_loop())
+        try:
+            yield
+        finally:
+            feed.stop()
+
+    middleware = [Middleware(ReadOnlyGuard)]
+    if allowed_hosts:
+        middleware.append(Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts)))
+    app = Starlette(
+        routes=[
+            Route("/", list_page),
+            Route("/fragment/list", list_fragment),
+            Route("/d/{debate_id}", debate_page),
+            Route("/d/{debate_id}/fragment", debate_fragment),
+            Route("/events", list_events),
+            Route("/events/{debate_id}", debate_events),
+            Route("/knowledge/{name}", knowledge_page),
+            Route("/static/{name}", static_file),
+        ],
+        middleware=middleware,
+        exception_handlers={HTTPException: http_error},
+        lifespan=lifespan,
+    )
+    app.state.root = root
+    app.state.feed = feed
+    return app
+
+
+def _no_store() -> dict[str, str]:
+    return {"Cache-Control": "no-store"}
+
+
+def _event_stream(feed: ChangeFeed, topic: str | None) -> Response:
+    return StreamingResponse(
+        feed.stream(topic),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+    )

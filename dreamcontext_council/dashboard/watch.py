@@ -1,0 +1,110 @@
+"""`council watch`: the board in the terminal, redrawn when the debate's files change."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+from rich.console import Console
+from rich.live import Live
+from rich.text import Text
+from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.observers import Observer
+
+from dreamcontext_council.actions.snapshot import load_snapshot
+from dreamcontext_council.dashboard.events import change_key, paths_of
+from dreamcontext_council.errors import CouncilError
+from dreamcontext_council.folder.paths import Root
+from dreamcontext_council.views.board import render_board
+from dreamcontext_council.views.board_extras import board_extra_lines
+
+DEBOUNCE_S = 0.1
+
+
+def board_text(root: Root, debate_id: str) -> str:
+    """The board with usage and flags; a debate that does not parse says so instead."""
+    try:
+        snapshot = load_snapshot(root, debate_id)
+    except CouncilError as exc:
+        return f"Cannot read {debate_id} right now: {exc}"
+    return render_board(snapshot, None, board_extra_lines(snapshot))
+
+
+class _Changed(FileSystemEventHandler):
+    def __init__(self, root: Root, debate_id: str, flag: threading.Event) -> None:
+        self.watched = root.path.resolve()
+        self.debate_id = debate_id
+        self.flag = flag
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if any(change_key(self.watched, p) == self.debate_id for p in paths_of(event)):
+            self.flag.set()
+
+
+def watch_board(
+    root: Root,
+    debate_id: str,
+    console: Console,
+    *,
+    stop: threading.Event | None = None,
+    write: Callable[[str], None] | None = None,
+) -> None:
+    """Show the board until Ctrl-C (or `stop`); redraw on change.
+
+    On a terminal the board is redrawn in place; otherwise (a pipe, a log) each changed
+    board is written once, after a blank line, through `write`.
+    """
+    root.existing_debate(debate_id)
+    stop = stop or threading.Event()
+    changed = threading.Event()
+    observer = Observer()
+    observer.daemon = True
+    observer.schedule(_Changed(root, debate_id, changed), str(root.path.resolve()), recursive=True)
+    observer.start()
+
+    def next_change() -> bool:
+        while not stop.is_set():
+            if changed.wait(0.25):
+                time.sleep(DEBOUNCE_S)  # let a burst of writes land before re-reading
+                changed.clear()
+                return True
+        return False
+
+    try:
+        if console.is_terminal:
+            _live(root, debate_id, console, next_change)
+        else:
+            out = write or _writer(console)
+            last = board_text(root, debate_id)
+            out(last + "\n")
+            while next_change():
+                board = board_text(root, debate_id)
+                if board != last:
+                    out("\n" + board + "\n")
+                    last = board
+    except KeyboardInterrupt:
+        pass  # Ctrl-C is how a watch ends
+    finally:
+        observer.stop()
+        observer.join(timeout=5)
+
+
+def _writer(console: Console) -> Callable[[str], None]:
+    def write(text: str) -> None:
+        console.file.write(text)
+        console.file.flush()
+
+    return write
+
+
+def _live(root: Root, debate_id: str, console: Console, next_change: Callable[[], bool]) -> None:
+    def frame() -> Text:
+        text = Text(board_text(root, debate_id), no_wrap=True, overflow="crop")
+        stamp = time.strftime("%H:%M:%S")
+        text.append(f"\nwatching {debate_id} · updated {stamp} · Ctrl-C to stop", style="dim")
+        return text
+
+    with Live(frame(), console=console, auto_refresh=False, transient=False) as live:
+        while next_change():
+            live.update(frame(), refresh=True)
