@@ -1,0 +1,107 @@
+"""Viewing commands: `serve` (the live dashboard), `watch` (the board in a terminal), `export`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from dreamcontext_council.cli.base import current_root, root_option
+
+
+def register(cli: click.Group, council: click.Group) -> None:
+    """Add serve, watch and export to the `council` group."""
+    for command in (serve, watch, export):
+        council.add_command(command)
+
+
+@click.command()
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=8765,
+    show_default=True,
+    help="Port to listen on (0 picks a free one).",
+)
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to listen on; keep the default unless others must reach it.",
+)
+@click.option("--open", "open_browser", is_flag=True, help="Open the dashboard in a browser.")
+@root_option
+def serve(port: int, host: str, open_browser: bool) -> None:
+    """The live dashboard in a browser: debates, boards, transcripts and reports,
+    updated as the files change. Read-only; stop it with Ctrl-C.
+
+    \b
+    Example:
+      dreamcontext council serve --port 8765 --open
+    """
+    from dreamcontext_council.dashboard.server import serve as run_server
+
+    root = current_root()
+    run_server(
+        root,
+        host=host,
+        port=port,
+        open_browser=open_browser,
+        announce=lambda url: click.echo(
+            f"Council dashboard for {root.path} at {url}\nPress Ctrl-C to stop."
+        ),
+    )
+
+
+@click.command()
+@click.argument("debate_id")
+@root_option
+def watch(debate_id: str) -> None:
+    """The board in the terminal, redrawn when the debate's files change; Ctrl-C stops.
+
+    When the output is not a terminal, each changed board is printed once.
+
+    \b
+    Example:
+      dreamcontext council watch council_AbC12345
+    """
+    from rich.console import Console
+
+    from dreamcontext_council.dashboard.watch import watch_board
+
+    watch_board(current_root(), debate_id, Console(), write=lambda text: click.echo(text, nl=False))
+
+
+@click.command()
+@click.argument("debate_id")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["html", "json", "md"]),
+    required=True,
+    help="html: one page, no scripts or network; json: docs/export-schema.json; "
+    "md: one markdown document.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write to this file instead of standard output.",
+)
+@root_option
+def export(debate_id: str, fmt: str, output: Path | None) -> None:
+    """One self-contained file of the whole debate.
+
+    \b
+    Example:
+      dreamcontext council export council_AbC12345 --format html -o debate.html
+    """
+    from dreamcontext_council.actions.snapshot import load_snapshot
+    from dreamcontext_council.views.export import export_debate
+
+    text = export_debate(load_snapshot(current_root(), debate_id), fmt)
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    output.write_text(text, encoding="utf-8", newline="\n")
+    click.echo(f"Wrote {output} ({fmt}, {len(text.encode('utf-8')):,} bytes).")
