@@ -15,6 +15,9 @@ from dreamcontext_council.rules.report import RoundEntry
 from dreamcontext_council.rules.verdicts import Verdicts
 
 
+PERSONA_PHASES = ("opening", "cross-exam", "rebuttal", "repair")
+
+
 @dataclass
 class PersonaSnapshot:
     """One persona as it stands on disk."""
@@ -64,6 +67,17 @@ class DebateSnapshot:
                 if isinstance(record, dict):
                     records.append(record)
         return records
+
+    def persona_models(self) -> dict[str, str]:
+        """The model each persona answered with (from usage.jsonl), else the one it names."""
+        used: dict[str, str] = {}
+        for record in self.usage_records():
+            if record.get("phase") in PERSONA_PHASES and record.get("outcome", "ok") == "ok":
+                used[str(record.get("persona"))] = f"{record.get('provider')}:{record.get('model')}"
+        return {
+            p.slug: used.get(p.slug) or (p.context.model if p.context else "") or "unspecified"
+            for p in self.personas
+        }
 
     def json_file(self, name: str) -> Any:
         path = self.paths.folder / name

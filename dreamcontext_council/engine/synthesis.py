@@ -17,6 +17,7 @@ from dreamcontext_council.folder import frontmatter_io
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.storage import atomic_write_text, read_text
 from dreamcontext_council.rules import metrics
+from dreamcontext_council.rules.diversity import diversity
 from dreamcontext_council.rules.markdown import normalize_title, sections
 from dreamcontext_council.views.timeline import render_timeline
 
@@ -210,8 +211,11 @@ class Synthesizer:
                 body = draft.sections.get(normalize_title(title), "").strip("\n")
                 if not body:
                     body = "_The synthesizer did not write this section._"
-            if title == "Verdict" and ledger.flag_lines:
-                body += "\n\n" + "\n".join(ledger.flag_lines)
+            if title == "Verdict":
+                mix = diversity(snapshot.persona_models().values())
+                body += f"\n\nModel diversity: {mix.line()}."
+                if ledger.flag_lines:
+                    body += "\n\n" + "\n".join(ledger.flag_lines)
             parts.append(f"## {title}\n\n{body}")
             if title == "Why":
                 parts.append(ledger.section.rstrip("\n"))
