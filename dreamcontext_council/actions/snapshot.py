@@ -14,7 +14,6 @@ from dreamcontext_council.rules.persona import PersonaContext
 from dreamcontext_council.rules.report import RoundEntry
 from dreamcontext_council.rules.verdicts import Verdicts
 
-
 PERSONA_PHASES = ("opening", "cross-exam", "rebuttal", "repair")
 
 
