@@ -1,0 +1,459 @@
+"""Deterministic compression of persona answers before synthesis.
+
+The synthesizer must keep room to answer. When the answers it will read are larger
+than the gate, all but the best-seated answers are cut down to their first and last
+lines plus a one-line marker naming the key points of what was removed. Fenced code
+is never cut: it is taken out before compression and put back, byte for byte.
+
+Everything here is pure: strings in, strings and dataclasses out, no files.
+
+Fenced code follows CommonMark at the top level of the document: an opening fence
+is 3 or more backticks or tildes indented by at most 3 spaces (a backtick fence's
+info string may not contain a backtick); the closing fence uses the same character,
+is at least as long, is indented by at most 3 spaces and has nothing but spaces or
+tabs after it. A fence that is never closed runs to the end of the text. Lines are
+split on ``\\n`` only; a ``\\r`` before it counts as trailing whitespace. Fences
+inside block quotes or deeply indented list items are not recognised.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+
+# Unicode noncharacters are reserved for a program's internal use and do not occur
+# in interchanged text, so a placeholder line cannot be mistaken for prose.
+_PLACEHOLDER_OPEN = "\ufdd0"
+_PLACEHOLDER_CLOSE = "\ufdd1"
+_PLACEHOLDER_RE = re.compile(f"{_PLACEHOLDER_OPEN}CODE-BLOCK-([0-9]+){_PLACEHOLDER_CLOSE}")
+
+_OPENING_FENCE_RE = re.compile(r"( {0,3})(`{3,}|~{3,})(.*)")
+_CLOSING_FENCE_RE = re.compile(r" {0,3}(`{3,}|~{3,})[ \t]*")
+
+_MARKER_RE = re.compile(r"\[\.\.\. [0-9]+ lines compressed\.(?: Key points: .*)?\]")
+
+_THEMATIC_BREAK_RE = re.compile(r" {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*")
+_HEADING_RE = re.compile(r" {0,3}#{1,6}(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*")
+_BULLET_RE = re.compile(r"[ \t]*[-*+][ \t]+(.*)")
+_NUMBERED_RE = re.compile(r"[ \t]*[0-9]{1,9}[.)][ \t]+(.*)")
+_BOLD_RE = re.compile(r"[ \t]*(\*\*.*)")
+_WHITESPACE_RE = re.compile(r"\s+")
+
+ELLIPSIS = "…"
+
+
+def placeholder(index: int) -> str:
+    """The single-line placeholder that stands for code block number ``index``.
+
+    It is ``U+FDD0 + "CODE-BLOCK-<index>" + U+FDD1``: two Unicode noncharacters
+    around a counter, so it cannot occur in normal text.
+    """
+    return f"{_PLACEHOLDER_OPEN}CODE-BLOCK-{index}{_PLACEHOLDER_CLOSE}"
+
+
+@dataclass(frozen=True)
+class FencedBlock:
+    """One fenced code block found in a text, by character offsets."""
+
+    start: int
+    """Offset of the first character of the opening fence line."""
+    end: int
+    """Offset just past the closing fence line (its newline included), or the text's end."""
+    info: str
+    """The info string after the opening fence, stripped (``python``, ``claims``, ...)."""
+    body: str
+    """The lines between the fences, verbatim."""
+    closed: bool
+    """False when the fence was never closed and the block runs to the end of the text."""
+
+
+def _split_lines(text: str) -> list[str]:
+    """Split on ``\\n`` only, each line keeping its ending; ``"".join`` gives the text back."""
+    lines = text.split("\n")
+    result = [line + "\n" for line in lines[:-1]]
+    if lines[-1]:
+        result.append(lines[-1])
+    return result
+
+
+def _content(line: str) -> str:
+    """A line without its ``\\n`` or ``\\r\\n`` ending."""
+    line = line.removesuffix("\n")
+    return line.removesuffix("\r")
+
+
+def _opening_fence(line: str) -> tuple[str, str] | None:
+    """The fence string and info string if the line opens a fenced block."""
+    match = _OPENING_FENCE_RE.fullmatch(_content(line))
+    if match is None:
+        return None
+    fence, rest = match.group(2), match.group(3)
+    if fence[0] == "`" and "`" in rest:
+        return None
+    return fence, rest.strip()
+
+
+def _closes(line: str, fence: str) -> bool:
+    match = _CLOSING_FENCE_RE.fullmatch(_content(line))
+    if match is None:
+        return False
+    closing = match.group(1)
+    return closing[0] == fence[0] and len(closing) >= len(fence)
+
+
+def _scan(lines: list[str]) -> list[tuple[int, int, str, bool]]:
+    """Fenced blocks as (first line, line after the last, info string, closed)."""
+    blocks: list[tuple[int, int, str, bool]] = []
+    index = 0
+    while index < len(lines):
+        opening = _opening_fence(lines[index])
+        if opening is None:
+            index += 1
+            continue
+        fence, info = opening
+        end = index + 1
+        while end < len(lines) and not _closes(lines[end], fence):
+            end += 1
+        closed = end < len(lines)
+        end = end + 1 if closed else end
+        blocks.append((index, end, info, closed))
+        index = end
+    return blocks
+
+
+def find_fenced_blocks(text: str) -> list[FencedBlock]:
+    """Every top-level fenced code block of ``text``, in order (rules in the module doc)."""
+    lines = _split_lines(text)
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line))
+    found = []
+    for first, after, info, closed in _scan(lines):
+        body_end = after - 1 if closed else after
+        found.append(
+            FencedBlock(
+                start=offsets[first],
+                end=offsets[after],
+                info=info,
+                body="".join(lines[first + 1 : body_end]),
+                closed=closed,
+            )
+        )
+    return found
+
+
+def extract_code_blocks(text: str) -> tuple[str, list[str]]:
+    """Take fenced code blocks out of ``text``, leaving one placeholder line for each.
+
+    Returns the text with placeholders and the blocks verbatim, fences and final
+    newline included. The placeholder for block ``i`` is ``placeholder(i)`` on a
+    line of its own, followed by a newline exactly when the block ended with one.
+    A prose line that already has the shape of a placeholder is taken out the same
+    way, so every placeholder line in the result is one of ours and
+    ``restore_code_blocks`` always gives the original text back.
+    """
+    lines = _split_lines(text)
+    spans = {first: after for first, after, _info, _closed in _scan(lines)}
+    view: list[str] = []
+    blocks: list[str] = []
+    index = 0
+    while index < len(lines):
+        after = spans.get(index)
+        if after is None and _PLACEHOLDER_RE.fullmatch(lines[index].removesuffix("\n")):
+            after = index + 1
+        if after is None:
+            view.append(lines[index])
+            index += 1
+            continue
+        block = "".join(lines[index:after])
+        ending = "\n" if block.endswith("\n") else ""
+        view.append(placeholder(len(blocks)) + ending)
+        blocks.append(block)
+        index = after
+    return "".join(view), blocks
+
+
+def _placeholder_index(line: str) -> int | None:
+    match = _PLACEHOLDER_RE.fullmatch(line.removesuffix("\n"))
+    return None if match is None else int(match.group(1))
+
+
+def restore_code_blocks(text: str, blocks: list[str]) -> str:
+    """Put the code blocks back in place of their placeholder lines.
+
+    Raises ``ValueError`` for a placeholder whose number has no block.
+    """
+    restored = []
+    for line in _split_lines(text):
+        index = _placeholder_index(line)
+        if index is None:
+            restored.append(line)
+        elif index < len(blocks):
+            restored.append(blocks[index])
+        else:
+            raise ValueError(f"placeholder for code block {index} has no block")
+    return "".join(restored)
+
+
+def _key_text(line: str) -> str | None:
+    """The text of a key line (heading, bullet, numbered item, bold line), or None."""
+    content = _content(line)
+    if _THEMATIC_BREAK_RE.fullmatch(content):
+        return None
+    for pattern in (_HEADING_RE, _BULLET_RE, _NUMBERED_RE, _BOLD_RE):
+        match = pattern.fullmatch(content)
+        if match is not None:
+            text = (match.group(1) or "").replace("**", "")
+            text = _WHITESPACE_RE.sub(" ", text).strip()
+            return text or None
+    return None
+
+
+def _cut(text: str, width: int) -> str:
+    if len(text) <= width:
+        return text
+    return text[: width - 1].rstrip() + ELLIPSIS
+
+
+def compression_marker(removed: int, key_points: list[str]) -> str:
+    """The line that stands where the middle of an answer was removed.
+
+    ``[... N lines compressed. Key points: a; b; c]``, or
+    ``[... N lines compressed.]`` when there are no key points.
+    """
+    if not key_points:
+        return f"[... {removed} lines compressed.]"
+    return f"[... {removed} lines compressed. Key points: {'; '.join(key_points)}]"
+
+
+def _is_compressed_view(lines: list[str], head: int, tail: int) -> bool:
+    """True when the lines have the shape compress_answer gives with these settings."""
+    if len(lines) <= head + tail or not _MARKER_RE.fullmatch(_content(lines[head])):
+        return False
+    return all(_placeholder_index(line) is not None for line in lines[head + 1 : len(lines) - tail])
+
+
+def _check_settings(head: int, tail: int, key_lines: int, key_width: int) -> None:
+    if min(head, tail, key_lines) < 0:
+        raise ValueError("head, tail and key_lines must not be negative")
+    if key_width < 1:
+        raise ValueError("key_width must be at least 1")
+
+
+def compress_answer(
+    text: str,
+    *,
+    head: int = 15,
+    tail: int = 10,
+    key_lines: int = 3,
+    key_width: int = 60,
+) -> str:
+    """Compress one answer: first and last lines kept, a marker for the middle, code intact.
+
+    The steps, in order:
+
+    1. Take fenced code out (``extract_code_blocks``); each block becomes one line.
+    2. If there are at most ``head + tail`` lines, nothing changes.
+    3. Keep the first ``head`` and the last ``tail`` lines.
+    4. From the middle, take up to ``key_lines`` key lines (markdown headings,
+       bullets ``-``/``*``/``+``, numbered items ``1.``/``1)``, lines starting with
+       ``**``), with the marker, ``#`` and ``**`` removed and whitespace collapsed,
+       each cut to ``key_width`` characters (ending in ``…`` when cut).
+    5. Put one marker line where the middle was (``compression_marker``), where N
+       counts the middle lines removed. Code from the middle is never removed: its
+       placeholder lines follow the marker directly, in their original order.
+    6. Put the code back.
+
+    The result is never longer than the input: when compression would not make the
+    answer shorter, the input comes back unchanged. A text that already has the
+    shape of a compressed view (a marker line right after the first ``head`` lines,
+    then only code, then ``tail`` lines) comes back unchanged, so compressing twice
+    is the same as compressing once.
+    """
+    _check_settings(head, tail, key_lines, key_width)
+    view, blocks = extract_code_blocks(text)
+    lines = _split_lines(view)
+    if len(lines) <= head + tail or _is_compressed_view(lines, head, tail):
+        return text
+    middle = lines[head : len(lines) - tail]
+    code = [line for line in middle if _placeholder_index(line) is not None]
+    removed = [line for line in middle if _placeholder_index(line) is None]
+    if not removed:
+        return text
+    key_points: list[str] = []
+    for line in removed:
+        if len(key_points) == key_lines:
+            break
+        key = _key_text(line)
+        if key is not None:
+            key_points.append(_cut(key, key_width))
+    ending = "\r\n" if removed[0].endswith("\r\n") else "\n"
+    if not code and tail == 0 and not text.endswith("\n"):
+        ending = ""  # the marker is the last line and the answer had no final newline
+    marker = compression_marker(len(removed), key_points) + ending
+    tail_lines = lines[len(lines) - tail :]
+    compressed = restore_code_blocks("".join([*lines[:head], marker, *code, *tail_lines]), blocks)
+    return compressed if len(compressed) < len(text) else text
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One persona's answer for one round, as the synthesizer would read it."""
+
+    persona: str
+    round: int
+    text: str
+    priority: int
+    """The persona's index in the roster (0 = first)."""
+    review_score: float | None = None
+    """The persona's total review score across all reviews, or None without reviews."""
+
+    def __post_init__(self) -> None:
+        if self.review_score is not None and math.isnan(self.review_score):
+            raise ValueError(f"review score of {self.persona} R{self.round} is not a number")
+
+
+def _seat_order(answers: list[Answer]) -> list[int]:
+    """Indices of ``answers`` in seat order (the rules are in ``seat_answers``)."""
+    scored = any(answer.review_score is not None for answer in answers)
+
+    def key(index: int) -> tuple[int, float, int, int, str]:
+        answer = answers[index]
+        tie_break = (answer.priority, -answer.round, answer.persona)
+        if not scored:
+            return (0, 0.0, *tie_break)
+        if answer.review_score is None:
+            return (1, 0.0, *tie_break)
+        return (0, -answer.review_score, *tie_break)
+
+    return sorted(range(len(answers)), key=key)
+
+
+def seat_answers(answers: list[Answer]) -> list[Answer]:
+    """Seat the answers, best first.
+
+    When any answer has a review score: by score, highest first, answers without a
+    score after all scored ones. Without scores: by roster priority. Ties go to the
+    lower roster priority, then to the later round (a persona's latest word first),
+    then to the persona slug; answers equal in all of these keep their given order.
+    """
+    return [answers[index] for index in _seat_order(answers)]
+
+
+class Decision(StrEnum):
+    """What compression did with one answer."""
+
+    UNDER_GATE = "under-gate"
+    """All answers together were under the gate: nothing was compressed."""
+    VERBATIM_SEAT = "verbatim-seat"
+    """Seated among the top answers that stay verbatim."""
+    COMPRESSED = "compressed"
+    """Compressed; ``view_text`` is the compressed view."""
+    UNCHANGED = "unchanged"
+    """Due for compression, but compression would not have made it shorter."""
+
+
+@dataclass(frozen=True)
+class SeatedAnswer:
+    """One answer with its seat and the text the synthesizer reads for it."""
+
+    answer: Answer
+    view_text: str
+    """The compressed view when ``compressed``, else the answer's own text."""
+    compressed: bool
+    """True exactly when ``view_text`` differs from the answer's text."""
+    original_chars: int
+    view_chars: int
+    seat: int
+    """1 for the best-seated answer."""
+    decision: Decision
+
+
+@dataclass(frozen=True)
+class SynthesisInput:
+    """What compression decided for every answer, with the totals it worked from."""
+
+    answers: list[SeatedAnswer]
+    """In the order the answers were given."""
+    original_chars: int
+    view_chars: int
+    gate_chars: int
+    over_gate: bool
+    """The original answers together were over the gate."""
+    under_gate_after: bool
+    """The views together are at or under the gate (False when code alone exceeds it)."""
+
+    @property
+    def seated(self) -> list[SeatedAnswer]:
+        """The answers in seat order, best first."""
+        return sorted(self.answers, key=lambda item: item.seat)
+
+
+def compress_for_synthesis(
+    answers: list[Answer],
+    *,
+    gate_chars: int | None = None,
+    window_chars: int = 100_000,
+    gate_ratio: float = 0.6,
+    keep_verbatim: int = 2,
+    head: int = 15,
+    tail: int = 10,
+    key_lines: int = 3,
+    key_width: int = 60,
+) -> SynthesisInput:
+    """Decide, for every answer, whether the synthesizer reads it verbatim or compressed.
+
+    The gate is ``gate_chars``, or ``int(window_chars * gate_ratio)`` (60,000 by
+    default). When all answers together have at most that many characters, nothing
+    is compressed. Over it, the answers are seated (``seat_answers``); the first
+    ``keep_verbatim`` seated answers stay verbatim and every other one goes through
+    ``compress_answer`` with the given settings.
+    """
+    _check_settings(head, tail, key_lines, key_width)
+    if keep_verbatim < 0:
+        raise ValueError("keep_verbatim must not be negative")
+    if gate_chars is None:
+        if window_chars <= 0 or not 0 < gate_ratio <= 1:
+            raise ValueError("window_chars must be positive and gate_ratio in (0, 1]")
+        gate_chars = int(window_chars * gate_ratio)
+    if gate_chars < 0:
+        raise ValueError("gate_chars must not be negative")
+
+    original_chars = sum(len(answer.text) for answer in answers)
+    over_gate = original_chars > gate_chars
+    seats = {index: seat for seat, index in enumerate(_seat_order(answers), start=1)}
+    decided = []
+    for index, answer in enumerate(answers):
+        seat = seats[index]
+        view = answer.text
+        if not over_gate:
+            decision = Decision.UNDER_GATE
+        elif seat <= keep_verbatim:
+            decision = Decision.VERBATIM_SEAT
+        else:
+            view = compress_answer(
+                answer.text, head=head, tail=tail, key_lines=key_lines, key_width=key_width
+            )
+            decision = Decision.COMPRESSED if view != answer.text else Decision.UNCHANGED
+        decided.append(
+            SeatedAnswer(
+                answer=answer,
+                view_text=view,
+                compressed=view != answer.text,
+                original_chars=len(answer.text),
+                view_chars=len(view),
+                seat=seat,
+                decision=decision,
+            )
+        )
+    view_chars = sum(item.view_chars for item in decided)
+    return SynthesisInput(
+        answers=decided,
+        original_chars=original_chars,
+        view_chars=view_chars,
+        gate_chars=gate_chars,
+        over_gate=over_gate,
+        under_gate_after=view_chars <= gate_chars,
+    )
