@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
+import secrets
+import stat
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -24,7 +25,7 @@ _held = threading.local()
 def atomic_write_text(path: Path, text: str) -> None:
     """Write `text` (UTF-8, LF) so a crash leaves the old file or the new one, never half."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = _temp_beside(path)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
@@ -35,6 +36,24 @@ def atomic_write_text(path: Path, text: str) -> None:
         with _suppress_missing():
             os.unlink(tmp)
         raise
+
+
+def _temp_beside(path: Path) -> tuple[int, str]:
+    # Not mkstemp: its 0600 would stick to the renamed file. The kernel applies the umask to
+    # 0666 as for any file the user makes; an existing file keeps the mode it has.
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        mode = None
+    while True:
+        tmp = str(path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            continue
+        if mode is not None:
+            os.fchmod(fd, mode)
+        return fd, tmp
 
 
 def atomic_write_json(path: Path, data: Any) -> None:
