@@ -1,0 +1,108 @@
+"""Shared fixtures: a workspace with a `_dream_context/` root, the CLI (as a real process and
+in-process), a chair that holds debates, and a private copy of the Node tool's reference debate."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from debate_story import (
+    REFERENCE,
+    Chair,
+    Reference,
+    Runner,
+    inprocess_runner,
+    subprocess_runner,
+)
+
+from dreamcontext_council.folder.paths import Root
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    """An empty working directory with no `_dream_context/` at or above it."""
+    path = tmp_path / "work"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def root_path(workdir: Path) -> Path:
+    """Where the workspace's `_dream_context/` lives (created by the first `new`)."""
+    return workdir / "_dream_context"
+
+
+@pytest.fixture
+def council(workdir: Path, root_path: Path) -> Runner:
+    """`python -m dreamcontext_council council ARGS` as a real subprocess → (code, out, err)."""
+    return subprocess_runner(workdir, root_path)
+
+
+@pytest.fixture
+def cli(root_path: Path) -> Runner:
+    """The same CLI in-process through click's CliRunner → (code, out, err)."""
+    return inprocess_runner(root_path)
+
+
+@pytest.fixture
+def chair(cli: Runner, root_path: Path) -> Chair:
+    """Holds debates through the in-process CLI."""
+    return Chair(cli, root_path)
+
+
+@pytest.fixture
+def root(root_path: Path) -> Root:
+    """The workspace root as the library sees it."""
+    return Root(root_path)
+
+
+@pytest.fixture(scope="session")
+def finished_story(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """Built once: the reference story replayed by our commands, closed and promoted."""
+    built = tmp_path_factory.mktemp("finished") / "_dream_context"
+    chair = Chair(inprocess_runner(built), built)
+    debate_id = chair.reference_story()
+    chair.ok(
+        "research", "add", debate_id, "risk-auditor", "postgres write throughput",
+        "--body", "Postgres 16 handles 40k small writes/s on the platform cluster.",
+    )  # fmt: skip
+    chair.close(debate_id)
+    chair.ok("promote", debate_id)
+    return built, debate_id
+
+
+@pytest.fixture
+def finished(finished_story: tuple[Path, str], root_path: Path) -> str:
+    """A copy of the finished story in this test's workspace; returns its debate id."""
+    built, debate_id = finished_story
+    shutil.copytree(built, root_path)
+    return debate_id
+
+
+@pytest.fixture
+def fixture_root(tmp_path: Path) -> Reference:
+    """Copy ../shared/fixtures/reference-debate to tmp (the original is never written)."""
+    if not REFERENCE.is_dir():
+        pytest.skip(f"the reference debate is not available at {REFERENCE} (../shared is absent)")
+    target = tmp_path / "reference-debate"
+    shutil.copytree(REFERENCE, target)
+    for folder, dirs, files in os.walk(target):
+        for name in [*dirs, *files]:
+            path = Path(folder) / name
+            path.chmod(path.stat().st_mode | 0o200)
+    target.chmod(target.stat().st_mode | 0o200)
+    return Reference(target / "_dream_context", target / "expected")
+
+
+@pytest.fixture
+def ref_cli(fixture_root: Reference) -> Runner:
+    """The in-process CLI pointed at the copied reference debate."""
+    return inprocess_runner(fixture_root.root)
+
+
+@pytest.fixture
+def ref_council(fixture_root: Reference, workdir: Path) -> Runner:
+    """The subprocess CLI pointed at the copied reference debate."""
+    return subprocess_runner(workdir, fixture_root.root)

@@ -1,0 +1,295 @@
+"""Every orchestrator and persona command of cli.md, end to end on a fresh folder."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from debate_story import LIVE_FILE, OPTIONS, TOPIC, Chair, Result, Runner, entry
+
+ID = re.compile(r"council_[A-Za-z0-9]{8}")
+
+# Every command in the Orchestrator and Persona tables of cli.md.
+COMMANDS = [
+    ["new"],
+    ["create"],
+    ["agent", "create"],
+    ["agent", "list"],
+    ["round", "start"],
+    ["round", "end"],
+    ["round", "extend"],
+    ["summaries"],
+    ["board"],
+    ["timeline"],
+    ["inject"],
+    ["question"],
+    ["synthesize"],
+    ["complete"],
+    ["promote"],
+    ["list"],
+    ["show"],
+    ["live", "clear"],
+    ["round-context"],
+    ["verdict"],
+    ["report", "append"],
+    ["research", "add"],
+    ["research", "list"],
+]
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
+def test_every_command_has_help_with_an_example(cli: Runner, command: list[str]) -> None:
+    result = cli(*command, "--help")
+    assert result.code == 0, result.err
+    assert "Example" in result.out
+    assert "dreamcontext council" in result.out
+
+
+def test_a_whole_round_through_real_processes(council: Runner, root_path: Path) -> None:
+    made = council("new", TOPIC, "--options", OPTIONS, "--rounds", "1")
+    assert made.code == 0, made.err
+    debate_id = made.last_line
+    assert ID.fullmatch(debate_id), made.out
+    assert "Created" in made.out  # no root existed: `new` says it made one
+
+    seated = council("agent", "create", debate_id, "risk-auditor", input="You are risk-auditor.\n")
+    assert seated.code == 0, seated.err
+    assert council("round", "start", debate_id, "1").code == 0
+    voted = council(
+        "verdict", debate_id, "risk-auditor", "1",
+        "--stance", "A", "--conviction", "60", "--headline", "Migrate, with a rollback plan",
+    )  # fmt: skip
+    assert voted.code == 0, voted.err
+    reported = council("report", "append", debate_id, "risk-auditor", input=entry("Migrate."))
+    assert reported.code == 0, reported.err
+    assert reported.err == ""  # the verdict came first: no warning
+    assert council("round", "end", debate_id, "1").code == 0
+
+    shown = council("show", debate_id, "--json")
+    assert shown.code == 0, shown.err
+    assert shown.json()["status"] == "round_1_complete"
+    assert (root_path / "council" / debate_id / "risk-auditor" / "report.md").is_file()
+
+
+def test_create_is_the_node_name_for_new(cli: Runner, root_path: Path) -> None:
+    made = cli("create", "Is create an alias?")
+    assert made.code == 0, made.err
+    assert ID.fullmatch(made.last_line)
+    assert (root_path / "council" / made.last_line / "debate.md").is_file()
+
+
+def test_new_prints_the_id_alone_on_the_last_line_and_json_on_request(cli: Runner) -> None:
+    plain = cli("new", TOPIC, "--options", OPTIONS, "--personas", "engineering")
+    assert plain.code == 0, plain.err
+    assert ID.fullmatch(plain.last_line)
+    data = cli("new", TOPIC, "--json").json()
+    assert ID.fullmatch(data["id"]) and data["topic"] == TOPIC
+    listed = cli("agent", "list", plain.last_line, "--json").json()
+    assert [row["slug"] for row in listed] == [
+        "risk-auditor",
+        "pragmatist",
+        "user-advocate",
+        "architect",
+    ]
+
+
+def test_orchestrator_and_persona_commands_walk_a_debate_to_knowledge(
+    chair: Chair, cli: Runner, root_path: Path
+) -> None:
+    debate_id = chair.new()
+    roster = cli("agent", "list", debate_id, "--json").json()
+    assert [r["slug"] for r in roster] == ["risk-auditor", "growth-cfo", "user-advocate"]
+    assert roster[0]["model"] == "sonnet" and roster[0]["aspects"] == ["cost", "risk", "latency"]
+    assert "risk-auditor" in cli("agent", "list", debate_id).out
+
+    started = cli("round", "start", debate_id, "1", "--json").json()
+    assert started["changed"] is True and started["round"] == 1
+    for slug, (stance, level) in {
+        "risk-auditor": ("A", 60),
+        "growth-cfo": ("A", 60),
+        "user-advocate": ("B", 55),
+    }.items():
+        voted = cli(
+            "verdict",
+            debate_id,
+            slug,
+            "1",
+            "--stance",
+            stance,
+            "--conviction",
+            str(level),
+            "--headline",
+            "h",
+            "--json",
+        )
+        assert voted.json()["stance"] == stance
+    # report append: stdin for one persona, --body for the others
+    assert cli("report", "append", debate_id, "risk-auditor", input=entry("from stdin")).code == 0
+    assert cli("report", "append", debate_id, "growth-cfo", "--body", entry("from body")).code == 0
+    appended = cli(
+        "report",
+        "append",
+        debate_id,
+        "user-advocate",
+        "--round",
+        "1",
+        "--body",
+        entry("third"),
+        "--json",
+    )
+    assert appended.json() == {"round": 1, "replaced": False, "warnings": []}
+
+    summaries = cli("summaries", debate_id, "1")
+    assert "from stdin" in summaries.out and "stance=B conviction=55 (·)" in summaries.out
+    assert cli("summaries", debate_id, "1", "--json").json()[1]["summary"] == "from body"
+    assert cli("round", "end", debate_id, "1", "--json").json()["changed"] is True
+
+    assert cli("inject", debate_id, "Postgres is already run by the platform team").code == 0
+    queued = cli(
+        "question", debate_id, "growth-cfo", "What", "does", "it", "cost?", "--json"
+    ).json()
+    assert queued == {"debate": debate_id, "persona": "growth-cfo", "round": 2, "added": True}
+    extended = cli("round", "extend", debate_id, "--by", "1", "--json").json()
+    assert extended["round"] == 3
+
+    chair.play_round(
+        debate_id,
+        2,
+        {"risk-auditor": ("A", 70), "growth-cfo": ("B", 70), "user-advocate": ("B", 40)},
+    )
+    board = cli("board", debate_id, "--round", "2", "--json").json()
+    assert board["round"] == 2 and board["leading"] == "B" and board["convergence"] == 61
+    assert {r["slug"]: r["shift"] for r in board["rows"]} == {
+        "growth-cfo": "↑ A→B",
+        "risk-auditor": "=",
+        "user-advocate": "↓ 55→40",
+    }
+    assert (
+        "│ OPTIONS  A Migrate now (1 · 70)   B Stay on Redis (2 · 110)"
+        in cli("board", debate_id).out
+    )
+    timeline = cli("timeline", debate_id)
+    assert "| growth-cfo | A 60 | B 70 |" in timeline.out
+    assert cli("timeline", debate_id, "--json").json()["rounds"][1]["leading"] == "B"
+
+    noted = cli(
+        "research",
+        "add",
+        debate_id,
+        "risk-auditor",
+        "postgres",
+        "write",
+        "throughput",
+        "--body",
+        "40k writes/s.",
+        "--json",
+    ).json()
+    assert noted["slug"] == "postgres-write-throughput"
+    assert (
+        cli(
+            "research", "add", debate_id, "risk-auditor", "failover drills", input="Quarterly."
+        ).code
+        == 0
+    )
+    notes = cli("research", "list", debate_id, "risk-auditor", "--json").json()
+    assert [n["slug"] for n in notes] == ["failover-drills", "postgres-write-throughput"]
+    assert "postgres write throughput" in cli("research", "list", debate_id, "risk-auditor").out
+
+    manifest = cli("synthesize", debate_id, "--json").json()
+    assert manifest["changed"] is True
+    assert "risk-auditor/researches/postgres-write-throughput.md" in manifest["files"]
+    assert {"debate.md", "verdicts.json", "round-log.md", "growth-cfo/report.md"} <= set(
+        manifest["files"]
+    )
+    chair.write_final_report(debate_id)
+    assert cli("complete", debate_id, "--json").json()["changed"] is True
+    assert cli("list", "--unpromoted", "--json").json()[0]["id"] == debate_id
+    assert cli("list", "--json").json() == []  # nothing is in progress any more
+    promoted = cli("promote", debate_id, "--json").json()
+    assert (
+        promoted["path"]
+        == "knowledge/decision-should-we-migrate-the-session-store-from-redis-to-postgres.md"
+    )
+    assert (root_path / promoted["path"]).is_file()
+    assert cli("list", "--unpromoted", "--json").json() == []
+    everything = cli("list", "--all")
+    assert debate_id in everything.out and "[promoted]" in everything.out
+
+    shown = cli("show", debate_id)
+    assert "status:    complete" in shown.out and "round:     2/3" in shown.out
+    assert "## Round 2 complete" in shown.out
+
+    assert (root_path / LIVE_FILE).is_file()
+    assert cli("live", "clear").out.strip() == "Live file removed."
+    assert not (root_path / LIVE_FILE).exists()
+    assert cli("live", "clear").out.strip() == "No live file."
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["agent", "list", "{id}"],
+        ["summaries", "{id}", "1"],
+        ["board", "{id}"],
+        ["board", "{id}", "--round", "1"],
+        ["timeline", "{id}"],
+        ["list"],
+        ["list", "--all"],
+        ["list", "--unpromoted"],
+        ["show", "{id}"],
+        ["research", "list", "{id}", "risk-auditor"],
+        ["synthesize", "{id}"],
+        ["round", "extend", "{id}"],
+        ["inject", "{id}", "A fact."],
+        ["question", "{id}", "growth-cfo", "Why?"],
+    ],
+    ids=lambda a: " ".join(a),
+)
+def test_json_output_parses(chair: Chair, cli: Runner, args: list[str]) -> None:
+    debate_id = chair.new()
+    chair.play_round(
+        debate_id,
+        1,
+        {"risk-auditor": ("A", 60), "growth-cfo": ("B", 50), "user-advocate": ("B", 40)},
+    )
+    result: Result = cli(*[a.replace("{id}", debate_id) for a in args], "--json")
+    assert result.code == 0, result.err
+    json.loads(result.out)
+
+
+def test_report_append_warns_when_no_verdict_was_recorded(chair: Chair, cli: Runner) -> None:
+    debate_id = chair.new()
+    chair.ok("round", "start", debate_id, "1")
+    result = cli("report", "append", debate_id, "risk-auditor", input=entry())
+    assert result.code == 0
+    assert "No verdict recorded for risk-auditor in round 1" in result.err
+
+
+def test_round_context_has_everything_a_persona_needs(chair: Chair, cli: Runner) -> None:
+    debate_id = chair.new()
+    chair.play_round(
+        debate_id,
+        1,
+        {"risk-auditor": ("A", 60), "growth-cfo": ("A", 60), "user-advocate": ("B", 55)},
+    )
+    chair.ok("inject", debate_id, "Postgres is already run by the platform team")
+    chair.ok("question", debate_id, "growth-cfo", "What does the migration cost in engineer-weeks?")
+    chair.ok("round", "start", debate_id, "2")
+    page = cli("round-context", debate_id, "growth-cfo").out
+    for expected in (
+        TOPIC,
+        "Round: 2 of 2",
+        "You are growth-cfo.",
+        "## Round 2 — Cross-context loaded",
+        "risk-auditor thinks round 1 points to option A.",
+        "- **[Interlude R1]** Postgres is already run by the platform team",
+        "## Facts new since round 1",
+        "- **A**: Migrate now",
+        "Convergence 69% → A.",
+        '- **user-advocate**: B 55 — "user-advocate says B in R1"',
+        "- What does the migration cost in engineer-weeks?",
+        f"dreamcontext council verdict {debate_id} growth-cfo 2",
+    ):
+        assert expected in page, expected

@@ -1,0 +1,309 @@
+"""A folder written by our commands has every field of format.md, in the shapes it lists."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+from pathlib import Path
+
+import pytest
+import yaml
+from debate_story import LIVE_FILE, TOPIC, Chair, Runner
+
+DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+STAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z")
+
+
+def frontmatter_of(path: Path) -> dict[str, object]:
+    """The YAML between the --- lines, read as plain YAML (as gray-matter would)."""
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith("---\n"), path
+    block = text[4 : text.index("\n---\n", 4)]
+    data = yaml.safe_load(block)
+    assert isinstance(data, dict)
+    return data
+
+
+def test_debate_md_frontmatter_has_every_field_with_its_type(chair: Chair, finished: str) -> None:
+    meta = frontmatter_of(chair.folder(finished) / "debate.md")
+    assert re.fullmatch(r"council_[A-Za-z0-9]{8}", str(meta["id"])) and meta["id"] == finished
+    assert meta["topic"] == TOPIC
+    assert meta["status"] == "complete"
+    assert meta["rounds_planned"] == 2 and meta["current_round"] == 2
+    assert meta["interrupt_between_rounds"] is False
+    assert meta["personas"] == ["risk-auditor", "growth-cfo", "user-advocate"]
+    assert meta["options"] == [
+        {"key": "A", "label": "Migrate now"},
+        {"key": "B", "label": "Stay on Redis"},
+    ]
+    assert meta["promoted_to_knowledge"] == (
+        "knowledge/decision-should-we-migrate-the-session-store-from-redis-to-postgres.md"
+    )
+    for key in ("created_at", "updated_at"):
+        assert isinstance(meta[key], str) and DATE.fullmatch(meta[key]), key
+
+
+def test_debate_md_body_has_the_three_sections_and_the_fact(chair: Chair, finished: str) -> None:
+    text = (chair.folder(finished) / "debate.md").read_text(encoding="utf-8")
+    body = text.split("\n---\n", 1)[1]
+    headings = [line for line in body.split("\n") if line.startswith("## ")]
+    assert headings == ["## Question", "## Constraints & Known Facts", "## Session registry"]
+    assert f"## Question\n\n{TOPIC}\n" in body
+    assert "- **[Interlude R1]** Postgres is already run by the platform team" in body
+
+
+def test_a_fresh_debate_md_starts_as_created_with_no_promotion(chair: Chair, cli: Runner) -> None:
+    debate_id = cli("new", "Fresh?").last_line
+    meta = frontmatter_of(chair.folder(debate_id) / "debate.md")
+    assert meta["status"] == "created" and meta["current_round"] == 0
+    assert meta["promoted_to_knowledge"] is None
+    assert meta["personas"] == [] and meta["options"] == []
+    assert (
+        (chair.folder(debate_id) / "round-log.md")
+        .read_text(encoding="utf-8")
+        .startswith(f"# Round log — {debate_id}\n")
+    )
+
+
+def test_index_json_is_newest_first_with_the_listed_keys(chair: Chair, finished: str) -> None:
+    later = chair.new("A later debate?", personas=())
+    entries = json.loads((chair.root / "council" / "index.json").read_text(encoding="utf-8"))
+    assert [e["id"] for e in entries] == [later, finished]
+    keys = [
+        "id",
+        "topic",
+        "status",
+        "rounds_planned",
+        "current_round",
+        "promoted_to_knowledge",
+        "created_at",
+        "updated_at",
+    ]
+    for e in entries:
+        assert list(e) == keys
+    meta = frontmatter_of(chair.folder(finished) / "debate.md")
+    assert {k: entries[1][k] for k in keys} == {k: meta[k] for k in keys}
+
+
+def test_verdicts_json_has_options_and_rounds_of_verdicts(chair: Chair, finished: str) -> None:
+    data = json.loads((chair.folder(finished) / "verdicts.json").read_text(encoding="utf-8"))
+    assert list(data) == ["options", "rounds"]
+    assert data["options"] == [
+        {"key": "A", "label": "Migrate now"},
+        {"key": "B", "label": "Stay on Redis"},
+    ]
+    assert list(data["rounds"]) == ["1", "2"]
+    verdict = data["rounds"]["2"]["user-advocate"]
+    assert list(verdict) == ["stance", "conviction", "headline", "concession", "at"]
+    assert (verdict["stance"], verdict["conviction"]) == ("B", 40)
+    assert verdict["headline"] == "user-advocate says B in R2"
+    assert verdict["concession"] == "peer point R2"
+    assert STAMP.fullmatch(verdict["at"])
+
+
+def test_free_stances_become_options_keyed_by_their_slug(chair: Chair) -> None:
+    debate_id = chair.new(options=None, personas=("risk-auditor",))
+    chair.ok("round", "start", debate_id, "1")
+    long = "Adopt the managed Postgres service with a staged cutover"
+    chair.ok(
+        "verdict",
+        debate_id,
+        "risk-auditor",
+        "1",
+        "--stance",
+        long,
+        "--conviction",
+        "70",
+        "--headline",
+        "h",
+    )
+    data = json.loads((chair.folder(debate_id) / "verdicts.json").read_text(encoding="utf-8"))
+    key = "adopt-the-managed-postgr"
+    assert data["options"] == [{"key": key, "label": long}]
+    assert data["rounds"]["1"]["risk-auditor"]["stance"] == key
+
+
+def test_report_md_has_its_frontmatter_and_entries_newest_first(
+    chair: Chair, finished: str
+) -> None:
+    path = chair.folder(finished) / "growth-cfo" / "report.md"
+    assert frontmatter_of(path) == {"persona": "growth-cfo", "rounds_completed": 2}
+    text = path.read_text(encoding="utf-8")
+    rounds = re.findall(r"^## Round (\d+) — (\d{4}-\d{2}-\d{2})$", text, re.MULTILINE)
+    assert [r for r, _ in rounds] == ["2", "1"]
+    for title in (
+        "Executive Summary",
+        "Position",
+        "Reasoning",
+        "Reactions to peers",
+        "Open questions",
+    ):
+        assert text.count(f"### {title}\n") == 2, title
+
+
+def test_context_file_has_frontmatter_panel_and_directives(chair: Chair, finished: str) -> None:
+    path = chair.folder(finished) / "growth-cfo" / "context-and-persona.md"
+    meta = frontmatter_of(path)
+    assert meta == {
+        "name": "growth-cfo",
+        "model": "sonnet",
+        "aspects": ["cost", "risk", "latency"],
+        "round_entries": 2,
+    }
+    body = path.read_text(encoding="utf-8").split("\n---\n", 1)[1]
+    assert body.lstrip("\n").startswith("## Persona\n")
+    assert (
+        "## Round 2 — Directives\n\n- What does the migration cost in engineer-weeks?\n- Steelman option B for this round.\n"
+        in body
+    )
+    panel = body[body.index("## Round 2 — Cross-context loaded") :]
+    assert "### risk-auditor\n\nrisk-auditor thinks round 1 points to option A." in panel
+    assert "### user-advocate\n\nuser-advocate thinks round 1 points to option B." in panel
+    assert "### growth-cfo" not in panel  # a persona does not read itself
+
+
+def test_research_index_and_note(chair: Chair, finished: str) -> None:
+    folder = chair.folder(finished) / "risk-auditor" / "researches"
+    index = json.loads((folder / "index.json").read_text(encoding="utf-8"))
+    assert len(index) == 1 and list(index[0]) == ["slug", "topic", "added_at"]
+    assert index[0]["slug"] == "postgres-write-throughput"
+    assert DATE.fullmatch(index[0]["added_at"])
+    note = (folder / "postgres-write-throughput.md").read_text(encoding="utf-8")
+    lines = note.split("\n")
+    assert lines[0] == "# postgres write throughput"
+    assert re.fullmatch(r"_Added \d{4}-\d{2}-\d{2} by risk-auditor_", lines[2])
+    assert "40k small writes/s" in note
+
+
+def test_knowledge_doc_has_the_format_frontmatter_and_sections(chair: Chair, finished: str) -> None:
+    path = (
+        chair.root
+        / "knowledge"
+        / "decision-should-we-migrate-the-session-store-from-redis-to-postgres.md"
+    )
+    meta = frontmatter_of(path)
+    assert list(meta) == [
+        "id",
+        "name",
+        "type",
+        "source_debate",
+        "topic",
+        "personas",
+        "rounds",
+        "created_at",
+        "updated_at",
+        "tags",
+    ]
+    assert re.fullmatch(r"know_[A-Za-z0-9_-]{8}", str(meta["id"]))
+    assert meta["name"] == f"Decision: {TOPIC}"
+    assert meta["type"] == "decision" and meta["source_debate"] == finished
+    assert meta["topic"] == TOPIC and meta["rounds"] == 2
+    assert meta["personas"] == ["risk-auditor", "growth-cfo", "user-advocate"]
+    assert meta["tags"] == ["decision", "council"]
+    body = path.read_text(encoding="utf-8")
+    headings = re.findall(r"^## (.+)$", body, re.MULTILINE)
+    assert headings == [
+        "Verdict",
+        "Decision card",
+        "Why",
+        "Minority view & revisit conditions",
+        "Open risks",
+    ]
+    assert "\n---\n\n_Promoted from council debate" in body
+    assert f"_dream_context/council/{finished}/final-report.md" in body.rsplit("---", 1)[1]
+
+
+def test_live_file_has_the_format_keys(chair: Chair, finished: str) -> None:
+    state = json.loads((chair.root / LIVE_FILE).read_text(encoding="utf-8"))
+    assert set(state) == {
+        "debate", "topic", "session", "started", "updated", "phase", "round", "rounds",
+        "options", "personas", "convergence", "leading",
+    }  # fmt: skip
+    assert state["debate"] == finished and state["phase"] == "done"
+    assert (state["round"], state["rounds"]) == (2, 2)
+    assert STAMP.fullmatch(state["started"]) and STAMP.fullmatch(state["updated"])
+    assert (state["convergence"], state["leading"]) == (78, "A")
+    user = next(p for p in state["personas"] if p["slug"] == "user-advocate")
+    assert user == {
+        "slug": "user-advocate",
+        "state": "done",
+        "model": "sonnet",
+        "stance": "B",
+        "conviction": 40,
+        "headline": "user-advocate says B in R2",
+        "prevStance": "B",
+        "prevConviction": 55,
+    }
+
+
+def test_live_file_follows_the_phases(chair: Chair) -> None:
+    def live() -> dict[str, object]:
+        return json.loads((chair.root / LIVE_FILE).read_text(encoding="utf-8"))
+
+    debate_id = chair.new(personas=("risk-auditor", "growth-cfo"))
+    assert live()["phase"] == "setup"
+    chair.ok("round", "start", debate_id, "1")
+    assert live()["phase"] == "debate"
+    assert {p["slug"]: p["state"] for p in live()["personas"]} == {  # type: ignore[attr-defined]
+        "risk-auditor": "wait",
+        "growth-cfo": "wait",
+    }
+    chair.submit(debate_id, "risk-auditor", 1)
+    states = {p["slug"]: p["state"] for p in live()["personas"]}  # type: ignore[attr-defined]
+    assert states == {"risk-auditor": "done", "growth-cfo": "wait"}
+    chair.submit(debate_id, "growth-cfo", 1, "B", 40)
+    chair.ok("round", "end", debate_id, "1")
+    chair.ok("synthesize", debate_id)
+    assert live()["phase"] == "synthesis"
+
+
+def test_writes_follow_the_umask_like_any_file_the_user_makes(chair: Chair) -> None:
+    debate_id = chair.new(personas=("risk-auditor",))
+    mask = os.umask(0)
+    os.umask(mask)
+    for path in (chair.folder(debate_id) / "debate.md", chair.root / "council" / "index.json"):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~mask, path
+
+
+def test_files_end_with_one_newline_and_lf_endings(chair: Chair, finished: str) -> None:
+    for path in chair.root.rglob("*"):
+        if path.is_file() and path.name != ".council.lock" and path.name != "final-report.md":
+            data = path.read_bytes()
+            assert b"\r\n" not in data, path
+            assert data.endswith(b"\n") and not data.endswith(b"\n\n"), path
+
+
+ODD_TOPICS = [
+    "Should we ship \"v2\" or keep 'v1'?",
+    "'Quoted at the start' and at the end: \"yes\"",
+    "Ship it? 🚀🔥 — é à ü ß",
+    "我们应该迁移到 Postgres 吗？",
+    "האם לעבור ל-Postgres? هل ننتقل؟",
+    "key: value # not a comment - [not, a, list] {nor: a map} &anchor *alias | > % @ `",
+    "true",
+    "2026-11-30",
+    "- a dash first",
+    "x" * 1990 + " end?",
+]
+
+
+@pytest.mark.parametrize("topic", ODD_TOPICS, ids=lambda t: t[:20])
+def test_odd_topics_survive_new_then_show(chair: Chair, cli: Runner, topic: str) -> None:
+    debate_id = cli("new", "--", topic).last_line
+    assert cli("show", debate_id, "--json").json()["topic"] == topic
+    meta = frontmatter_of(chair.folder(debate_id) / "debate.md")
+    assert meta["topic"] == topic
+    listed = cli("list", "--json").json()
+    assert listed[0]["topic"] == topic
+
+
+def test_a_two_thousand_character_topic_survives_a_real_process(
+    council: Runner, root_path: Path
+) -> None:
+    topic = ("Should we migrate \"sessions\" to Postgres — 迁移 🚀 'now'? " * 40)[:2000].strip()
+    made = council("new", topic)
+    assert made.code == 0, made.err
+    shown = council("show", made.last_line, "--json")
+    assert shown.json()["topic"] == topic
