@@ -100,6 +100,7 @@ async def launch(request: Launch, echo: Callable[[str], None]) -> dict[str, Any]
     if request.debate_id and attachments:
         raise UsageError("--attach goes with --topic; attach files when the debate is created.")
     roster: list[PersonaSpec] | None = None
+    options: list[dict[str, str]] = []
     if request.topic:
         convene.check_topic(request.topic)
         options = convene.parse_options(request.options_spec)
@@ -134,7 +135,7 @@ async def launch(request: Launch, echo: Callable[[str], None]) -> dict[str, Any]
                 root,
                 request.topic,
                 rounds=request.rounds,
-                options=convene.parse_options(request.options_spec),
+                options=options,
                 interrupt=request.interrupt,
                 personas=roster,
                 attachments=attachments,

@@ -19,7 +19,8 @@ from dreamcontext_council.engine.providers.base import Completion, Prompt, Usage
 
 NOTICE = "scripted stand-in, not a model"
 DELAY_ENV = "DREAMCONTEXT_SCRIPTED_DELAY"
-_TASK = re.compile(r"<!-- council-call (\{.*\}) -->", re.S)
+# One line each; a repair prompt carries the original call's line and then its own.
+_TASK = re.compile(r"<!-- council-call (\{.*\}) -->")
 _FREE_STANCES = ("Proceed now", "Hold off")
 
 
@@ -29,12 +30,12 @@ def _number(*parts: object) -> int:
 
 
 def task_from_text(text: str) -> dict[str, Any]:
-    """The call description a prompt carries in its `<!-- council-call {...} -->` line."""
-    match = _TASK.search(text)
-    if not match:
+    """The call description a prompt carries in its last `<!-- council-call {...} -->` line."""
+    found = _TASK.findall(text)
+    if not found:
         return {}
     try:
-        data = json.loads(match.group(1))
+        data = json.loads(found[-1])
     except ValueError:
         return {}
     return data if isinstance(data, dict) else {}
