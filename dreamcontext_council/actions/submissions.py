@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from dreamcontext_council import resources
 from dreamcontext_council.actions.files import DebateFiles, today
@@ -68,6 +68,9 @@ def record_verdict(
         verdict = Verdict(
             key, level, headline, " ".join((concession or "").split()) or None, now_iso()
         )
+        previous = verdicts.round(number).get(slug)
+        if previous is not None and previous == replace(verdict, at=previous.at):
+            return previous  # the same verdict again: keep the record and its time
         verdicts.rounds.setdefault(number, {})[slug] = verdict
         files.save_verdicts(verdicts)
     refresh_live(root, debate_id)
