@@ -59,6 +59,22 @@ def root(root_path: Path) -> Root:
 
 
 @pytest.fixture(scope="session")
+def debated_story(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """Built once: the reference story replayed by our commands, both rounds complete."""
+    built = tmp_path_factory.mktemp("debated") / "_dream_context"
+    debate_id = Chair(inprocess_runner(built), built).reference_story()
+    return built, debate_id
+
+
+@pytest.fixture
+def debated(debated_story: tuple[Path, str], root_path: Path) -> str:
+    """A copy of the debated story in this test's workspace; returns its debate id."""
+    built, debate_id = debated_story
+    shutil.copytree(built, root_path)
+    return debate_id
+
+
+@pytest.fixture(scope="session")
 def finished_story(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """Built once: the reference story replayed by our commands, closed and promoted."""
     built = tmp_path_factory.mktemp("finished") / "_dream_context"
