@@ -80,19 +80,30 @@ class Ledger:
     max_calls: int | None = None
     calls: int = 0
     cost: float = 0.0
+    # Calls admitted but not recorded yet: personas of a round are asked all at once.
+    in_flight: int = 0
+    reserved: float = 0.0
 
     def admit(
         self, spec: ModelSpec, estimated_input_tokens: int, expected_output_tokens: int
-    ) -> None:
-        """Raise BudgetReached when this call would cross a limit."""
-        if self.max_calls is not None and self.calls + 1 > self.max_calls:
+    ) -> float:
+        """Reserve room for one call and return its estimated cost; BudgetReached when it would cross a limit."""
+        if self.max_calls is not None and self.calls + self.in_flight + 1 > self.max_calls:
             raise BudgetReached(f"--max-calls {self.max_calls} reached after {self.calls} calls")
         estimate = self.prices.cost(spec, estimated_input_tokens, expected_output_tokens)
-        if self.max_cost is not None and self.cost + estimate > self.max_cost:
+        if self.max_cost is not None and self.cost + self.reserved + estimate > self.max_cost:
             raise BudgetReached(
                 f"--max-cost ${self.max_cost:.2f} would be crossed (spent ${self.cost:.4f}, "
                 f"next call about ${estimate:.4f})"
             )
+        self.in_flight += 1
+        self.reserved += estimate
+        return estimate
+
+    def release(self, estimate: float) -> None:
+        """Give back the room `admit` reserved, once the call is over."""
+        self.in_flight -= 1
+        self.reserved = max(0.0, self.reserved - estimate)
 
     def record(
         self,

@@ -30,11 +30,14 @@ class Caller:
     ) -> Completion:
         """Ask the model; raise BudgetReached before a call that would cross a limit."""
         estimated_in = (len(prompt.system) + len(prompt.user)) // 4
-        self.ledger.admit(spec, estimated_in, EXPECTED_OUTPUT.get(phase, DEFAULT_EXPECTED_OUTPUT))
+        estimate = self.ledger.admit(
+            spec, estimated_in, EXPECTED_OUTPUT.get(phase, DEFAULT_EXPECTED_OUTPUT)
+        )
         started = time.perf_counter()
         try:
             completion = await self.providers.complete(spec, prompt)
         except CouncilError as exc:
+            self.ledger.release(estimate)
             self.ledger.record(
                 spec=spec,
                 persona=persona,
@@ -46,6 +49,10 @@ class Caller:
                 latency_s=time.perf_counter() - started,
             )
             raise
+        except BaseException:
+            self.ledger.release(estimate)
+            raise
+        self.ledger.release(estimate)
         self.ledger.record(
             spec=spec, persona=persona, round_number=round, phase=phase, completion=completion
         )
