@@ -1,0 +1,101 @@
+"""docs/providers.md states the names and numbers the provider code uses."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+import pytest
+
+from dreamcontext_council.cli import cli
+
+models = pytest.importorskip("dreamcontext_council.engine.providers.models")
+accounting = pytest.importorskip("dreamcontext_council.engine.accounting")
+limits = pytest.importorskip("dreamcontext_council.engine.providers.limits")
+retry = pytest.importorskip("dreamcontext_council.engine.providers.retry")
+scripted = pytest.importorskip("dreamcontext_council.engine.providers.scripted")
+anthropic_provider = pytest.importorskip("dreamcontext_council.engine.providers.anthropic_provider")
+openai_provider = pytest.importorskip("dreamcontext_council.engine.providers.openai_provider")
+
+PAGE = (Path(__file__).resolve().parents[2] / "docs" / "providers.md").read_text(encoding="utf-8")
+
+
+def _number(value: float) -> str:
+    return f"{value:.2f}"
+
+
+def _is_price(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
+
+
+def test_every_alias_is_listed_with_its_model() -> None:
+    for alias, target in models.ALIASES.items():
+        assert f"| `{alias}` | `{target}` |" in PAGE
+
+
+def test_every_provider_and_the_defaults_are_named() -> None:
+    for provider in models.PROVIDERS:
+        assert f"`{provider}`" in PAGE
+    assert f"`{models.DEFAULT_ANTHROPIC}`" in PAGE
+    assert f"`{models.DEFAULT_OPENAI}`" in PAGE
+
+
+def test_every_variable_is_documented() -> None:
+    for name in (
+        anthropic_provider.KEY_ENV,
+        anthropic_provider.BASE_URL_ENV,
+        openai_provider.KEY_ENV,
+        openai_provider.BASE_URL_ENV,
+        accounting.PRICES_ENV,
+        scripted.DELAY_ENV,
+    ):
+        assert f"`{name}`" in PAGE, name
+
+
+def test_the_price_table_matches_the_built_in_one() -> None:
+    for model, (price_in, price_out) in accounting.DEFAULT_PRICES.items():
+        assert f"| `{model}` | {_number(price_in)} | {_number(price_out)} |" in PAGE, model
+    listed = set()
+    for line in PAGE.splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) == 3 and cells[0].startswith("`") and all(_is_price(c) for c in cells[1:]):
+            listed.add(cells[0].strip("`"))
+    assert listed == set(accounting.DEFAULT_PRICES)
+
+
+def test_retry_and_concurrency_numbers() -> None:
+    policy = retry.RetryPolicy()
+    assert f"{policy.max_delay_s:.0f} s" in PAGE
+    assert f"up to {policy.base_delay_s:.0f} s" in PAGE
+    assert {"2": "twice"}[str(policy.no_text_retries)] in PAGE
+    for provider, limit in limits.DEFAULT_CONCURRENCY.items():
+        assert f"`{provider}` {limit}" in PAGE
+    assert f"others {limits.FALLBACK_CONCURRENCY}" in PAGE
+
+
+def test_run_options_and_their_defaults() -> None:
+    run = cli.commands["council"].commands.get("run")  # type: ignore[attr-defined]
+    if run is None:
+        pytest.skip("council run is not built yet")
+    options = {p.opts[0]: p for p in run.params if isinstance(p, click.Option)}
+    for name in (
+        "--model",
+        "--check-model",
+        "--synth-model",
+        "--base-url",
+        "--timeout",
+        "--retries",
+        "--concurrency",
+        "--prices",
+        "--dry-run",
+        "--max-cost",
+        "--max-calls",
+    ):
+        assert name in options, f"run has no {name}"
+        assert f"`{name}" in PAGE, name
+    assert f"| `--timeout SECONDS` | {options['--timeout'].default:.0f} |" in PAGE
+    assert f"| `--retries N` | {options['--retries'].default} |" in PAGE
