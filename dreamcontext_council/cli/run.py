@@ -184,4 +184,16 @@ def run(
         env=dict(os.environ),
     )
     result = asyncio.run(launch(request, echo=lambda line: click.echo(line, err=True)))
+    if not (quiet or as_json) and result.get("stopped") in ("complete", "interlude"):
+        click.echo(_board(result["id"]), err=True)
     emit(result, as_json, result["message"] + ("\n" + result["id"] if result.get("id") else ""))
+
+
+def _board(debate_id: str) -> str:
+    from dreamcontext_council.actions.snapshot import load_snapshot
+    from dreamcontext_council.folder.paths import require_root
+    from dreamcontext_council.views.board import render_board
+    from dreamcontext_council.views.board_extras import board_extra_lines
+
+    snapshot = load_snapshot(require_root(explicit_root()), debate_id)
+    return render_board(snapshot, None, board_extra_lines(snapshot))

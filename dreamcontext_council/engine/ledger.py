@@ -7,6 +7,7 @@ from typing import Any
 
 from dreamcontext_council.actions.files import DebateFiles
 from dreamcontext_council.engine import claims as claim_rules
+from dreamcontext_council.engine.compression import find_fenced_blocks
 from dreamcontext_council.errors import FormatError
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.storage import atomic_write_json
@@ -23,8 +24,11 @@ def parse_claims(text: str, roster: list[str]) -> tuple[str, Any]:
     try:
         return claim_rules.parse_claims_block(text, roster=roster)
     except FormatError:
-        body, _ = claim_rules.parse_claims_block(text, roster=None, strict=False)
-        return body, None
+        # A malformed block counts as missing (one repair request); its text never reaches the report.
+        blocks = [b for b in find_fenced_blocks(text) if b.info.split()[:1] == ["claims"]]
+        for block in reversed(blocks):
+            text = text[: block.start] + text[block.end :]
+        return text, None
 
 
 def apply_claims(root: Root, files: DebateFiles, claims: Any) -> LedgerResult:
@@ -33,10 +37,7 @@ def apply_claims(root: Root, files: DebateFiles, claims: Any) -> LedgerResult:
     labeled = claim_rules.label_claims(claims or [])
     flags = claim_rules.dissent_flags(labeled, roster)
     atomic_write_json(files.paths.claims, claim_rules.claims_to_json(labeled, flags))
-    flag_texts = [
-        f"dissent: {f.persona} challenged {f.claims_challenged} of {f.total} claims ({f.share:.0%})"
-        for f in flags
-    ]
+    flag_texts = [f"dissent: {f.message}" for f in flags]
     with files.lock():
         debate = files.debate()
         kept = [f for f in debate.flags if not f.startswith("dissent: ")]

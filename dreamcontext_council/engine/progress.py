@@ -88,6 +88,9 @@ class LiveProgress:
         self.live.console.print(message, markup=False, highlight=False)
 
     def round_started(self, number: int, title: str, personas: list[str]) -> None:
+        if self.lines:
+            # Keep the finished round on screen above the live table.
+            self.live.console.print(self._table())
         self.title = f"Round {number} — {title}"
         self.lines = {p: PersonaLine() for p in personas}
         self.live.update(self._table(), refresh=True)  # type: ignore[arg-type]

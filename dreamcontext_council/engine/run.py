@@ -99,6 +99,7 @@ class CouncilRun:
                 if status.phase == "complete":
                     return self._finish()
                 if status.phase == "synthesizing":
+                    self.progress.note(f"Synthesis: {self._synth_model()} writes the final report.")
                     await self._synthesizer().run()
                     closing.complete_debate(self.root, self.id)
                     continue
@@ -248,6 +249,9 @@ class CouncilRun:
         going_on = conv.is_continue(answer)
         bullets.append("Decision: another round" if going_on else "Decision: synthesis")
         self.files.append_log(conv.check_heading(number, answer), bullets)
+        self.progress.note(
+            f"Convergence check after round {number}: {answer.strip()[:40]} ({bullets[0]}); {bullets[-1]}."
+        )
         return going_on
 
     def _interlude_message(self, number: int) -> str:
