@@ -21,7 +21,12 @@ def shell(tmp_path: Path) -> Shell:
     shim.chmod(0o755)
     work = tmp_path / "project"
     work.mkdir()
-    env = {k: v for k, v in os.environ.items() if k != "DREAMCONTEXT_ROOT"}
+    # No keys: `council run` falls back to the offline scripted provider.
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k != "DREAMCONTEXT_ROOT" and not k.startswith(("ANTHROPIC_", "OPENAI_"))
+    }
     env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
     env["NO_COLOR"] = "1"
     return Shell(work, env)

@@ -324,6 +324,30 @@ def test_agent_following_skill_md_runs_a_whole_debate(shell: Shell) -> None:
     assert "## Verdict" in promoted.read_text(encoding="utf-8")
 
 
+def test_handing_the_debate_to_council_run(shell: Shell) -> None:
+    """The hand-over section: seat personas as in steps 1-2, then let `run` finish."""
+    if "run" not in cli.commands["council"].commands:  # type: ignore[attr-defined]
+        pytest.skip("council run is not built yet")
+    handoff = [
+        c for c in bash_commands(SKILL_MD) if c.section == "Handing the debate to `council run`"
+    ]
+    assert [path_of(c) for c in handoff] == [("council", "run")] * len(handoff)
+    commands = flow_commands()
+    first_round = [path_of(c) for c in commands].index(("council", "round", "start"))
+    agent = Agent(shell)
+    agent.values["model"] = "scripted"  # the model each persona's provider runs
+    for command in commands[:first_round]:
+        if "slug" in command.placeholders():
+            agent.for_each_persona(command)
+        else:
+            agent.run(command)
+    for command in handoff:
+        agent.run(command)
+    folder = shell.cwd / "_dream_context" / "council" / agent.values["id"]
+    assert "status: complete" in (folder / "debate.md").read_text(encoding="utf-8")
+    assert "## Verdict" in (folder / "final-report.md").read_text(encoding="utf-8")
+
+
 # Failure-mode recovery commands in debate-protocol.md, each run in the state where
 # the protocol says to use it: a running round 1 where `growth-cfo` has not reported,
 # or a complete debate for `promote`.
