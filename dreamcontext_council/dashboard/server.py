@@ -88,5 +88,7 @@ def serve(
         threading.Timer(0.5, webbrowser.open, args=(url,)).start()
     try:
         server.run(sockets=[sock])
+    except KeyboardInterrupt:
+        pass  # uvicorn re-raises the Ctrl-C it handled; stopping is the normal way out
     finally:
         sock.close()

@@ -1,0 +1,190 @@
+"""Fixtures for the dashboard: a private copy of the reference debate, the CLI as a real
+process, the app served by uvicorn on a free port, and Debian's chromium through playwright."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import pytest
+
+from dreamcontext_council.dashboard.server import bind, build_server
+from dreamcontext_council.folder.paths import Root
+
+REPO = Path(__file__).resolve().parents[2]
+REFERENCE = REPO.parent / "shared" / "fixtures" / "reference-debate"
+REFERENCE_ID = "council_lwVpZDlF"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-quic",
+    "--no-first-run",
+]
+
+
+class Done(NamedTuple):
+    code: int
+    out: str
+    err: str
+
+
+Council = Callable[..., Done]
+
+
+def writable_copy(source: Path, target: Path) -> Path:
+    """Copy a read-only fixture tree and make the copy writable."""
+    shutil.copytree(source, target)
+    for folder, dirs, files in os.walk(target):
+        for name in [*dirs, *files]:
+            path = Path(folder) / name
+            path.chmod(path.stat().st_mode | stat.S_IWUSR)
+    Path(target).chmod(Path(target).stat().st_mode | stat.S_IWUSR)
+    return target
+
+
+@pytest.fixture
+def reference_root(tmp_path: Path) -> Root:
+    """The Node tool's reference debate, copied so tests may change it."""
+    if not REFERENCE.is_dir():
+        pytest.skip(f"the reference debate fixture is not at {REFERENCE}")
+    copy = writable_copy(REFERENCE, tmp_path / "reference")
+    return Root(copy / "_dream_context")
+
+
+def council_env(root: Root) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "DREAMCONTEXT_ROOT"}
+    env["DREAMCONTEXT_ROOT"] = str(root.path)
+    env["PYTHONIOENCODING"] = "utf-8"
+    return env
+
+
+def council_command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "dreamcontext_council", "council", *args]
+
+
+@pytest.fixture
+def council(tmp_path: Path) -> Callable[[Root], Council]:
+    """`python -m dreamcontext_council council ...` as a real process, against a root."""
+
+    def for_root(root: Root) -> Council:
+        def run(*args: str, input: str | None = None) -> Done:
+            done = subprocess.run(
+                council_command(*args),
+                input=(input or "").encode("utf-8"),
+                capture_output=True,
+                cwd=tmp_path,
+                env=council_env(root),
+                timeout=120,
+            )
+            return Done(
+                done.returncode,
+                done.stdout.decode("utf-8", "replace"),
+                done.stderr.decode("utf-8", "replace"),
+            )
+
+        return run
+
+    return for_root
+
+
+def ok(run: Council, *args: str, input: str | None = None) -> str:
+    done = run(*args, input=input)
+    assert done.code == 0, f"council {' '.join(args)} failed: {done.err}"
+    return done.out
+
+
+ENTRY = """### Executive Summary
+{summary}
+
+### Position
+{position}
+
+### Reasoning
+{reasoning}
+
+### Reactions to peers
+None yet.
+
+### Open questions
+None.
+"""
+
+
+def entry(summary: str, position: str = "Option A.", reasoning: str = "Because.") -> str:
+    return ENTRY.format(summary=summary, position=position, reasoning=reasoning)
+
+
+def new_running_debate(run: Council, topic: str, personas: tuple[str, ...], body: str = "") -> str:
+    """A debate with options A/B, the given personas and round 1 running, made by the CLI."""
+    out = ok(run, "new", topic, "--rounds", "2", "--options", "A=Migrate now,B=Stay on Redis")
+    debate_id = out.rstrip("\n").split("\n")[-1]
+    for slug in personas:
+        text = body or f"You are {slug}."
+        ok(run, "agent", "create", debate_id, slug, "--model", "sonnet", "--body", text)
+    ok(run, "round", "start", debate_id, "1")
+    return debate_id
+
+
+@contextmanager
+def served(root: Root) -> Iterator[tuple[str, Any]]:
+    """The dashboard on 127.0.0.1 and a free port, run by uvicorn in a background thread."""
+    sock = bind("127.0.0.1", 0)
+    server = build_server(root, "127.0.0.1", sock)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "the dashboard did not start"
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}", server
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()
+        assert not thread.is_alive(), "the dashboard did not shut down"
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """Debian's chromium, headless, driven by playwright (never a downloaded browser)."""
+    if not CHROMIUM.exists():
+        pytest.skip(
+            "Debian's chromium is not installed at /usr/bin/chromium (apt-get install chromium)"
+        )
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
+        )
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    """A fresh browser page; console errors are kept on `page.errors`."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    tab = context.new_page()
+    tab.errors = []
+    tab.on("pageerror", lambda error: tab.errors.append(str(error)))
+    try:
+        yield tab
+    finally:
+        context.close()

@@ -1,0 +1,271 @@
+"""The dashboard in Debian's chromium: navigation, citations, live updates, XSS payloads."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dreamcontext_council.folder.paths import Root
+
+from .conftest import REFERENCE_ID, Council, entry, new_running_debate, ok, served
+
+pytestmark = pytest.mark.browser
+
+IMG = "<img src=x onerror=window.__xss=1>"
+SCRIPT = "<script>window.__xss=1</script>"
+LINK = "[x](javascript:window.__xss=1)"
+PAYLOADS = (IMG, SCRIPT, LINK)
+ALL = " ".join(PAYLOADS)
+
+
+def in_view(page: Any, selector: str) -> bool:
+    return bool(
+        page.eval_on_selector(
+            selector,
+            """el => { const r = el.getBoundingClientRect();
+                       return r.top >= 0 && r.top < window.innerHeight && r.bottom > 0; }""",
+        )
+    )
+
+
+def test_the_list_leads_to_the_debate_page(reference_root: Root, page: Any) -> None:
+    with served(reference_root) as (url, _):
+        page.goto(url + "/")
+        row = page.locator(".debate-row")
+        assert row.count() == 1
+        assert "★ promoted" in row.inner_text()
+        page.fill("#q", "no such debate")
+        assert row.is_hidden() and page.locator("#no-match").is_visible()
+        page.fill("#q", "redis")
+        page.select_option("#status-filter", "complete")
+        assert row.is_visible()
+        page.click("text=Should we migrate the session store from Redis to Postgres?")
+        page.wait_for_url(f"{url}/d/{REFERENCE_ID}")
+        assert page.locator("h1.topic").inner_text() == (
+            "Should we migrate the session store from Redis to Postgres?"
+        )
+        assert page.locator("#status").inner_text() == "complete"
+        page.wait_for_selector('#live[data-state="on"]')
+        assert page.errors == []
+
+
+def test_clicking_a_citation_lands_on_the_matrix_cell(reference_root: Root, page: Any) -> None:
+    with served(reference_root) as (url, _):
+        page.goto(f"{url}/d/{REFERENCE_ID}")
+        page.click('#report-why a.cite:has-text("risk-auditor R1")')
+        page.wait_for_function("() => location.hash === '#cell-risk-auditor-1'")
+        page.wait_for_timeout(600)  # smooth scrolling
+        assert page.eval_on_selector("#cell-risk-auditor-1", "el => el.matches(':target')")
+        assert in_view(page, "#cell-risk-auditor-1")
+        page.click('#report-why a.cite:has-text("growth-cfo R2")')
+        page.wait_for_function("() => location.hash === '#cell-growth-cfo-2'")
+        page.wait_for_timeout(600)
+        assert in_view(page, "#cell-growth-cfo-2")
+        # A `**slug**:` chip leads to that persona's transcript.
+        page.click("#cell-risk-auditor-2 summary")
+        page.click('#cell-risk-auditor-2 a.persona-chip:has-text("growth-cfo")')
+        page.wait_for_function("() => location.hash === '#persona-growth-cfo'")
+
+
+def test_a_verdict_from_a_cli_process_appears_live(
+    tmp_path: Path, council: Callable[[Root], Council], page: Any
+) -> None:
+    root = Root(tmp_path / "_dream_context")
+    run = council(root)
+    debate_id = new_running_debate(run, "Live or not?", ("risk-auditor", "growth-cfo"))
+    with served(root) as (url, _):
+        page.goto(f"{url}/d/{debate_id}")
+        page.wait_for_selector('#live[data-state="on"]')
+        page.evaluate("window.__sameDocument = true")
+        cell = page.locator("#cell-risk-auditor-1")
+        assert "no verdict" in cell.inner_text()
+        started = time.monotonic()
+        ok(
+            run,
+            "verdict",
+            debate_id,
+            "risk-auditor",
+            "1",
+            "--stance",
+            "A",
+            "--conviction",
+            "80",
+            "--headline",
+            "Ops cost halves",
+        )
+        page.wait_for_function(
+            "() => document.querySelector('#cell-risk-auditor-1').textContent"
+            ".includes('Ops cost halves')",
+            timeout=5000,
+        )
+        assert time.monotonic() - started < 5
+        assert page.evaluate("window.__sameDocument") is True  # updated, not reloaded
+        assert "80" in page.locator("#board-risk-auditor").inner_text()
+        ok(
+            run,
+            "report",
+            "append",
+            debate_id,
+            "risk-auditor",
+            "--round",
+            "1",
+            input=entry("Postgres wins on cost."),
+        )
+        page.wait_for_function(
+            "() => document.querySelector('#cell-risk-auditor-1').textContent"
+            ".includes('Postgres wins')",
+            timeout=5000,
+        )
+
+
+def test_a_new_debate_appears_on_the_open_list(
+    tmp_path: Path, council: Callable[[Root], Council], page: Any
+) -> None:
+    root = Root(tmp_path / "_dream_context")
+    run = council(root)
+    first = new_running_debate(run, "First question?", ("risk-auditor",))
+    with served(root) as (url, _):
+        page.goto(url + "/")
+        page.wait_for_selector('#live[data-state="on"]')
+        assert page.locator(".debate-row").count() == 1
+        ok(run, "new", "Second question?", "--rounds", "1")
+        page.wait_for_function(
+            "() => document.querySelectorAll('.debate-row').length === 2", timeout=5000
+        )
+        assert first in page.inner_text("#live-root")
+
+
+def _hostile_debate(run: Council, root: Root) -> str:
+    debate_id = new_running_debate(run, f"Topic {ALL}", ("risk-auditor",), body=f"Persona {ALL}")
+    ok(run, "inject", debate_id, f"Fact {ALL}")
+    ok(
+        run,
+        "verdict",
+        debate_id,
+        "risk-auditor",
+        "1",
+        "--stance",
+        "A",
+        "--conviction",
+        "60",
+        "--headline",
+        f"Headline {IMG}",
+        "--concession",
+        f"Concession {SCRIPT}",
+    )
+    ok(
+        run,
+        "report",
+        "append",
+        debate_id,
+        "risk-auditor",
+        "--round",
+        "1",
+        input=entry(f"Summary {ALL}", position=f"Position {ALL}", reasoning=f"Reasoning {ALL}"),
+    )
+    ok(
+        run,
+        "research",
+        "add",
+        debate_id,
+        "risk-auditor",
+        f"Research {IMG}",
+        "--body",
+        f"Note {ALL}",
+    )
+    folder = root.debate(debate_id).folder
+    # A hand-edited index naming a file whose name is itself a payload.
+    index = folder / "risk-auditor" / "researches" / "index.json"
+    notes = json.loads(index.read_text())
+    notes.append({"slug": IMG, "topic": f"Named {SCRIPT}", "added_at": "2026-11-30"})
+    index.write_text(json.dumps(notes))
+    (folder / "risk-auditor" / "researches" / f"{IMG}.md").write_text(f"# {SCRIPT}\n")
+    (folder / "final-report.md").write_text(
+        f"## Verdict\n\nVerdict {ALL}\n\n## Why\n\n- {ALL} *— risk-auditor R1*\n\n"
+        f"## Appendix: per-agent per-round summaries\n\n{ALL}\n"
+    )
+    (folder / "claims.json").write_text(
+        json.dumps(
+            {
+                "claims": [
+                    {
+                        "id": IMG,
+                        "claim": f"Claim {ALL}",
+                        "proposer": SCRIPT,
+                        "label": IMG,
+                        "research": [SCRIPT],
+                    }
+                ],
+                "dropped": [f"Dropped {ALL}"],
+                "flags": [{"claim": IMG}],
+            }
+        )
+    )
+    return debate_id
+
+
+@pytest.mark.parametrize("csp", [True, False], ids=["with-csp", "escaping-alone"])
+def test_xss_payloads_stay_text(
+    tmp_path: Path, council: Callable[[Root], Council], browser: Any, csp: bool
+) -> None:
+    # Without the CSP, escaping alone must keep the payloads inert.
+    context = browser.new_context(bypass_csp=not csp)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    try:
+        _check_payloads(tmp_path, council, page, errors)
+    finally:
+        context.close()
+
+
+def _check_payloads(
+    tmp_path: Path, council: Callable[[Root], Council], page: Any, errors: list[str]
+) -> None:
+    root = Root(tmp_path / "_dream_context")
+    run = council(root)
+    debate_id = _hostile_debate(run, root)
+    with served(root) as (url, _):
+        page.goto(url + "/")
+        assert f"Topic {ALL}" in page.inner_text(".debate-row")
+        page.goto(f"{url}/d/{debate_id}")
+        page.wait_for_selector('#live[data-state="on"]')
+        page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+        for link in page.query_selector_all(
+            "#live-root a[href^='javascript'], #live-root a[href^='data']"
+        ):
+            raise AssertionError(f"unsafe link survived: {link.get_attribute('href')}")
+        # Make the page re-render live too: payloads must survive the fragment swap.
+        ok(run, "inject", debate_id, f"Second fact {ALL}")
+        page.wait_for_function(
+            "() => document.querySelector('#question').textContent.includes('Second fact')",
+            timeout=5000,
+        )
+        page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+        text = page.inner_text("#live-root")
+        for visible in (
+            f"Topic {ALL}",
+            f"Persona {ALL}",
+            f"Fact {ALL}",
+            f"Headline {IMG}",
+            f"Concession {SCRIPT}",
+            f"Summary {ALL}",
+            f"Reasoning {ALL}",
+            f"Research {IMG}",
+            f"Note {ALL}",
+            f"Named {SCRIPT}",
+            f"{IMG}.md",
+            f"Verdict {ALL}",
+            f"Claim {ALL}",
+            f"Dropped {ALL}",
+        ):
+            assert visible in text, visible
+        assert page.locator("#live-root img").count() == 0
+        assert page.locator("#live-root script").count() == 0
+        assert page.evaluate("typeof window.__xss") == "undefined"
+        assert errors == []

@@ -1,0 +1,186 @@
+"""`council watch` and `council serve` as real processes: redraw on change, clean Ctrl-C."""
+
+from __future__ import annotations
+
+import io
+import queue
+import signal
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+from rich.console import Console
+
+from dreamcontext_council.dashboard.watch import board_text, watch_board
+from dreamcontext_council.folder.paths import Root
+
+from .conftest import (
+    REFERENCE_ID,
+    Council,
+    council_command,
+    council_env,
+    new_running_debate,
+    ok,
+)
+
+
+class Lines:
+    """A process's stdout, line by line, with timeouts."""
+
+    def __init__(self, process: subprocess.Popen[bytes]) -> None:
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.seen: list[str] = []
+        assert process.stdout is not None
+        stream = process.stdout
+
+        def pump() -> None:
+            for raw in iter(stream.readline, b""):
+                self.lines.put(raw.decode("utf-8", "replace"))
+
+        threading.Thread(target=pump, daemon=True).start()
+
+    def until(self, found: Callable[[str], bool], seconds: float = 10) -> str:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            try:
+                line = self.lines.get(timeout=0.1)
+            except queue.Empty:
+                continue
+            self.seen.append(line)
+            if found(line):
+                return line
+        raise AssertionError("not seen in time; output so far:\n" + "".join(self.seen))
+
+
+def start(root: Root, cwd: Path, *args: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        council_command(*args),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        cwd=cwd,
+        env=council_env(root),
+    )
+
+
+def stop(process: subprocess.Popen[bytes]) -> tuple[int, str]:
+    process.send_signal(signal.SIGINT)
+    try:
+        _, err = process.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        raise
+    return process.returncode, err.decode("utf-8", "replace")
+
+
+def test_watch_prints_the_board_again_when_a_verdict_lands(
+    tmp_path: Path, council: Callable[[Root], Council]
+) -> None:
+    root = Root(tmp_path / "_dream_context")
+    run = council(root)
+    debate_id = new_running_debate(run, "Watch this?", ("risk-auditor", "growth-cfo"))
+    process = start(root, tmp_path, "watch", debate_id)
+    try:
+        out = Lines(process)
+        out.until(lambda line: "risk-auditor" in line and "no verdict yet" in line)
+        out.until(lambda line: line.startswith("╰"))
+        time.sleep(0.3)  # the observer is watching by the time the first board is out
+        ok(
+            run,
+            "verdict",
+            debate_id,
+            "risk-auditor",
+            "1",
+            "--stance",
+            "A",
+            "--conviction",
+            "80",
+            "--headline",
+            "Ops cost halves",
+        )
+        out.until(lambda line: '"Ops cost halves"' in line, seconds=5)
+    finally:
+        code, err = stop(process)
+    assert code == 0, err
+    assert "Traceback" not in err
+
+
+def test_watch_on_a_terminal_redraws_in_place_and_stops_cleanly(reference_root: Root) -> None:
+    screen = io.StringIO()
+    console = Console(file=screen, force_terminal=True, width=120, color_system=None)
+    done = threading.Event()
+    thread = threading.Thread(
+        target=watch_board, args=(reference_root, REFERENCE_ID, console), kwargs={"stop": done}
+    )
+    thread.start()
+    time.sleep(0.5)
+    verdicts = reference_root.debate(REFERENCE_ID).verdicts
+    verdicts.write_text(
+        verdicts.read_text().replace("user-advocate says B in R2", "Changed my mind")
+    )
+    deadline = time.monotonic() + 5
+    while "Changed my mind" not in screen.getvalue() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    done.set()
+    thread.join(timeout=5)
+    assert not thread.is_alive()
+    drawn = screen.getvalue()
+    assert "user-advocate says B in R2" in drawn and "Changed my mind" in drawn
+    assert "watching council_lwVpZDlF" in drawn
+
+
+def test_watch_says_so_when_the_debate_cannot_be_read(reference_root: Root) -> None:
+    reference_root.debate(REFERENCE_ID).verdicts.write_text("{")
+    assert "Cannot read council_lwVpZDlF right now" in board_text(reference_root, REFERENCE_ID)
+
+
+def test_watch_of_an_unknown_debate_fails_plainly(
+    reference_root: Root, council: Callable[[Root], Council]
+) -> None:
+    done = council(reference_root)("watch", "council_00000000")
+    assert done.code == 1 and "No debate council_00000000" in done.err
+
+
+def test_serve_prints_its_url_serves_pages_and_stops_on_ctrl_c(
+    reference_root: Root, tmp_path: Path
+) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = start(reference_root, tmp_path, "serve", "--port", str(port))
+    try:
+        line = Lines(process).until(lambda text: "http://" in text)
+        url = f"http://127.0.0.1:{port}/"
+        assert url in line
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                response = httpx.get(url + f"d/{REFERENCE_ID}", timeout=2)
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline
+                time.sleep(0.1)
+        assert response.status_code == 200 and "Migrate now" in response.text
+        assert httpx.post(url, timeout=2).status_code == 405
+        # A name that is not this machine's (DNS rebinding) is refused.
+        assert httpx.get(url, headers={"host": "rebound.example"}, timeout=2).status_code == 400
+    finally:
+        code, err = stop(process)
+    assert code == 0, err
+    assert "Traceback" not in err
+
+
+def test_serve_on_a_busy_port_says_which_option_to_change(
+    reference_root: Root, council: Callable[[Root], Council]
+) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        done = council(reference_root)("serve", "--port", str(port))
+    assert done.code == 1
+    assert f"Port {port} on 127.0.0.1 is already in use; pass --port" in done.err
