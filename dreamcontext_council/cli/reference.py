@@ -75,13 +75,13 @@ def walk(root: click.Command, prog: str = "dreamcontext") -> list[Entry]:
 
 
 def _context(command: click.Command, name: str, parent: click.Context | None) -> click.Context:
-    return click.Context(
-        command,
-        info_name=name,
-        parent=parent,
-        terminal_width=HELP_WIDTH,
-        max_content_width=HELP_WIDTH,
-    )
+    # The command's own settings (e.g. `-h` as a help option) apply, as when it runs.
+    settings = {
+        **command.context_settings,
+        "terminal_width": HELP_WIDTH,
+        "max_content_width": HELP_WIDTH,
+    }
+    return click.Context(command, info_name=name, parent=parent, **settings)
 
 
 def _anchor(path: tuple[str, ...]) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+from click.testing import CliRunner
 
 from dreamcontext_council.cli import cli
 from dreamcontext_council.cli.reference import main, render_reference, walk
@@ -56,3 +57,12 @@ def test_the_page_does_not_depend_on_the_terminal(monkeypatch) -> None:
     narrow = render_reference(tool)
     monkeypatch.setenv("COLUMNS", "200")
     assert render_reference(tool) == narrow
+
+
+def test_the_page_does_not_depend_on_what_ran_before(tmp_path: Path) -> None:
+    # click caches a command's help option the first time the command runs.
+    before = render_reference(cli)
+    CliRunner().invoke(cli, ["install-skill", "--target", str(tmp_path)])
+    CliRunner().invoke(cli, ["council", "list", "--root", str(tmp_path)])
+    assert render_reference(cli) == before
+    assert "-h, --help" in before
