@@ -19,11 +19,17 @@ PRICES_ENV = "DREAMCONTEXT_PRICES"
 
 # US dollars per million tokens (input, output); override with --prices or DREAMCONTEXT_PRICES.
 DEFAULT_PRICES: dict[str, tuple[float, float]] = {
+    "claude-opus-5-5": (5.0, 25.0),
+    "claude-sonnet-5-5": (3.0, 15.0),
+    "claude-haiku-5-5": (1.0, 5.0),
+    "claude-opus-4-5": (5.0, 25.0),
     "claude-opus-4-1": (15.0, 75.0),
     "claude-opus-4": (15.0, 75.0),
     "claude-sonnet-4-5": (3.0, 15.0),
     "claude-sonnet-4": (3.0, 15.0),
     "claude-haiku-4-5": (1.0, 5.0),
+    "gpt-5": (1.25, 10.0),
+    "gpt-5-mini": (0.25, 2.0),
     "gpt-4o": (2.5, 10.0),
     "gpt-4o-mini": (0.15, 0.6),
     "gpt-4.1": (2.0, 8.0),
@@ -116,8 +122,11 @@ class Ledger:
         outcome: str = "ok",
         error: str | None = None,
         latency_s: float = 0.0,
-    ) -> None:
-        """Append one usage line (also for failed calls, with zero tokens)."""
+    ) -> str:
+        """Count one call and return its usage line (also for failed calls, with zero tokens).
+
+        The caller appends the line with `append`, which may block on the disk.
+        """
         self.calls += 1
         tokens_in = completion.usage.input_tokens if completion else 0
         tokens_out = completion.usage.output_tokens if completion else 0
@@ -141,7 +150,11 @@ class Ledger:
             record["note"] = "scripted stand-in, not a model"
         if error:
             record["error"] = error
-        append_line(self.usage_path, json.dumps(record, ensure_ascii=False))
+        return json.dumps(record, ensure_ascii=False)
+
+    def append(self, line: str) -> None:
+        """Append one usage line to usage.jsonl."""
+        append_line(self.usage_path, line)
 
 
 def round_s(value: float) -> float:
