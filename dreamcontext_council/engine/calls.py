@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass
 
@@ -38,7 +39,7 @@ class Caller:
             completion = await self.providers.complete(spec, prompt)
         except CouncilError as exc:
             self.ledger.release(estimate)
-            self.ledger.record(
+            line = self.ledger.record(
                 spec=spec,
                 persona=persona,
                 round_number=round,
@@ -48,12 +49,15 @@ class Caller:
                 error=str(exc),
                 latency_s=time.perf_counter() - started,
             )
+            await asyncio.to_thread(self.ledger.append, line)
             raise
         except BaseException:
             self.ledger.release(estimate)
             raise
         self.ledger.release(estimate)
-        self.ledger.record(
+        line = self.ledger.record(
             spec=spec, persona=persona, round_number=round, phase=phase, completion=completion
         )
+        # The append waits for the disk: off the event loop, like the answer's own files.
+        await asyncio.to_thread(self.ledger.append, line)
         return completion

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import functools
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from dreamcontext_council.actions import submissions
@@ -11,7 +13,12 @@ from dreamcontext_council.actions.rounds import participants
 from dreamcontext_council.engine import prompts
 from dreamcontext_council.engine.accounting import BudgetReached
 from dreamcontext_council.engine.calls import Caller
-from dreamcontext_council.engine.contract import ContractError, parse_persona_answer, review_score
+from dreamcontext_council.engine.contract import (
+    ContractError,
+    PersonaAnswer,
+    parse_persona_answer,
+    review_score,
+)
 from dreamcontext_council.engine.pairing import derangement
 from dreamcontext_council.engine.providers.models import ModelSpec, parse_model
 from dreamcontext_council.engine.reviews import load_reviews, record_review
@@ -47,6 +54,9 @@ class RoundRunner:
     caller: Caller
     default_model: str
     attachments: list[dict[str, object]] = field(default_factory=list)
+    # One writer thread: answers are saved in arrival order without blocking the event
+    # loop, and never wait on each other's file lock.
+    _writer: ThreadPoolExecutor | None = field(default=None, init=False, repr=False)
 
     def model_for(self, slug: str) -> ModelSpec:
         return parse_model(self.files.context(slug).model or self.default_model)
@@ -115,10 +125,11 @@ class RoundRunner:
             self.caller.progress.persona(slug, "done", detail="on disk")
             if number == 2:
                 self._record_review(debate, slug, roster)
-        outcomes = await asyncio.gather(
-            *(self._persona(debate, slug, number, roster) for slug in pending),
-            return_exceptions=True,
-        )
+        with ThreadPoolExecutor(1, thread_name_prefix="council-writer") as self._writer:
+            outcomes = await asyncio.gather(
+                *(self._persona(debate, slug, number, roster) for slug in pending),
+                return_exceptions=True,
+            )
         for slug, outcome in zip(pending, outcomes, strict=True):
             if outcome is None:
                 result.answered.append(slug)
@@ -169,6 +180,19 @@ class RoundRunner:
         except BudgetReached:
             progress.persona(slug, "skipped", detail="budget")
             raise
+        # File writes block (locks, fsync): off the event loop, so the calls still in
+        # flight are read, timed and timed out as they arrive.
+        save = functools.partial(self._save_answer, debate, slug, number, roster, answer)
+        await asyncio.get_running_loop().run_in_executor(self._writer, save)
+        verdict = answer.verdict
+        progress.persona(
+            slug, "done", tokens=tokens, detail=f"{verdict.stance} {verdict.conviction}"
+        )
+
+    def _save_answer(
+        self, debate: Debate, slug: str, number: int, roster: list[str], answer: PersonaAnswer
+    ) -> None:
+        """Write the answer with the library calls a persona makes by hand: verdict, then report."""
         verdict = answer.verdict
         submissions.record_verdict(
             self.root,
@@ -183,9 +207,6 @@ class RoundRunner:
         submissions.append_report(self.root, debate.id, slug, answer.body, number=number)
         if number == 2:
             self._record_review(debate, slug, roster)
-        progress.persona(
-            slug, "done", tokens=tokens, detail=f"{verdict.stance} {verdict.conviction}"
-        )
 
     def _record_review(self, debate: Debate, slug: str, roster: list[str]) -> None:
         """Score from the critic's round-2 entry into reviews.json (again after a crash: same value)."""

@@ -268,3 +268,44 @@ import sys
 from dreamcontext_council.engine.providers.scripted import scripted_text, task_from_text
 print(scripted_text(task_from_text(sys.stdin.read())))
 """
+
+
+TEST_KEY = "sk-test-engine-0123456789abcdef"
+
+
+def roster_file(path: Path, personas: Mapping[str, str]) -> str:
+    """A JSON roster: slug → model, each persona's body naming only itself."""
+    data = [
+        {
+            "slug": slug,
+            "model": model,
+            "aspects": ["risk", "cost"],
+            "body": f"You are {slug}. You judge every option by its risk and its cost.",
+        }
+        for slug, model in personas.items()
+    ]
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return str(path)
+
+
+def openai_env(server_url: str, key: str = TEST_KEY) -> dict[str, str]:
+    """Environment that sends every default (openai) call to the stub server."""
+    return {"OPENAI_API_KEY": key, "OPENAI_BASE_URL": server_url}
+
+
+def calls_by(requests: Iterable[Any]) -> dict[tuple[str, int, str], list[str]]:
+    """Prompt texts a stub received, by (persona, round, phase) from their council-call task."""
+    found: dict[tuple[str, int, str], list[str]] = {}
+    for request in requests:
+        task = request_task(request.json)
+        if not task:
+            continue
+        phase = "repair" if task.get("repair") else str(task.get("phase"))
+        key = (str(task.get("persona", "orchestrator")), int(task.get("round", 0)), phase)
+        found.setdefault(key, []).append(prompt_text(request.json))
+    return found
+
+
+def without_call_line(text: str) -> str:
+    """Prompt text without the machine-readable council-call lines."""
+    return "\n".join(line for line in text.split("\n") if "<!-- council-call" not in line)

@@ -1,0 +1,219 @@
+"""How much time `council run` adds on top of the model calls it waits for.
+
+A debate of 8 personas x 3 rounds runs twice with the same fixed latency per call:
+once on the scripted provider (DREAMCONTEXT_SCRIPTED_DELAY) and once through the
+real `openai` SDK against the local stub server (tests/stub_server.py, 127.0.0.1
+only) delaying every answer by the same amount. The convergence check answers
+CONTINUE so round 3 runs.
+
+The figure is wall time ÷ critical path, where the critical path is what no engine
+could avoid: each round's slowest call, plus the check, plus synthesis, all taken
+from the latencies in usage.jsonl. The target is 1.05 or less.
+
+Both runs happen in this process after a small warm-up run, so interpreter start-up
+and first imports are not counted; they are printed apart.
+
+    .venv/bin/python bench/run_overhead.py [--personas 8] [--rounds 3] [--latency 0.2]
+                                           [--dir PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import http.server
+import json
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests"))
+
+from stub_server import StubServer, prompt_text  # noqa: E402
+
+from dreamcontext_council.engine.launch import Launch, launch  # noqa: E402
+from dreamcontext_council.engine.providers.scripted import (  # noqa: E402
+    DELAY_ENV,
+    scripted_text,
+    task_from_text,
+)
+
+# socketserver listens with a backlog of 5: the sixth connection opened at the same
+# moment waits for a SYN retry (a whole second), which is the stub's cost, not ours.
+http.server.ThreadingHTTPServer.request_queue_size = 128
+
+TARGET = 1.05
+TOPIC = "Should we migrate the session store from Redis to Postgres?"
+OPTIONS = "A=Migrate now,B=Stay on Redis"
+PERSONA_PHASES = ("opening", "cross-exam", "rebuttal")
+
+
+@dataclass
+class Figures:
+    """One measured run."""
+
+    name: str
+    wall_s: float
+    critical_s: float
+    calls: int
+    rounds: int
+    checks: int
+
+    @property
+    def ratio(self) -> float:
+        return self.wall_s / self.critical_s if self.critical_s else float("inf")
+
+
+def critical_path(records: list[dict[str, Any]]) -> tuple[float, int, int]:
+    """Sum of each round's slowest persona call, the checks and synthesis; rounds; checks."""
+    slowest: dict[int, float] = {}
+    serial = 0.0
+    checks = 0
+    for record in records:
+        latency = float(record["latency_s"])
+        if record["phase"] in PERSONA_PHASES:
+            slowest[record["round"]] = max(slowest.get(record["round"], 0.0), latency)
+        elif record["phase"] in ("check", "synthesis"):
+            serial += latency
+            checks += record["phase"] == "check"
+    return sum(slowest.values()) + serial, len(slowest), checks
+
+
+def responder(request_json: dict[str, Any]) -> str:
+    """Persona answers as the scripted provider gives them; the check always says CONTINUE."""
+    task = task_from_text(prompt_text(request_json))
+    return "CONTINUE" if task.get("phase") == "check" else scripted_text(task)
+
+
+def write_roster(folder: Path, count: int, model: str) -> str:
+    path = folder / "roster.json"
+    roster = [
+        {
+            "slug": f"persona-{i}",
+            "model": model,
+            "aspects": ["cost", "risk", "time"],
+            "body": f"You are persona {i}. You weigh cost, risk and time before anything else.",
+        }
+        for i in range(1, count + 1)
+    ]
+    path.write_text(json.dumps(roster), encoding="utf-8")
+    return str(path)
+
+
+@contextmanager
+def scripted_delay(seconds: float) -> Iterator[None]:
+    previous = os.environ.get(DELAY_ENV)
+    os.environ[DELAY_ENV] = str(seconds)
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(DELAY_ENV, None)
+        else:
+            os.environ[DELAY_ENV] = previous
+
+
+def run_debate(
+    base: Path, *, personas: int, rounds: int, model: str, base_url: str | None = None
+) -> tuple[float, Path, str]:
+    """Run one debate in this process; (wall seconds, root, debate id)."""
+    folder = Path(tempfile.mkdtemp(prefix="run-overhead-", dir=base))
+    root = folder / "_dream_context"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
+    request = Launch(
+        topic=TOPIC,
+        personas_spec=write_roster(folder, personas, model),
+        options_spec=OPTIONS,
+        rounds=rounds,
+        model=model,
+        check_model=model,
+        synth_model=model,
+        base_url=base_url,
+        concurrency=personas,  # every persona of a round in flight at once
+        retries=0,
+        quiet=True,
+        yes=True,
+        root=str(root),
+        env=env,
+    )
+    started = time.perf_counter()
+    result = asyncio.run(launch(request, echo=lambda _line: None))
+    wall = time.perf_counter() - started
+    if result["stopped"] != "complete":
+        raise SystemExit(f"the {model} run stopped early: {result['message']}")
+    return wall, root, str(result["id"])
+
+
+def measure(name: str, wall: float, root: Path, debate_id: str) -> Figures:
+    usage = root / "council" / debate_id / "usage.jsonl"
+    records = [json.loads(line) for line in usage.read_text(encoding="utf-8").splitlines()]
+    critical, rounds, checks = critical_path(records)
+    return Figures(name, wall, critical, len(records), rounds, checks)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--personas", type=int, default=8)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--latency", type=float, default=0.2, help="seconds per call")
+    parser.add_argument("--dir", type=Path, default=None, help="where the debates are written")
+    args = parser.parse_args()
+    base = args.dir or Path(tempfile.gettempdir())
+    base.mkdir(parents=True, exist_ok=True)
+
+    started = time.perf_counter()
+    with StubServer(responder=responder) as warm:
+        run_debate(base, personas=2, rounds=1, model="scripted")
+        run_debate(base, personas=2, rounds=1, model="openai:bench-model", base_url=warm.openai_url)
+    warm_up = time.perf_counter() - started
+
+    results = []
+    with scripted_delay(args.latency):
+        wall, root, debate_id = run_debate(
+            base, personas=args.personas, rounds=args.rounds, model="scripted"
+        )
+    results.append(measure("scripted", wall, root, debate_id))
+    with StubServer(responder=responder, default_delay_s=args.latency) as stub:
+        wall, root, debate_id = run_debate(
+            base,
+            personas=args.personas,
+            rounds=args.rounds,
+            model="openai:bench-model",
+            base_url=stub.openai_url,
+        )
+    results.append(measure("openai SDK → stub", wall, root, debate_id))
+
+    print(
+        f"council run overhead: {args.personas} personas x {args.rounds} rounds, "
+        f"{args.latency:g}s per call, debates under {base}"
+    )
+    print(f"(warm-up of imports and templates, not counted: {warm_up:.2f}s)")
+    print()
+    print(f"{'':24}" + "".join(f"{f.name:>20}" for f in results))
+    rows = [
+        ("calls", [str(f.calls) for f in results]),
+        ("rounds / checks", [f"{f.rounds} / {f.checks}" for f in results]),
+        ("wall time", [f"{f.wall_s:.3f}s" for f in results]),
+        ("critical path", [f"{f.critical_s:.3f}s" for f in results]),
+        ("wall ÷ critical path", [f"{f.ratio:.3f}" for f in results]),
+        (
+            f"meets {TARGET}",
+            ["yes" if f.ratio <= TARGET else "no" for f in results],
+        ),
+    ]
+    for label, cells in rows:
+        print(f"{label:24}" + "".join(f"{c:>20}" for c in cells))
+    for f in results:
+        if f.rounds != args.rounds:
+            raise SystemExit(f"{f.name}: only {f.rounds} rounds ran; the check must say CONTINUE")
+
+
+if __name__ == "__main__":
+    main()
