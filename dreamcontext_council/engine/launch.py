@@ -95,28 +95,34 @@ async def launch(request: Launch, echo: Callable[[str], None]) -> dict[str, Any]
         raise UsageError(
             'Pass either a debate id or --topic "…" (not both): `dreamcontext council run --topic "…"`.'
         )
+    if request.debate_id and request.attach:
+        raise UsageError("--attach goes with --topic; attach files when the debate is created.")
     prices = load_prices(request.prices)
     attachments = check_attachments(request.attach)
-    if request.debate_id and attachments:
-        raise UsageError("--attach goes with --topic; attach files when the debate is created.")
     roster: list[PersonaSpec] | None = None
     options: list[dict[str, str]] = []
     if request.topic:
-        convene.check_topic(request.topic)
+        topic = convene.check_topic(request.topic)
         options = convene.parse_options(request.options_spec)
         if request.personas_spec != "auto":
             roster = load_roster(request.personas_spec)
             check_roster_size(roster, f"--personas {request.personas_spec}")
         if not request.yes:
-            preflight(request.topic, attached=bool(attachments))
+            preflight(topic, attached=bool(attachments))
     files: DebateFiles | None = None
     root: Root
     if request.debate_id:
         root = require_root(request.root)
         files = DebateFiles(root, request.debate_id)
-        if not request.yes and not request.resynthesize:
-            debate = files.debate()
-            preflight(debate.topic, attached=files.paths.attachments.is_dir())
+        debate = files.debate()
+        # The guard stands before the first call; a debate already under way is resumed.
+        fresh = debate.current_round == 0 and not files.paths.usage.exists()
+        if fresh and not request.yes and not request.resynthesize:
+            preflight(
+                debate.section("Question") or debate.topic,
+                attached=bool(debate.meta.get("attachments")) or _has_files(files),
+                debate_id=debate.id,
+            )
     models = [parse_model(m) for m in _models_in_use(request, files, roster)]
     if request.dry_run:
         from dreamcontext_council.engine.estimate import estimate_run
@@ -178,6 +184,13 @@ async def launch(request: Launch, echo: Callable[[str], None]) -> dict[str, Any]
         "calls": outcome.calls,
         "cost_usd": round(outcome.cost, 6),
     }
+
+
+def _has_files(files: DebateFiles) -> bool:
+    folder = files.paths.attachments
+    return folder.is_dir() and any(
+        p.is_file() and not p.name.startswith(".") for p in folder.iterdir()
+    )
 
 
 async def _auto_personas(
