@@ -41,10 +41,11 @@ def round_context(root: Root, debate_id: str, slug: str) -> str:
     ]
     attachments = []
     if snapshot.paths.attachments.is_dir():
+        # Full paths: a persona sub-agent reads them from wherever it runs.
         attachments = [
-            {"path": f"attachments/{p.name}", "size": p.stat().st_size}
+            {"path": str(p), "size": p.stat().st_size}
             for p in sorted(snapshot.paths.attachments.iterdir())
-            if p.is_file()
+            if p.is_file() and not p.name.startswith(".")
         ]
     return resources.render(
         "views/round-context.md.j2",

@@ -71,7 +71,7 @@ def new_debate(
 ) -> Debate:
     """Create a debate folder (with its personas and attachments) and register it in the index.
 
-    Attachments must already be checked (engine.grounding.check_attachments).
+    Attachments must already be checked (rules.grounding.check_attachments).
     """
     topic = check_topic(topic)
     check_rounds(rounds)
@@ -95,16 +95,19 @@ def new_debate(
         "options": options or [],
         **(extra or {}),
     }
-    if attachments:
+    # Read once: the record and the copy describe the same bytes.
+    copies = {path.name: path.read_bytes() for path in attachments or []}
+    if copies:
         meta["attachments"] = [
-            {"name": p.name, "bytes": p.stat().st_size, "sha256": hashlib.sha256(p.read_bytes()).hexdigest()}
-            for p in attachments
+            {"name": name, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+            for name, data in copies.items()
         ]
     files = DebateFiles(root, debate_id, must_exist=False)
     body = resources.render("files/debate-body.md.j2", topic=topic, facts=[])
     with files.lock():
-        for path in attachments or []:
-            atomic_write_text(files.paths.attachments / path.name, path.read_text(encoding="utf-8"))
+        for name, data in copies.items():
+            # Decoded without newline translation, so the copy is byte for byte the file.
+            atomic_write_text(files.paths.attachments / name, data.decode("utf-8"))
         atomic_write_text(files.paths.round_log, roundlog.new_log(debate_id))
         files.save_verdicts(Verdicts(options=list(options or [])))
         debate = Debate(meta, body)

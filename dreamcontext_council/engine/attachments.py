@@ -1,25 +1,51 @@
-"""Attachments in prompts: each file within a size budget, compressed by the synthesis rules."""
+"""Attachments in prompts: every file within a size budget, compressed by the synthesis rules.
+
+Each persona prompt and the synthesizer's prompt carry the debate's attachments in
+the order they were attached. When together they are longer than the budget, each
+one is compressed with `compress_answer`, the rule synthesis uses for long answers:
+first and last lines kept, a marker naming the key points in between, and fenced
+code never cut (every block comes back byte for byte).
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from dreamcontext_council.actions.files import DebateFiles
 from dreamcontext_council.engine.compression import compress_answer
-from dreamcontext_council.folder.storage import read_text
+from dreamcontext_council.errors import FormatError
 
 PROMPT_BUDGET_CHARS = 40_000
+
+
+def attachment_paths(files: DebateFiles) -> list[Path]:
+    """The attached files: those debate.md records, in order, then any other file in the folder."""
+    folder = files.paths.attachments
+    if not folder.is_dir():
+        return []
+    present = {p.name: p for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")}
+    recorded = files.debate().meta.get("attachments") or []
+    names = [str(item.get("name")) for item in recorded if isinstance(item, dict)]
+    ordered = [present.pop(name) for name in names if name in present]
+    return ordered + [present[name] for name in sorted(present)]
+
+
+def _read(path: Path) -> str:
+    # Decoded as stored, without newline translation, so code reaches the prompt unchanged.
+    try:
+        return path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise FormatError(
+            f"{path} is not UTF-8 text; remove it from the attachments folder or convert it."
+        ) from None
 
 
 def attachments_for_prompt(
     files: DebateFiles, budget: int = PROMPT_BUDGET_CHARS
 ) -> list[dict[str, Any]]:
     """Attachments as prompt items; over the budget each is compressed (code never cut)."""
-    folder = files.paths.attachments
-    if not folder.is_dir():
-        return []
-    paths = sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
-    texts = {path.name: read_text(path) for path in paths}
+    texts = {path.name: _read(path) for path in attachment_paths(files)}
     over = sum(len(t) for t in texts.values()) > budget
     items: list[dict[str, Any]] = []
     for name, text in texts.items():
