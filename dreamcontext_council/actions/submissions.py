@@ -100,6 +100,8 @@ def append_report(
                 f"The entry is headed Round {named} but --round says {number}; make them agree."
             )
         _check_round(debate, number, "append a report")
+        # Read verdicts.json before writing, so a corrupt one fails the command cleanly.
+        has_verdict = slug in files.verdicts().round(number)
         entries = files.entries(slug)
         replaced = any(e.round == number for e in entries)
         entries = with_entry(entries, RoundEntry(number, today(), cleaned))
@@ -108,7 +110,7 @@ def append_report(
         context.round_entries = len({e.round for e in entries})
         files.save_context(slug, context)
         warnings = []
-        if slug not in files.verdicts().round(number):
+        if not has_verdict:
             warnings.append(
                 f"No verdict recorded for {slug} in round {number}; run `dreamcontext council "
                 f"verdict {debate_id} {slug} {number} --stance ... --conviction ... --headline ...`."
@@ -128,6 +130,8 @@ class ResearchNote:
 def add_research(root: Root, debate_id: str, persona: str, topic: str, body: str) -> ResearchNote:
     """Write a research note and index it; validates everything before touching disk."""
     topic = " ".join(topic.split())
+    if "\x00" in topic:
+        raise UsageError("The research topic contains a NUL character; remove it and try again.")
     note_slug = slugify(topic, RESEARCH_SLUG_LIMIT)
     if not note_slug:
         raise UsageError(
