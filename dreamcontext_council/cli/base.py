@@ -19,6 +19,20 @@ F = TypeVar("F", bound=Callable[..., Any])
 class CouncilGroup(click.Group):
     """Turns library errors into one plain line on stderr and the right exit code."""
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        # Bytes that are not UTF-8 arrive as lone surrogates and could never be written.
+        for arg in args:
+            try:
+                arg.encode("utf-8")
+            except UnicodeEncodeError:
+                shown = os.fsencode(arg).decode("ascii", "backslashreplace")
+                click.echo(
+                    f"Error: the argument '{shown}' is not UTF-8 text; pass it in UTF-8.",
+                    err=True,
+                )
+                ctx.exit(2)
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)

@@ -72,13 +72,19 @@ def new(
       dreamcontext council new "Should we migrate the session store to Postgres?" \\
         --options "A=Migrate now,B=Stay on Redis" --rounds 2
     """
+    question = convene.check_topic(" ".join(topic))
     options = convene.parse_options(options_spec)
     convene.check_rounds(rounds)
     roster = load_roster(personas_spec) if personas_spec else None
     attachments = check_attachments(list(attach))
-    root, created = root_for_new(explicit_root())
+    root, created = root_for_new(explicit_root())  # only once the input is known to be good
     debate = convene.new_debate(
-        root, " ".join(topic), rounds=rounds, options=options, interrupt=interrupt, personas=roster,
+        root,
+        question,
+        rounds=rounds,
+        options=options,
+        interrupt=interrupt,
+        personas=roster,
         attachments=attachments,
     )
     if as_json:
