@@ -59,6 +59,30 @@ def root(root_path: Path) -> Root:
 
 
 @pytest.fixture(scope="session")
+def running_story(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """Built once: three personas in round 2 of 2, risk-auditor's verdict and report in."""
+    built = tmp_path_factory.mktemp("running") / "_dream_context"
+    chair = Chair(inprocess_runner(built), built)
+    debate_id = chair.new()
+    chair.play_round(
+        debate_id,
+        1,
+        {"risk-auditor": ("A", 60), "growth-cfo": ("A", 60), "user-advocate": ("B", 55)},
+    )
+    chair.ok("round", "start", debate_id, "2")
+    chair.submit(debate_id, "risk-auditor", 2, "A", 70)
+    return built, debate_id
+
+
+@pytest.fixture
+def running(running_story: tuple[Path, str], root_path: Path) -> str:
+    """A copy of the running story in this test's workspace; returns its debate id."""
+    built, debate_id = running_story
+    shutil.copytree(built, root_path)
+    return debate_id
+
+
+@pytest.fixture(scope="session")
 def debated_story(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """Built once: the reference story replayed by our commands, both rounds complete."""
     built = tmp_path_factory.mktemp("debated") / "_dream_context"
