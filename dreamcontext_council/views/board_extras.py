@@ -11,7 +11,9 @@ from dreamcontext_council.rules.usage import usage_totals
 
 def board_extra_data(snapshot: DebateSnapshot) -> dict[str, Any]:
     totals = usage_totals(snapshot.usage_records())
+    persona_models = snapshot.persona_models()
     return {
+        "models": diversity(persona_models.values()).to_json() | {"personas": persona_models},
         "usage": totals.__dict__ | {"providers": list(totals.providers)},
         "flags": snapshot.debate.flags,
     }

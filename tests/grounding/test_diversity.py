@@ -1,0 +1,145 @@
+"""Model diversity: how many providers and model families sit on a council, on the board
+(`--plain` and `--json`) and in the final report's Verdict."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from stub_server import StubServer
+
+from dreamcontext_council.rules.diversity import diversity, family_of, provider_of
+
+from .conftest import STUB_ENV, Council, roster_file, stub_args
+
+WEAK = "one family, so agreement is weak evidence"
+
+
+@pytest.mark.parametrize(
+    ("model", "provider", "family"),
+    [
+        ("opus", "anthropic", "claude"),
+        ("anthropic:claude-sonnet-4-5", "anthropic", "claude"),
+        ("claude-haiku-4-5", "anthropic", "claude"),
+        ("openai:gpt-4o-mini", "openai", "gpt"),
+        ("openai:o3-mini", "openai", "gpt"),
+        ("openai:llama3.1", "openai", "llama"),  # a llama, wherever it is served
+        ("command:claude -p", "command", "claude"),
+        ("command:ollama run qwen2.5", "command", "qwen"),  # ollama is not a llama
+        ("command:/usr/bin/python3 /opt/models/ask.py --fast", "command", "ask.py"),
+        ("scripted", "scripted", "scripted"),
+        ("scripted:", "scripted", "scripted"),
+        ("openai:stub-model", "openai", "stub-model"),
+    ],
+)
+def test_provider_and_family_of_a_model_string(model: str, provider: str, family: str) -> None:
+    assert (provider_of(model), family_of(model)) == (provider, family)
+
+
+def test_the_line_counts_providers_and_families() -> None:
+    assert diversity(["opus", "openai:gpt-4o", "openai:llama3.1"]).line() == (
+        "2 providers · 3 model families (claude, gpt, llama)"
+    )
+    assert diversity(["opus", "command:claude -p"]).line() == (
+        f"2 providers · 1 model family (claude); {WEAK}"
+    )
+    assert diversity(["scripted", "scripted"]).line() == (
+        f"1 provider · 1 model family (scripted); {WEAK}"
+    )
+    # A persona without a model is not counted, and a single family is not claimed over it.
+    assert diversity(["opus", "unspecified"]).line() == (
+        "1 provider · 1 model family (claude); 1 persona with no model recorded"
+    )
+    assert diversity(["unspecified", ""]).line() == "no model recorded for any persona"
+
+
+def board(council: Council, debate_id: str) -> tuple[str, dict[str, Any]]:
+    plain = council("board", debate_id, "--plain")
+    data = council("board", debate_id, "--json")
+    assert plain.code == 0 and data.code == 0, plain.err + data.err
+    models_lines = [line for line in plain.out.splitlines() if "MODELS" in line]
+    assert len(models_lines) == 1
+    return models_lines[0], json.loads(data.out)["models"]
+
+
+def verdict_diversity(council: Council, debate_id: str) -> list[str]:
+    report = council.text(debate_id, "final-report.md")
+    verdict = report.split("## Verdict\n", 1)[1].split("\n## ", 1)[0]
+    return [line for line in verdict.splitlines() if line.startswith("Model diversity:")]
+
+
+def test_a_mixed_council_counts_each_provider_and_family(
+    council: Council, stub: StubServer, echo_command: str, tmp_path: Path
+) -> None:
+    roster = roster_file(
+        tmp_path / "mixed.json",
+        {
+            "risk-auditor": "scripted",
+            "platform-lead": "openai:gpt-4o-mini",
+            "data-steward": echo_command,
+        },
+    )
+
+    result = council(
+        "run", "--topic", "Should we migrate the session store to Postgres?",
+        "--options", "A=Migrate now,B=Stay on Redis", "--personas", roster, "--rounds", "1",
+        *stub_args(stub, "openai:gpt-4o-mini"), env=STUB_ENV,
+    )  # fmt: skip
+
+    assert result.code == 0, result.err
+    debate_id = result.last_line
+    line, models = board(council, debate_id)
+    expected = "3 providers · 3 model families (scripted, gpt, echo_persona.py)"
+    assert line.strip("│ ").split(None, 1)[1].strip() == expected
+    assert models["line"] == expected
+    assert models["provider_count"] == 3 and models["family_count"] == 3
+    assert models["providers"] == ["scripted", "openai", "command"]
+    assert models["single_family"] is False
+    assert models["personas"]["platform-lead"] == "openai:gpt-4o-mini"
+    assert verdict_diversity(council, debate_id) == [f"Model diversity: {expected}."]
+
+
+def test_a_single_family_council_says_so(council: Council, small_roster: str) -> None:
+    result = council(
+        "run", "--topic", "Should we migrate the session store to Postgres?",
+        "--personas", small_roster, "--rounds", "1",
+    )  # fmt: skip
+
+    assert result.code == 0, result.err
+    debate_id = result.last_line
+    line, models = board(council, debate_id)
+    expected = f"1 provider · 1 model family (scripted); {WEAK}"
+    assert expected in line
+    assert models["single_family"] is True
+    assert models["families"] == ["scripted"]
+    assert verdict_diversity(council, debate_id) == [f"Model diversity: {expected}."]
+
+
+def test_one_family_across_providers_is_still_one_family(council: Council) -> None:
+    debate_id = council.new("Should we migrate the session store to Postgres?")
+    for slug, model in [
+        ("risk-auditor", "anthropic:claude-sonnet-4-5"),
+        ("platform-lead", "command:claude -p"),
+        ("data-steward", "opus"),
+    ]:
+        made = council("agent", "create", debate_id, slug, "--model", model, "--body", "You judge.")
+        assert made.code == 0, made.err
+
+    line, models = board(council, debate_id)
+
+    assert f"2 providers · 1 model family (claude); {WEAK}" in line
+    assert models["single_family"] is True
+    assert models["provider_count"] == 2
+
+
+def test_personas_without_a_model_are_not_called_one_family(council: Council) -> None:
+    debate_id = council.new("Should we migrate the session store to Postgres?")
+    council("agent", "create", debate_id, "risk-auditor", "--body", "You judge risk.")
+
+    line, models = board(council, debate_id)
+
+    assert "no model recorded for any persona" in line
+    assert models["single_family"] is False
+    assert models["unknown"] == 1
