@@ -45,5 +45,5 @@ def clear_live(path: Path) -> bool:
     try:
         path.unlink()
         return True
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # tmp/ may be missing or a file
         return False
