@@ -137,6 +137,8 @@ def render_board(
 
 def _round_state(snapshot: DebateSnapshot, number: int) -> str:
     status = snapshot.debate.status
+    if number == 0 or status.phase == "created":
+        return "not started"
     if status.phase == "running" and status.round == number:
         return "running"
     if status.phase in ("synthesizing", "complete") and number == snapshot.debate.current_round:

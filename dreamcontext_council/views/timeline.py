@@ -34,9 +34,12 @@ def render_timeline(snapshot: DebateSnapshot) -> str:
     seen = list(snapshot.debate.personas)
     for figures in rounds:
         seen += [s for s in figures.verdicts if s not in seen]
-    header = "| Persona | " + " | ".join(f"R{f.round}" for f in rounds) + " |"
-    rule = "| --- | " + " | ".join("---" for _ in rounds) + " |"
-    lines = [header, rule]
+
+    def row(cells: list[str]) -> str:
+        # Joined whole, so a debate with no verdicts yet is still a well-formed table.
+        return "| " + " | ".join(cells) + " |"
+
+    lines = [row(["Persona", *(f"R{f.round}" for f in rounds)]), row(["---"] * (len(rounds) + 1))]
     for slug in seen:
         cells = [
             f"{f.verdicts[slug].stance} {f.verdicts[slug].conviction}"
@@ -44,7 +47,7 @@ def render_timeline(snapshot: DebateSnapshot) -> str:
             else "—"
             for f in rounds
         ]
-        lines.append(f"| {slug} | " + " | ".join(cells) + " |")
+        lines.append(row([slug, *cells]))
     tail = [f"{f.convergence}% → {f.leading}" if f.leading else "—" for f in rounds]
-    lines.append("| _convergence_ | " + " | ".join(tail) + " |")
+    lines.append(row(["_convergence_", *tail]))
     return "\n".join(lines) + "\n"
