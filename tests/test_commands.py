@@ -293,3 +293,21 @@ def test_round_context_has_everything_a_persona_needs(chair: Chair, cli: Runner)
         f"dreamcontext council verdict {debate_id} growth-cfo 2",
     ):
         assert expected in page, expected
+
+
+def test_reading_a_debate_before_any_verdict_makes_sense(chair: Chair, cli: Runner) -> None:
+    debate_id = chair.new(personas=("risk-auditor", "growth-cfo"))
+    board = cli("board", debate_id, "--plain").out
+    assert "round 0/2 · not started" in board
+    assert "⬦ growth-cfo    — no verdict yet" in board
+    assert "OPTIONS  A Migrate now (0 · 0)   B Stay on Redis (0 · 0)" in board
+    chair.ok("round", "start", debate_id, "1")
+    assert "round 1/2 · running" in cli("board", debate_id, "--plain").out
+    assert "round 2/2 · not started" in cli("board", debate_id, "--round", "2", "--plain").out
+
+    assert cli("timeline", debate_id).out == (
+        "| Persona |\n| --- |\n| risk-auditor |\n| growth-cfo |\n| _convergence_ |\n"
+    )
+    assert cli("timeline", debate_id, "--json").json()["rounds"] == []
+    summaries = cli("summaries", debate_id, "1").out
+    assert "_No report for round 1._" in summaries and "no verdict recorded" in summaries
