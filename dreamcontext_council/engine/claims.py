@@ -23,7 +23,7 @@ from dreamcontext_council.engine.compression import find_fenced_blocks
 from dreamcontext_council.errors import FormatError
 from dreamcontext_council.resources import render
 
-LEDGER_TEMPLATE = "claims-ledger.md.j2"
+LEDGER_TEMPLATE = "files/claims-ledger.md.j2"
 DISSENT_THRESHOLD = 0.4
 
 _REQUIRED = ("claim", "proposer", "round", "supporters", "challengers", "retracted")

@@ -19,16 +19,23 @@ class LedgerResult:
     flag_lines: list[str] = field(default_factory=list)
 
 
-def parse_claims(text: str, roster: list[str]) -> tuple[str, Any]:
-    """(report text without the claims block, claims or None when absent or malformed)."""
+def parse_claims(text: str, roster: list[str]) -> tuple[str, Any, str | None]:
+    """(report text without the claims block, claims or None, why there are none).
+
+    The reason is None when the claims parsed; otherwise it says the block is absent
+    or quotes what is malformed, for the one repair request.
+    """
     try:
-        return claim_rules.parse_claims_block(text, roster=roster)
-    except FormatError:
+        body, claims = claim_rules.parse_claims_block(text, roster=roster)
+    except FormatError as problem:
         # A malformed block counts as missing (one repair request); its text never reaches the report.
         blocks = [b for b in find_fenced_blocks(text) if b.info.split()[:1] == ["claims"]]
         for block in reversed(blocks):
             text = text[: block.start] + text[block.end :]
-        return text, None
+        return text, None, f"the ```claims block is malformed: {problem}"
+    if claims is None:
+        return body, None, "the report has no ```claims block at the end"
+    return body, claims, None
 
 
 def apply_claims(root: Root, files: DebateFiles, claims: Any) -> LedgerResult:

@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from dreamcontext_council.actions.files import DebateFiles, today
 from dreamcontext_council.actions.snapshot import load_snapshot
 from dreamcontext_council.engine import prompts
 from dreamcontext_council.engine.calls import Caller
+from dreamcontext_council.engine.providers.base import Prompt
 from dreamcontext_council.engine.providers.models import parse_model
 from dreamcontext_council.engine.synthesis_input import CompressionSettings, build_answers
 from dreamcontext_council.errors import CouncilError, StateError
 from dreamcontext_council.folder import frontmatter_io
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.storage import atomic_write_text, read_text
+from dreamcontext_council.resources import render
 from dreamcontext_council.rules import metrics
 from dreamcontext_council.rules.diversity import diversity
 from dreamcontext_council.rules.markdown import normalize_title, sections
@@ -70,6 +73,8 @@ class SynthesisDraft:
     sections: dict[str, str]
     extra: list[tuple[str, str]] = field(default_factory=list)
     claims: Any = None
+    claims_problem: str | None = None
+    """Why the claims block was not accepted (absent or malformed), or None."""
 
 
 @dataclass
@@ -93,9 +98,7 @@ class Synthesizer:
                 )
             report = self.files.paths.final_report
             if report.exists():
-                stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-                kept = report.with_name(f"final-report.{stamp}.md")
-                atomic_write_text(kept, read_text(report))
+                kept = keep_previous_report(report)
                 self.files.append_log(
                     f"Resynthesis — {today()}", [f"Previous report kept as {kept.name}"]
                 )
@@ -149,26 +152,20 @@ class Synthesizer:
         return read_text(path) if path.exists() else ""
 
     async def run(self) -> None:
-        """Call the synthesizer, repair once if sections are missing, write the report."""
+        """Call the synthesizer, repair once if sections or claims are missing, write the report."""
         values, task = self.input_values()
         prompt = prompts.synthesis_prompt(values, task)
-        atomic_write_text(
-            self.files.paths.synthesis_input, _synthesis_record(prompt.system, prompt.user)
-        )
+        atomic_write_text(self.files.paths.synthesis_input, synthesis_record(prompt))
         spec = parse_model(self.model)
         number = self.files.debate().current_round
         completion = await self.caller.call(
             spec, prompt, persona="synthesizer", round=number, phase="synthesis"
         )
         draft = self.parse(completion.text)
-        missing = missing_required(draft.sections)
-        if missing or draft.claims is None:
-            problem = (
-                "the report lacks the section(s) " + ", ".join(f"## {m}" for m in missing)
-                if missing
-                else "the report has no ```claims block at the end"
-            )
-            repair = prompts.repair_prompt(prompt, completion.text, problem + ".")
+        problems = draft_problems(draft)
+        if problems:
+            repair = repair_prompt(prompt, completion.text, "; ".join(problems) + ".")
+            atomic_write_text(self.files.paths.synthesis_input, synthesis_record(prompt, repair))
             completion = await self.caller.call(
                 spec, repair, persona="synthesizer", round=number, phase="repair"
             )
@@ -178,12 +175,17 @@ class Synthesizer:
                 f"The synthesizer wrote no ## Verdict section, even after a repair request; run "
                 f"`dreamcontext council run {self.files.id}` again, perhaps with --synth-model."
             )
-        self.write(draft, f"{completion.provider}:{completion.model}")
+        used = (
+            completion.provider
+            if completion.model == completion.provider
+            else f"{completion.provider}:{completion.model}"
+        )
+        self.write(draft, used)
 
     def parse(self, text: str) -> SynthesisDraft:
         from dreamcontext_council.engine.ledger import parse_claims
 
-        body, claims = parse_claims(text, self.files.debate().personas)
+        body, claims, problem = parse_claims(text, self.files.debate().personas)
         found = split_sections(body)
         required = {normalize_title(t) for t in REQUIRED}
         extra = [
@@ -191,7 +193,7 @@ class Synthesizer:
             for s in sections(body, 2)
             if normalize_title(s.title) not in required
         ]
-        return SynthesisDraft(found, extra, claims)
+        return SynthesisDraft(found, extra, claims, problem)
 
     def write(self, draft: SynthesisDraft, model: str) -> None:
         """Assemble final-report.md in the required order, with engine-rendered parts."""
@@ -240,5 +242,66 @@ class Synthesizer:
         self.files.append_log(f"Synthesis written — {today()}", [f"Synthesizer: {model}"])
 
 
-def _synthesis_record(system: str, user: str) -> str:
-    return f"# Synthesis input\n\n## System prompt\n\n{system.strip()}\n\n## User message\n\n{user.strip()}\n"
+def keep_previous_report(report: Path) -> Path:
+    """Copy final-report.md to final-report.<UTC stamp>.md; never over an earlier copy.
+
+    When an earlier copy already holds the same bytes (a resynthesis that failed and
+    is asked again), that copy is the one kept and nothing is written.
+    """
+    text = read_text(report)
+    for earlier in sorted(report.parent.glob("final-report.*.md")):
+        if read_text(earlier) == text:
+            return earlier
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    kept = report.with_name(f"final-report.{stamp}.md")
+    number = 1
+    while kept.exists():  # two resyntheses within one second
+        number += 1
+        kept = report.with_name(f"final-report.{stamp}-{number}.md")
+    atomic_write_text(kept, text)
+    return kept
+
+
+def draft_problems(draft: SynthesisDraft) -> list[str]:
+    """What a repair request must name: missing sections, a missing or malformed claims block."""
+    problems = []
+    missing = missing_required(draft.sections)
+    if missing:
+        problems.append("the report lacks the section(s) " + ", ".join(f"## {m}" for m in missing))
+    if draft.claims_problem:
+        problems.append(draft.claims_problem)
+    return problems
+
+
+def repair_prompt(original: Prompt, previous: str, problem: str) -> Prompt:
+    """The one repair request to the synthesizer, quoting what was wrong."""
+    task = dict(original.task) | {"repair": True}
+    user = render(
+        "prompts/synthesis-repair.md.j2",
+        problem=problem,
+        previous=previous,
+        task_json=prompts._task_json(task),
+    )
+    return Prompt(original.system, original.user + "\n\n" + user, original.max_tokens, task)
+
+
+def synthesis_record(prompt: Prompt, repair: Prompt | None = None) -> str:
+    """synthesis-input.md: the system prompt and user message verbatim, then any repair request."""
+
+    def verbatim(text: str) -> str:
+        return text if text.endswith("\n") else text + "\n"
+
+    record = (
+        "# Synthesis input\n\n## System prompt\n\n"
+        + verbatim(prompt.system)
+        + "\n## User message\n\n"
+        + verbatim(prompt.user)
+    )
+    if repair is not None:
+        # The repair prompt is the first user message, a blank line, then this request.
+        added = repair.user.removeprefix(prompt.user + "\n\n")
+        record += (
+            "\n## Repair request\n\nSent with the same system prompt, after the user message "
+            "above and a blank line:\n\n" + verbatim(added)
+        )
+    return record

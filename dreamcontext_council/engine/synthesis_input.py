@@ -43,7 +43,11 @@ def answers_of(files: DebateFiles, snapshot: DebateSnapshot) -> list[Answer]:
 
 
 def write_compressed_views(files: DebateFiles, decided: SynthesisInput) -> None:
-    """Store compressed views in each persona's compressed.md; report.md is never touched."""
+    """Store compressed views in each persona's compressed.md; report.md is never touched.
+
+    A persona none of whose answers is compressed this time has no compressed.md: a
+    view left by an earlier synthesis would no longer be what the synthesizer read.
+    """
     by_persona: dict[str, list[str]] = {}
     for item in decided.answers:
         if item.compressed:
@@ -51,12 +55,14 @@ def write_compressed_views(files: DebateFiles, decided: SynthesisInput) -> None:
             by_persona.setdefault(a.persona, []).append(
                 f"## Round {a.round} — compressed view\n\n{item.view_text.strip(chr(10))}\n"
             )
-    for persona, views in by_persona.items():
+    for persona in dict.fromkeys(item.answer.persona for item in decided.answers):
+        path = files.persona_paths(persona).compressed
+        views = by_persona.get(persona)
+        if not views:
+            path.unlink(missing_ok=True)
+            continue
         meta = {"persona": persona, "source": "report.md", "note": "compressed views for synthesis"}
-        body = "\n".join(reversed(views))
-        atomic_write_text(
-            files.persona_paths(persona).compressed, frontmatter_io.render(meta, body)
-        )
+        atomic_write_text(path, frontmatter_io.render(meta, "\n".join(reversed(views))))
 
 
 def log_compression(files: DebateFiles, decided: SynthesisInput) -> None:
@@ -64,16 +70,17 @@ def log_compression(files: DebateFiles, decided: SynthesisInput) -> None:
         f"Gate: {decided.gate_chars:,} characters; answers: {decided.original_chars:,} → "
         f"{decided.view_chars:,}",
     ]
+    if not decided.over_gate:
+        bullets.append(f"All {len(decided.answers)} answers kept verbatim.")
+        files.append_log(f"Synthesis input under the gate — {today()}", bullets)
+        return
     for item in decided.seated:
         a = item.answer
         state = "compressed" if item.compressed else "kept verbatim"
         bullets.append(
             f"seat {item.seat}: {a.persona} R{a.round} {state} ({item.original_chars:,} → {item.view_chars:,})"
         )
-    heading = (
-        "Compression before synthesis" if decided.over_gate else "Synthesis input under the gate"
-    )
-    files.append_log(f"{heading} — {today()}", bullets)
+    files.append_log(f"Compression before synthesis — {today()}", bullets)
 
 
 def build_answers(
@@ -91,8 +98,7 @@ def build_answers(
         gate_ratio=settings.gate_ratio,
         keep_verbatim=settings.keep_verbatim,
     )
-    if decided.over_gate:
-        write_compressed_views(files, decided)
+    write_compressed_views(files, decided)
     log_compression(files, decided)
     return [
         {
