@@ -21,6 +21,7 @@ from dreamcontext_council.folder.names import check_slug, slugify
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.storage import read_text
 from dreamcontext_council.rules import metrics
+from dreamcontext_council.rules.diversity import diversity
 from dreamcontext_council.rules.markdown import normalize_title, sections
 from dreamcontext_council.rules.report import RoundEntry
 from dreamcontext_council.rules.usage import UsageTotals, usage_totals
@@ -211,6 +212,7 @@ class DebatePage:
     knowledge_path: str | None  # the recorded path, as text
     round_log: Markup
     persona_slugs: list[str] = field(default_factory=list)
+    models: str = ""  # model diversity: providers and families on the council
 
 
 def status_tone(status: str) -> str:
@@ -552,6 +554,7 @@ def build_debate_page(snapshot: DebateSnapshot) -> DebatePage:
         leading=stances.get(figures.leading),
         delta=figures.delta,
         usage=usage_totals(snapshot.usage_records()),
+        models=diversity(snapshot.persona_models().values()).line() if snapshot.personas else "",
         created_at=str(created) if created else None,
         updated_at=str(updated) if updated else None,
         flags=debate.flags,

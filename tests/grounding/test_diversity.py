@@ -143,3 +143,34 @@ def test_personas_without_a_model_are_not_called_one_family(council: Council) ->
     assert "no model recorded for any persona" in line
     assert models["single_family"] is False
     assert models["unknown"] == 1
+
+
+def dashboard_header(council: Council, debate_id: str) -> str:
+    from starlette.testclient import TestClient
+
+    from dreamcontext_council.dashboard.app import create_app
+    from dreamcontext_council.folder.paths import Root
+
+    with TestClient(create_app(Root(council.root))) as client:
+        page = client.get(f"/d/{debate_id}")
+    assert page.status_code == 200
+    return page.text.split('<section class="hero"', 1)[1].split("</section>", 1)[0]
+
+
+def test_the_dashboard_header_shows_the_diversity(council: Council) -> None:
+    one = council.new("Should we migrate the session store to Postgres?")
+    two = council.new("Should we adopt Rust for the ingest service?")
+    for debate_id, models in [
+        (one, ["opus", "command:claude -p"]),
+        (two, ["opus", "openai:gpt-4o"]),
+    ]:
+        for number, model in enumerate(models):
+            made = council(
+                "agent", "create", debate_id, f"p{number}", "--model", model, "--body", "You judge."
+            )
+            assert made.code == 0, made.err
+
+    assert f"2 providers · 1 model family (claude); {WEAK}" in dashboard_header(council, one)
+    mixed = dashboard_header(council, two)
+    assert "2 providers · 2 model families (claude, gpt)" in mixed
+    assert WEAK not in mixed
