@@ -465,3 +465,45 @@ def test_large_inputs_come_under_the_gate_where_code_allows(
         assert item.view_chars <= compressed_bound(item.answer.text) or item.seat <= keep
         assert item.compressed == (item.view_text != item.answer.text)
         assert (item.decision is Decision.VERBATIM_SEAT) == (result.over_gate and item.seat <= keep)
+
+
+answers_strategy = st.lists(
+    st.tuples(any_text | long_answer(), st.none() | st.integers(1, 30)),
+    min_size=1,
+    max_size=5,
+)
+
+
+def as_answers(drawn: list[tuple[str, int | None]]) -> list[Answer]:
+    return [
+        Answer(f"p{i % 3}", 1 + i // 3, text, i % 3, score) for i, (text, score) in enumerate(drawn)
+    ]
+
+
+@LONG_PROPERTY
+@given(answers_strategy, st.integers(0, 20_000), st.integers(0, 3))
+def test_synthesis_input_never_alters_code_and_never_grows(
+    drawn: list[tuple[str, int | None]], gate: int, keep: int
+) -> None:
+    result = compress_for_synthesis(as_answers(drawn), gate_chars=gate, keep_verbatim=keep)
+    assert result.view_chars <= result.original_chars
+    for item in result.answers:
+        assert item.view_chars <= item.original_chars
+        assert extract_code_blocks(item.view_text)[1] == extract_code_blocks(item.answer.text)[1]
+
+
+@LONG_PROPERTY
+@given(answers_strategy, st.integers(0, 20_000), st.integers(0, 3))
+def test_synthesis_input_is_idempotent_on_its_own_views(
+    drawn: list[tuple[str, int | None]], gate: int, keep: int
+) -> None:
+    answers = as_answers(drawn)
+    once = compress_for_synthesis(answers, gate_chars=gate, keep_verbatim=keep)
+    views = [
+        Answer(a.persona, a.round, item.view_text, a.priority, a.review_score)
+        for item in once.answers
+        for a in [item.answer]
+    ]
+    twice = compress_for_synthesis(views, gate_chars=gate, keep_verbatim=keep)
+    assert [item.view_text for item in twice.answers] == [item.view_text for item in once.answers]
+    assert [item.seat for item in twice.answers] == [item.seat for item in once.answers]
