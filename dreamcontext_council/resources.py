@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import jinja2
+if TYPE_CHECKING:
+    import jinja2
 
 _PACKAGE = Path(__file__).resolve().parent
 
@@ -29,6 +31,8 @@ def skill_packs_dir() -> Path:
 @cache
 def environment() -> jinja2.Environment:
     """Templates for markdown files and prompts: strict, never autoescaped."""
+    import jinja2  # only commands that render a file pay for it
+
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates_dir())),
         undefined=jinja2.StrictUndefined,

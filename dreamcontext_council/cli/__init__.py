@@ -6,13 +6,52 @@ import sys
 
 import click
 
-from dreamcontext_council.cli.base import CouncilGroup
-from dreamcontext_council.cli.orchestrator import register_orchestrator
-from dreamcontext_council.cli.persona import register_persona
-from dreamcontext_council.cli.reading import register_reading
+from dreamcontext_council.cli.lazy import CommandModules, LazyGroup
+
+# Each module is imported only when one of its commands runs (see cli/lazy.py), so reading
+# a board never loads the engine, the provider SDKs or the dashboard.
+MODULES = CommandModules()
+MODULES.add(
+    "dreamcontext_council.cli.orchestrator",
+    {
+        "council": (
+            "new",
+            "create",
+            "agent",
+            "round",
+            "inject",
+            "question",
+            "synthesize",
+            "complete",
+            "promote",
+        )
+    },
+    "register_orchestrator",
+    one_group="council",
+)
+MODULES.add(
+    "dreamcontext_council.cli.persona",
+    {"council": ("round-context", "verdict", "report", "research")},
+    "register_persona",
+    one_group="council",
+)
+MODULES.add(
+    "dreamcontext_council.cli.reading",
+    {"council": ("summaries", "board", "timeline", "list", "show", "live")},
+    "register_reading",
+    one_group="council",
+)
+# Commands of later layers register themselves when their modules exist.
+MODULES.add("dreamcontext_council.cli.run", {"council": ("run",)})
+MODULES.add("dreamcontext_council.cli.dashboard", {"council": ("serve", "watch", "export")})
+MODULES.add("dreamcontext_council.cli.install", {"cli": ("install-skill",)})
 
 
-@click.group(cls=CouncilGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=LazyGroup,
+    modules=MODULES,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 @click.version_option(package_name="dreamcontext-council", prog_name="dreamcontext")
 def cli() -> None:
     """Hold a council: personas debate a hard decision in rounds, and a clean
@@ -24,7 +63,7 @@ def cli() -> None:
     """
 
 
-@cli.group(cls=CouncilGroup)
+@cli.group(cls=LazyGroup, modules=MODULES)
 def council() -> None:
     """Create, run, read and promote debates (see `dreamcontext council COMMAND --help`).
 
@@ -32,28 +71,6 @@ def council() -> None:
     Example:
       dreamcontext council new "Should we adopt Rust?" --options "A=Adopt,B=Stay"
     """
-
-
-register_orchestrator(council)
-register_persona(council)
-register_reading(council)
-
-
-def _register_optional() -> None:
-    # Commands of later layers register themselves here when their modules exist.
-    import importlib
-
-    for name in ("run", "dashboard", "install"):
-        try:
-            module = importlib.import_module(f"dreamcontext_council.cli.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"dreamcontext_council.cli.{name}":
-                raise
-            continue
-        module.register(cli, council)
-
-
-_register_optional()
 
 
 def main() -> None:

@@ -12,8 +12,6 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock, Timeout
-
 from dreamcontext_council.errors import CouncilError
 
 LOCK_NAME = ".council.lock"
@@ -93,6 +91,8 @@ def locked(folder: Path) -> Iterator[None]:
         finally:
             held[key] -= 1
         return
+    from filelock import FileLock, Timeout  # only commands that write pay for its import
+
     folder.mkdir(parents=True, exist_ok=True)
     lock = FileLock(str(folder / LOCK_NAME), timeout=LOCK_TIMEOUT_S)
     try:
