@@ -92,6 +92,10 @@ REFERENCES = {
     "Is this design doc review-ready?": "this design doc",
     "What does the attached benchmark tell us about Redis?": "the attached",
     "See attached. Should we go ahead?": "See attached",
+    "Is the enclosed proposal worth funding?": "the enclosed",
+    "Does the attached diff break the API?": "the attached",
+    "Please weigh the attached file against our SLOs.": "the attached",
+    "Can you review attached code before Friday?": "attached code",
     # "attached" always means a file, however much the question says besides.
     "Is the attached plan safe? It moves sessions from Redis to Postgres with dual writes "
     "for two weeks and then flips reads to the new store.": "the attached",
@@ -100,6 +104,7 @@ REFERENCES = {
 GROUNDED_WITHOUT_ATTACHMENT = [
     "Is this codebase ready for Python 3.13?",
     "Is this code review checklist too long for small PRs?",
+    "Should we adopt this design system for the admin pages?",
     "In this document-heavy org, should we move to Notion?",
     "Should the session be attached to the user or the device?",
     # The question carries the artifact itself.
