@@ -29,7 +29,20 @@ class Caller:
     async def call(
         self, spec: ModelSpec, prompt: Prompt, *, persona: str, round: int, phase: str
     ) -> Completion:
-        """Ask the model; raise BudgetReached before a call that would cross a limit."""
+        """Ask the model and record the call; BudgetReached before a call that would cross a limit."""
+        completion, line = await self.ask(spec, prompt, persona=persona, round=round, phase=phase)
+        await self.append(line)
+        return completion
+
+    async def ask(
+        self, spec: ModelSpec, prompt: Prompt, *, persona: str, round: int, phase: str
+    ) -> tuple[Completion, str]:
+        """Ask the model; the answer comes with its usage line, which the caller appends.
+
+        A persona's answer appends its line only once the answer is on disk, so every
+        `ok` line of usage.jsonl stands for work a rerun will not ask for again. A
+        failed call is recorded here at once.
+        """
         estimated_in = (len(prompt.system) + len(prompt.user)) // 4
         estimate = self.ledger.admit(
             spec, estimated_in, EXPECTED_OUTPUT.get(phase, DEFAULT_EXPECTED_OUTPUT)
@@ -49,7 +62,7 @@ class Caller:
                 error=str(exc),
                 latency_s=time.perf_counter() - started,
             )
-            await asyncio.to_thread(self.ledger.append, line)
+            await self.append(line)
             raise
         except BaseException:
             self.ledger.release(estimate)
@@ -58,6 +71,8 @@ class Caller:
         line = self.ledger.record(
             spec=spec, persona=persona, round_number=round, phase=phase, completion=completion
         )
-        # The append waits for the disk: off the event loop, like the answer's own files.
+        return completion, line
+
+    async def append(self, line: str) -> None:
+        """Append a usage line; the write waits for the disk, so off the event loop."""
         await asyncio.to_thread(self.ledger.append, line)
-        return completion

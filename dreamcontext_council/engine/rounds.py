@@ -155,7 +155,7 @@ class RoundRunner:
         phase = prompts.phase_of(number)
         progress.persona(slug, "thinking")
         try:
-            completion = await self.caller.call(
+            completion, usage_line = await self.caller.ask(
                 spec, prompt, persona=slug, round=number, phase=phase
             )
             tokens = completion.usage.output_tokens
@@ -163,8 +163,9 @@ class RoundRunner:
             try:
                 answer = parse_persona_answer(completion.text, registered, known)
             except ContractError as problem:
+                await self.caller.append(usage_line)
                 repair = prompts.repair_prompt(prompt, completion.text, str(problem))
-                completion = await self.caller.call(
+                completion, usage_line = await self.caller.ask(
                     spec, repair, persona=slug, round=number, phase="repair"
                 )
                 tokens += completion.usage.output_tokens
@@ -173,6 +174,7 @@ class RoundRunner:
                         completion.text, registered, self.files.verdicts().options
                     )
                 except ContractError as again:
+                    await self.caller.append(usage_line)
                     raise ContractError(f"answer broke the contract twice: {again}") from None
         except (CouncilError, ContractError) as exc:
             progress.persona(slug, "failed", detail=str(exc)[:80])
@@ -182,7 +184,9 @@ class RoundRunner:
             raise
         # File writes block (locks, fsync): off the event loop, so the calls still in
         # flight are read, timed and timed out as they arrive.
-        save = functools.partial(self._save_answer, debate, slug, number, roster, answer)
+        save = functools.partial(
+            self._save_answer, debate, slug, number, roster, answer, usage_line
+        )
         await asyncio.get_running_loop().run_in_executor(self._writer, save)
         verdict = answer.verdict
         progress.persona(
@@ -190,23 +194,33 @@ class RoundRunner:
         )
 
     def _save_answer(
-        self, debate: Debate, slug: str, number: int, roster: list[str], answer: PersonaAnswer
+        self,
+        debate: Debate,
+        slug: str,
+        number: int,
+        roster: list[str],
+        answer: PersonaAnswer,
+        usage_line: str,
     ) -> None:
-        """Write the answer with the library calls a persona makes by hand: verdict, then report."""
+        """Write the answer with the library calls a persona makes by hand (verdict, then
+        report), then its usage line: a rerun asks again exactly the answers not on disk."""
         verdict = answer.verdict
-        submissions.record_verdict(
-            self.root,
-            debate.id,
-            slug,
-            number,
-            stance=verdict.stance,
-            conviction=verdict.conviction,
-            headline=verdict.headline,
-            concession=verdict.concession,
-        )
-        submissions.append_report(self.root, debate.id, slug, answer.body, number=number)
-        if number == 2:
-            self._record_review(debate, slug, roster)
+        try:
+            submissions.record_verdict(
+                self.root,
+                debate.id,
+                slug,
+                number,
+                stance=verdict.stance,
+                conviction=verdict.conviction,
+                headline=verdict.headline,
+                concession=verdict.concession,
+            )
+            submissions.append_report(self.root, debate.id, slug, answer.body, number=number)
+            if number == 2:
+                self._record_review(debate, slug, roster)
+        finally:
+            self.caller.ledger.append(usage_line)
 
     def _record_review(self, debate: Debate, slug: str, roster: list[str]) -> None:
         """Score from the critic's round-2 entry into reviews.json (again after a crash: same value)."""

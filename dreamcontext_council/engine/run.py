@@ -99,8 +99,11 @@ class CouncilRun:
                 if status.phase == "complete":
                     return self._finish()
                 if status.phase == "synthesizing":
-                    self.progress.note(f"Synthesis: {self._synth_model()} writes the final report.")
-                    await self._synthesizer().run()
+                    if not self._synthesis_written():
+                        self.progress.note(
+                            f"Synthesis: {self._synth_model()} writes the final report."
+                        )
+                        await self._synthesizer().run()
                     closing.complete_debate(self.root, self.id)
                     continue
                 if status.phase == "created":
@@ -137,6 +140,16 @@ class CouncilRun:
         return Synthesizer(
             self.root, self.files, self.caller, self._synth_model(), self.compression
         )
+
+    def _synthesis_written(self) -> bool:
+        """Whether this synthesis already wrote its report (a run stopped before completing).
+
+        Told by the round log, not by final-report.md alone: a resynthesis keeps the
+        previous report in place until the new one is written.
+        """
+        log = self.files.log()
+        begun = max(log.rfind("\n## Synthesis started"), log.rfind("\n## Resynthesis"), 0)
+        return "\n## Synthesis written" in log[begun:] and self.files.paths.final_report.exists()
 
     def _synth_model(self) -> str:
         return self.options.synth_model or self.default_model
