@@ -75,30 +75,40 @@ def load_index(root: Root) -> list[dict[str, Any]]:
         for item in scan:
             if item.name.startswith("council_") and item.is_dir():
                 folders[item.name] = Path(item.path)
-    changed = set(by_id) != set(folders)
+    listed: set[str] = set()  # debates the index should hold
     fresh: dict[str, dict[str, Any]] = {}
+    changed = len(by_id) != len(entries)  # duplicate entries
     for debate_id, folder in folders.items():
         debate_md = folder / "debate.md"
         try:
             mtime = os.stat(debate_md).st_mtime_ns
         except OSError:
-            changed = True
-            continue
+            continue  # a folder without debate.md is not a debate
         if debate_id in by_id and mtime <= index_mtime:
+            listed.add(debate_id)
             continue
         try:
             debate = parse_debate(read_text(debate_md), str(debate_md))
-        except (FormatError, OSError):
-            continue  # a broken debate.md is reported by the commands that open it
+        except (FormatError, OSError, UnicodeDecodeError):
+            # A broken debate.md is reported by the commands that open it; its last good
+            # entry stays, and without one it is not listed (and not rewritten every time).
+            if debate_id in by_id:
+                listed.add(debate_id)
+            continue
+        listed.add(debate_id)
         fresh[debate_id] = index_entry(debate.meta)
         changed = changed or by_id.get(debate_id) != fresh[debate_id]
-    if not changed:
+    if not changed and set(by_id) == listed:
         return entries
-    kept = [fresh.get(e["id"], e) for e in entries if e["id"] in folders]
+    seen: set[str] = set()
+    kept = []
+    for e in entries:
+        if e["id"] in listed and e["id"] not in seen:
+            seen.add(e["id"])
+            kept.append(fresh.get(e["id"], e))
     added = [fresh[i] for i in fresh if i not in by_id]
     added.sort(key=lambda e: (str(e.get("created_at") or ""), e["id"]), reverse=True)
     result = [*added, *kept]
-    result = [e for e in result if e["id"] in folders and (e["id"] in fresh or e["id"] in by_id)]
     try:
         with locked(root.council):
             atomic_write_json(root.index, result)
