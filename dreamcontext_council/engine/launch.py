@@ -22,6 +22,10 @@ SCRIPTED_NOTICE = (
     "No API key is set (ANTHROPIC_API_KEY, OPENAI_API_KEY): running on the built-in scripted "
     "provider, an offline deterministic stand-in that shows the whole flow. It is not a model."
 )
+SCRIPTED_SOME_NOTICE = (
+    "Some calls go to the built-in scripted provider (model `scripted`): an offline "
+    "deterministic stand-in, not a model."
+)
 AUTO_COUNT = 4
 
 
@@ -129,7 +133,9 @@ async def launch(request: Launch, echo: Callable[[str], None]) -> dict[str, Any]
 
         return estimate_run(request, files, roster, prices)
     if any(m.provider == "scripted" for m in models) and not request.quiet:
-        echo(SCRIPTED_NOTICE)
+        # "No API key" only when that is why: a key is set and a persona chose scripted.
+        offline = parse_model(default_model(request.env)).provider == "scripted"
+        echo(SCRIPTED_NOTICE if offline else SCRIPTED_SOME_NOTICE)
     providers = _provider_set(request)
     try:
         if files is None:
