@@ -80,6 +80,11 @@ def log_compression(files: DebateFiles, decided: SynthesisInput) -> None:
         bullets.append(
             f"seat {item.seat}: {a.persona} R{a.round} {state} ({item.original_chars:,} → {item.view_chars:,})"
         )
+    if not decided.under_gate_after:
+        bullets.append(
+            "Still over the gate after compression: code is never cut, and every compressed "
+            "answer keeps its first 15 and last 10 lines."
+        )
     files.append_log(f"Compression before synthesis — {today()}", bullets)
 
 

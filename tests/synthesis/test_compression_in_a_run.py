@@ -70,6 +70,7 @@ def test_over_the_gate_the_synthesizer_reads_compressed_views_and_the_originals_
     # round-log.md: the best-reviewed persona's answers keep the top 2 seats, the rest are compressed.
     log = council.text(debate_id, "round-log.md")
     assert f"- Gate: {GATE:,} characters; answers: " in log
+    assert "Still over the gate" not in log
     seated = seats(log)
     assert [(s.persona, s.round) for s in seated[:2]] == [("delta", 2), ("delta", 1)]
     assert [s.seat for s in seated] == list(range(1, 9))
@@ -123,13 +124,16 @@ def test_without_reviews_the_roster_order_seats_the_answers(
     debate_id, _ = run_debate(council, stub, tmp_path, "--rounds", "1", "--gate", "15000")
 
     assert not (council.folder(debate_id) / "reviews.json").exists()
-    seated = seats(council.text(debate_id, "round-log.md"))
+    log = council.text(debate_id, "round-log.md")
+    seated = seats(log)
     assert [(s.persona, s.compressed) for s in seated] == [
         ("alpha", False),
         ("beta", False),
         ("gamma", True),
         ("delta", True),
     ]
+    # Two verbatim answers alone nearly fill this gate: the log says the input is still over it.
+    assert "- Still over the gate after compression: code is never cut" in log
     [request] = synthesis_calls(stub.requests)
     sent = sent_answers(messages(request)[1])
     for slug in SLUGS:
