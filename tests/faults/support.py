@@ -1,0 +1,193 @@
+"""Helpers for the fault suite: run the real CLI, read a root back, and find what is broken.
+
+The suite runs short in CI. `DREAMCONTEXT_FAULT_LONG=1` (what `bench/fault_suite.py --long`
+sets) makes every case run at full size: 50 kills, more writers, both SDKs on every storm.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dreamcontext_council.actions.snapshot import load_snapshot
+from dreamcontext_council.errors import CouncilError
+from dreamcontext_council.folder import frontmatter_io
+from dreamcontext_council.folder.paths import Root
+from dreamcontext_council.rules.markdown import sections
+
+LONG = os.environ.get("DREAMCONTEXT_FAULT_LONG") == "1"
+PERSONA_PHASES = ("opening", "cross-exam", "rebuttal")
+FINAL_SECTIONS = (
+    "Verdict",
+    "Decision card",
+    "Why",
+    "Position timeline",
+    "What was debated",
+    "Minority view & revisit conditions",
+    "Open risks",
+    "Appendix: per-agent per-round summaries",
+)
+SCRUBBED_PREFIXES = ("ANTHROPIC_", "OPENAI_", "DREAMCONTEXT_")
+
+
+def scaled(short: int, long: int) -> int:
+    """`short` in CI, `long` in the long suite."""
+    return long if LONG else short
+
+
+def clean_env(home: Path, **extra: str) -> dict[str, str]:
+    """This process's environment without keys, base URLs, proxies or council settings."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(SCRUBBED_PREFIXES) and not k.lower().endswith("_proxy")
+    }
+    home.mkdir(parents=True, exist_ok=True)
+    env.update(
+        NO_PROXY="127.0.0.1,localhost",
+        HOME=str(home),
+        ANTHROPIC_CONFIG_DIR=str(home / "anthropic-config"),
+        PYTHONIOENCODING="utf-8",
+        TERM="dumb",
+    )
+    env.update(extra)
+    return env
+
+
+@dataclass(frozen=True)
+class Done:
+    """What a command did."""
+
+    code: int
+    out: str
+    err: str
+
+    @property
+    def text(self) -> str:
+        return self.out + self.err
+
+
+def council_argv(*args: str) -> list[str]:
+    return [sys.executable, "-m", "dreamcontext_council", "council", *args]
+
+
+def run_council(
+    args: Sequence[str],
+    env: Mapping[str, str],
+    cwd: Path,
+    *,
+    stdin: bytes | None = None,
+    timeout: float = 120,
+) -> Done:
+    """`python -m dreamcontext_council council ARGS` as a real process."""
+    done = subprocess.run(
+        council_argv(*args),
+        env=dict(env),
+        cwd=cwd,
+        input=stdin if stdin is not None else b"",
+        capture_output=True,
+        timeout=timeout,
+    )
+    return Done(
+        done.returncode,
+        done.stdout.decode("utf-8", "replace"),
+        done.stderr.decode("utf-8", "replace"),
+    )
+
+
+def debate_ids(root: Path) -> list[str]:
+    council = root / "council"
+    if not council.is_dir():
+        return []
+    return sorted(p.name for p in council.iterdir() if p.name.startswith("council_"))
+
+
+def usage_records(folder: Path) -> list[dict[str, Any]]:
+    path = folder / "usage.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def asked_twice(folder: Path) -> list[tuple[str, int, int]]:
+    """(persona, round, count) for persona answers recorded ok more than once."""
+    counts = Counter(
+        (r["persona"], r["round"])
+        for r in usage_records(folder)
+        if r.get("phase") in PERSONA_PHASES and r.get("outcome") == "ok"
+    )
+    return [(p, n, c) for (p, n), c in counts.items() if c > 1]
+
+
+def temp_files(root: Path) -> list[Path]:
+    """Atomic-write temp files left behind (`.name.<hex>.tmp`)."""
+    return sorted(p for p in root.rglob(".*.tmp") if p.is_file())
+
+
+def problems(root: Path, *, complete: bool = False) -> list[str]:
+    """Everything corrupt under a root; empty when every file parses.
+
+    Every .json parses, every usage.jsonl line parses, every .md with frontmatter parses,
+    every debate loads whole through the library, and a complete debate's final report
+    has every required section.
+    """
+    found: list[str] = []
+    for path in sorted(root.rglob("*")):
+        if not path.is_file() or path.name.endswith(".tmp") or path.name.endswith(".lock"):
+            continue
+        where = str(path.relative_to(root))
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            found.append(f"{where}: unreadable ({exc})")
+            continue
+        try:
+            if path.suffix == ".json":
+                json.loads(text)
+            elif path.suffix == ".jsonl":
+                for line in text.split("\n"):
+                    if line:
+                        json.loads(line)
+                if text and not text.endswith("\n"):
+                    found.append(f"{where}: last line is not terminated")
+            elif path.suffix == ".md":
+                frontmatter_io.parse(text, where)
+        except (ValueError, CouncilError) as exc:
+            found.append(f"{where}: {exc}")
+    for debate_id in debate_ids(root):
+        folder = root / "council" / debate_id
+        if not (folder / "debate.md").exists():
+            continue  # killed before the folder was written: not a debate yet
+        try:
+            snapshot = load_snapshot(Root(root), debate_id)
+        except CouncilError as exc:
+            found.append(f"{debate_id}: does not load ({exc})")
+            continue
+        if complete or snapshot.debate.status.phase == "complete":
+            report = snapshot.final_report() or ""
+            _, body = frontmatter_io.parse(report, "final-report.md")
+            titles = [s.title.casefold() for s in sections(body, 2)]
+            lacking = [t for t in FINAL_SECTIONS if t.casefold() not in titles]
+            if lacking:
+                found.append(f"{debate_id}: final-report.md lacks {', '.join(lacking)}")
+    return found
+
+
+def tree_bytes(root: Path) -> dict[str, bytes]:
+    """Every file under `root` (lock files aside) by relative path, for byte comparisons."""
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and not p.name.endswith(".lock")
+    }
+
+
+def no_traceback(done: Done) -> bool:
+    return "Traceback (most recent call last)" not in done.text

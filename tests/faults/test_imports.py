@@ -1,0 +1,94 @@
+"""The reading and persona paths of the CLI load no SDK, server or renderer they do not use.
+
+Checked in a fresh interpreter that runs the real command and then lists `sys.modules`:
+behaviour, not timing (bench/cli_latency.py measures the time).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dreamcontext_council import Root, append_report, new_debate, record_verdict, start_round
+from dreamcontext_council.rules.roster import PRESETS
+
+from .support import clean_env
+
+HEAVY = ("anthropic", "openai", "starlette", "uvicorn", "watchdog", "markdown_it", "httpx")
+PROBE = """
+import json, sys
+from dreamcontext_council.cli import cli
+try:
+    cli.main(sys.argv[1:], prog_name="dreamcontext", standalone_mode=False)
+finally:
+    loaded = sorted({name.split(".")[0] for name in sys.modules})
+    sys.stderr.write("\\nMODULES " + json.dumps(loaded) + "\\n")
+"""
+
+ENTRY = (
+    "### Executive Summary\nMigrate.\n\n### Position\nA.\n\n### Reasoning\nLoad.\n\n"
+    "### Reactions to peers\nNone yet.\n\n### Open questions\nCost?\n"
+)
+
+
+@pytest.fixture(scope="module")
+def debate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    root = Root(tmp_path_factory.mktemp("imports") / "_dream_context")
+    root.council.mkdir(parents=True)
+    personas = PRESETS["cognitive"][:2]
+    options = [{"key": "A", "label": "Migrate"}, {"key": "B", "label": "Stay"}]
+    debate_id = new_debate(root, "Migrate?", options=options, personas=personas).id
+    start_round(root, debate_id, 1)
+    for spec in personas:
+        record_verdict(root, debate_id, spec.slug, 1, stance="A", conviction=60, headline="Go")
+        append_report(root, debate_id, spec.slug, ENTRY, number=1)
+    return root.path, debate_id
+
+
+def loaded_modules(root: Path, *args: str) -> set[str]:
+    env = clean_env(root.parent / "home", DREAMCONTEXT_ROOT=str(root))
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, "council", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    line = next(x for x in done.stderr.splitlines() if x.startswith("MODULES "))
+    return set(json.loads(line.removeprefix("MODULES ")))
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("board", "{id}", "--plain"),
+        ("board", "{id}", "--json"),
+        ("list", "--all"),
+        (
+            "verdict",
+            "{id}",
+            "synthesizer",
+            "1",
+            "--stance",
+            "B",
+            "--conviction",
+            "40",
+            "--headline",
+            "Stay after all",
+        ),
+    ],
+    ids=["board", "board-json", "list", "verdict"],
+)
+def test_reading_and_verdict_import_no_sdk_server_or_renderer(
+    debate: tuple[Path, str], command: tuple[str, ...]
+) -> None:
+    root, debate_id = debate
+    loaded = loaded_modules(root, *(part.format(id=debate_id) for part in command))
+    assert "dreamcontext_council" in loaded  # the probe really ran the command
+    assert not loaded & set(HEAVY), f"{command[0]} imported {sorted(loaded & set(HEAVY))}"
+    assert "jinja2" not in loaded, "templates are rendered only by commands that write files"
