@@ -138,6 +138,9 @@ def test_a_missing_claims_block_gets_exactly_one_repair(
     assert [phase_of(r) for r in calls] == ["synthesis", "repair"]
     repair = messages(calls[1])[1]
     assert "the report has no ```claims block at the end." in repair
+    # A synthesizer's repair asks for its own contract, not a persona's verdict block.
+    assert "every required `##` section in the order given, then the closing ```claims" in repair
+    assert "```verdict" not in repair
     assert [r["phase"] for r in council.usage(debate_id)][-2:] == ["synthesis", "repair"]
     assert [c["label"] for c in council.json_file(debate_id, "claims.json")["claims"]] == [
         "DISPUTED",

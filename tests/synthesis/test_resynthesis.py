@@ -101,7 +101,8 @@ def test_resynthesis_reads_the_stored_answers_and_calls_no_debater(
     # Same originals, same compression: the synthesizer read the same user message again.
     [first, again] = synthesis_calls(stub.requests)
     assert messages(first) == messages(again)
-    assert messages(again)[1] in council.text(debate_id, "synthesis-input.md")
+    record = council.text(debate_id, "synthesis-input.md")
+    assert all(part in record for part in messages(again))
     meta, body = frontmatter_io.parse(council.text(debate_id, "final-report.md"), "final-report.md")
     assert meta["synthesized_by"] == "anthropic:claude-stub"
     assert "## Claims ledger" in body
