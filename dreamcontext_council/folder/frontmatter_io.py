@@ -11,6 +11,8 @@ from dreamcontext_council.errors import FormatError
 
 # The boundary gray-matter and python-frontmatter use: a line of three or more dashes.
 _BOUNDARY = re.compile(r"^-{3,}\s*$", re.MULTILINE)
+# Line breaks YAML knows besides \n (NEL, LINE and PARAGRAPH SEPARATOR).
+_OTHER_BREAKS = "\x85\u2028\u2029"
 
 
 @cache
@@ -39,6 +41,8 @@ def _dumper() -> Any:
 
     def plain_str(dumper: Any, value: str) -> Any:
         style = "|" if "\n" in value else None
+        if any(char in value for char in _OTHER_BREAKS):
+            style = '"'  # PyYAML folds these breaks in plain or single-quoted text; escape them
         return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
     PlainDumper.add_representer(str, plain_str)
