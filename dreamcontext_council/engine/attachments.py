@@ -4,19 +4,27 @@ Each persona prompt and the synthesizer's prompt carry the debate's attachments 
 the order they were attached. When together they are longer than the budget, each
 one is compressed with `compress_answer`, the rule synthesis uses for long answers:
 first and last lines kept, a marker naming the key points in between, and fenced
-code never cut (every block comes back byte for byte).
+code never cut (every block comes back byte for byte). The rule counts lines, so a
+file of a few very long lines (a paragraph per line) is first wrapped: prose lines
+are broken at word boundaries, while code, indented lines and tables stay as they are.
 """
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 from typing import Any
 
 from dreamcontext_council.actions.files import DebateFiles
-from dreamcontext_council.engine.compression import compress_answer
+from dreamcontext_council.engine.compression import (
+    compress_answer,
+    extract_code_blocks,
+    restore_code_blocks,
+)
 from dreamcontext_council.errors import FormatError
 
 PROMPT_BUDGET_CHARS = 40_000
+WRAP_CHARS = 200
 
 
 def attachment_paths(files: DebateFiles) -> list[Path]:
@@ -29,6 +37,31 @@ def attachment_paths(files: DebateFiles) -> list[Path]:
     names = [str(item.get("name")) for item in recorded if isinstance(item, dict)]
     ordered = [present.pop(name) for name in names if name in present]
     return ordered + [present[name] for name in sorted(present)]
+
+
+def wrap_prose(text: str, width: int = WRAP_CHARS) -> str:
+    """Break prose lines longer than `width` at word boundaries; fenced code, indented
+    lines (indented code, nested lists) and table rows are left exactly as they are."""
+    view, blocks = extract_code_blocks(text)
+    lines: list[str] = []
+    for line in view.split("\n"):
+        if len(line) <= width or line[:1] in (" ", "\t", "|"):
+            lines.append(line)
+            continue
+        ending = "\r" if line.endswith("\r") else ""
+        lines += [
+            part + ending
+            for part in textwrap.wrap(
+                line.removesuffix("\r"), width, break_long_words=False, break_on_hyphens=False
+            )
+        ]
+    return restore_code_blocks("\n".join(lines), blocks)
+
+
+def _compress(text: str, *, wrap: bool) -> str:
+    source = wrap_prose(text) if wrap else text
+    view = compress_answer(source)
+    return view if view != source else text  # wrapping alone is no gain
 
 
 def _read(path: Path) -> str:
@@ -46,10 +79,14 @@ def attachments_for_prompt(
 ) -> list[dict[str, Any]]:
     """Attachments as prompt items; over the budget each is compressed (code never cut)."""
     texts = {path.name: _read(path) for path in attachment_paths(files)}
-    over = sum(len(t) for t in texts.values()) > budget
+    views = dict(texts)
+    for wrap in (False, True):
+        if sum(len(t) for t in views.values()) <= budget:
+            break
+        views = {name: _compress(text, wrap=wrap) for name, text in texts.items()}
     items: list[dict[str, Any]] = []
     for name, text in texts.items():
-        view = compress_answer(text) if over else text
+        view = views[name]
         items.append(
             {
                 "name": name,

@@ -196,6 +196,36 @@ def test_over_the_budget_attachments_are_compressed_and_code_is_never_cut(
         assert "Paragraph 150:" not in section
 
 
+def test_a_file_of_few_long_lines_is_wrapped_before_it_is_compressed(
+    council: Council, stub: StubServer, small_roster: str, tmp_path: Path
+) -> None:
+    long_code = "x = [" + ", ".join(str(i) for i in range(120)) + "]"
+    indented = "    " + "call(argument) and " * 20
+    paragraph = "The replica lags behind the primary when the batch job runs at night. " * 40
+    text = "\n".join(
+        [f"{paragraph}{i}" for i in range(10)]
+        + ["```python", long_code, "```", indented]
+        + [f"{paragraph}{i}" for i in range(10, 20)]
+    )
+    assert len(text.splitlines()) < 30 and len(text) > PROMPT_BUDGET_CHARS
+    design = tmp_path / "one-paragraph-per-line.md"
+    design.write_text(text, encoding="utf-8")
+
+    result = council(
+        "run", "--topic", "Is this replication design sound?", "--attach", str(design),
+        "--personas", small_roster, "--rounds", "1", *stub_args(stub), env=STUB_ENV,
+    )  # fmt: skip
+
+    assert result.code == 0, result.err
+    readers = [p for t, p in calls(stub) if t.get("phase") in ("opening", "synthesis")]
+    assert len(readers) == 3
+    for prompt in readers:
+        section = attachment_section(prompt)
+        assert len(section) <= PROMPT_BUDGET_CHARS
+        assert f"```python\n{long_code}\n```" in section  # a long code line is never wrapped
+        assert "lines compressed." in section
+
+
 # -- refused before anything is written -----------------------------------------------------
 
 
