@@ -27,5 +27,9 @@ class FormatError(CouncilError):
     """A file on disk does not parse; nothing was written."""
 
 
+class EncodingError(FormatError, ValueError):
+    """A file that is not UTF-8 text; still a ValueError, like the decode error it replaces."""
+
+
 class ProviderError(CouncilError):
     """A model provider failed in a way that retrying will not fix."""

@@ -12,7 +12,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
-from dreamcontext_council.errors import CouncilError
+from dreamcontext_council.errors import CouncilError, EncodingError
 
 LOCK_NAME = ".council.lock"
 LOCK_TIMEOUT_S = 60.0
@@ -72,8 +72,13 @@ def append_line(path: Path, line: str) -> None:
 
 
 def read_text(path: Path) -> str:
-    """Read a UTF-8 file, normalising CRLF to LF."""
-    return path.read_text(encoding="utf-8").replace("\r\n", "\n")
+    """Read a UTF-8 file, normalising CRLF to LF; EncodingError names a file that is not UTF-8."""
+    try:
+        return path.read_text(encoding="utf-8").replace("\r\n", "\n")
+    except UnicodeDecodeError as exc:
+        raise EncodingError(
+            f"{path} is not UTF-8 text (byte {exc.start}); fix it or restore it from git."
+        ) from None
 
 
 @contextmanager
