@@ -40,19 +40,7 @@ def begin_synthesis(root: Root, debate_id: str) -> Manifest:
         debate = files.debate()
         status = debate.status
         changed = status.phase != "synthesizing"
-        if changed:
-            if status.phase != "round_complete" or status.round != debate.current_round:
-                raise StateError(
-                    f"Cannot synthesize {debate_id}: it is {status}; finish the running round with "
-                    f"`dreamcontext council round end {debate_id} {debate.current_round}` first."
-                    if status.phase == "running"
-                    else f"Cannot synthesize {debate_id}: it is {status}; run at least one round first."
-                )
-            debate.meta["status"] = "synthesizing"
-            files.save_debate(debate)
-            files.append_log(
-                f"Synthesis started — {today()}", [f"Rounds debated: {debate.current_round}"]
-            )
+        # The manifest is read before the status changes, so a broken file changes nothing.
         listing = ["debate.md", "verdicts.json", "round-log.md"]
         for slug in debate.personas:
             paths = files.persona_paths(slug)
@@ -63,6 +51,21 @@ def begin_synthesis(root: Root, debate_id: str) -> Manifest:
             listing += [f"{slug}/researches/{e['slug']}.md" for e in files.research_index(slug)]
         if files.paths.attachments.is_dir():
             listing += [f"attachments/{p.name}" for p in sorted(files.paths.attachments.iterdir())]
+        if changed:
+            if status.phase != "round_complete" or status.round != debate.current_round:
+                raise StateError(
+                    f"Cannot synthesize {debate_id}: it is {status}; finish the running round with "
+                    f"`dreamcontext council round end {debate_id} {debate.current_round}` first."
+                    if status.phase == "running"
+                    else f"Cannot synthesize {debate_id}: it is {status}; run at least one round first."
+                    if status.phase == "created"
+                    else f"Cannot synthesize {debate_id}: it is already {status}."
+                )
+            debate.meta["status"] = "synthesizing"
+            files.save_debate(debate)
+            files.append_log(
+                f"Synthesis started — {today()}", [f"Rounds debated: {debate.current_round}"]
+            )
     refresh_live(root, debate_id, phase="synthesis")
     return Manifest(debate_id, changed, listing)
 

@@ -82,8 +82,9 @@ def _inject_panels(files: DebateFiles, debate: Debate, number: int) -> None:
     for slug in debate.personas:
         entry = next((e for e in files.entries(slug) if e.round == previous), None)
         summaries[slug] = (entry.executive_summary or "").strip() if entry else ""
-    for slug in debate.personas:
-        context = files.context(slug)
+    # Every context is read before any is written: one that does not parse changes nobody's.
+    contexts = {slug: files.context(slug) for slug in debate.personas}
+    for slug, context in contexts.items():
         if number in context.panel_rounds():
             continue
         peers = [{"slug": p, "summary": summaries[p]} for p in debate.personas if p != slug]

@@ -100,13 +100,14 @@ def append_report(
                 f"The entry is headed Round {named} but --round says {number}; make them agree."
             )
         _check_round(debate, number, "append a report")
-        # Read verdicts.json before writing, so a corrupt one fails the command cleanly.
+        # Read everything before writing anything, so a file that does not parse fails the
+        # command with nothing changed.
         has_verdict = slug in files.verdicts().round(number)
+        context = files.context(slug)
         entries = files.entries(slug)
         replaced = any(e.round == number for e in entries)
         entries = with_entry(entries, RoundEntry(number, today(), cleaned))
         files.save_entries(slug, entries)
-        context = files.context(slug)
         context.round_entries = len({e.round for e in entries})
         files.save_context(slug, context)
         warnings = []
