@@ -175,6 +175,43 @@ def test_a_debate_md_that_is_not_utf8_is_reported(chair: Chair, cli: Runner, run
     refuses_untouched(chair, cli, ["inject", running, "A fact."], "UTF-8")
 
 
+NOT_UTF8 = {
+    "verdicts.json": ["verdict", "board", "timeline"],
+    "growth-cfo/report.md": ["summaries", "report", "round-end"],
+    "growth-cfo/context-and-persona.md": ["round-context", "question", "report"],
+    "round-log.md": ["show", "round-end"],
+    "risk-auditor/researches/index.json": ["research"],
+}
+NOT_UTF8_COMMANDS = {
+    "verdict": ["verdict", "{id}", "growth-cfo", "2", "--stance", "A", "--conviction", "5", "--headline", "h"],
+    "board": ["board", "{id}"],
+    "timeline": ["timeline", "{id}"],
+    "summaries": ["summaries", "{id}", "1"],
+    "report": ["report", "append", "{id}", "growth-cfo", "--body", "{entry}"],
+    "round-end": ["round", "end", "{id}", "2"],
+    "round-context": ["round-context", "{id}", "growth-cfo"],
+    "question": ["question", "{id}", "growth-cfo", "Why?"],
+    "show": ["show", "{id}"],
+    "research": ["research", "add", "{id}", "risk-auditor", "a topic", "--body", "A note."],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", list(NOT_UTF8))
+def test_a_file_that_is_not_utf8_is_reported_not_rewritten(
+    chair: Chair, cli: Runner, running: str, name: str
+) -> None:
+    path = chair.folder(running) / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"---\npersona: caf\xe9\n---\n\n## Round 1 \xff\n")
+    before = tree_bytes(chair.root)
+    for command in NOT_UTF8[name]:
+        args = NOT_UTF8_COMMANDS[command]
+        result = cli(*[a.replace("{id}", running).replace("{entry}", entry()) for a in args])
+        assert_refused(result, name.split("/")[-1], codes=(1,))
+        assert "not UTF-8" in result.err or "not valid JSON" in result.err
+    assert changed_files(before, tree_bytes(chair.root)) == []
+
+
 CORRUPT_VERDICTS = [
     "{bad json",
     "[]",
@@ -386,3 +423,23 @@ def test_an_unknown_debate_or_persona_says_what_exists(
     refuses_untouched(
         chair, cli, ["round-context", running, "nobody"], "risk-auditor, growth-cfo, user-advocate"
     )
+
+
+def test_round_start_with_one_broken_context_injects_into_nobody(
+    chair: Chair, cli: Runner, debated: str
+) -> None:
+    # Reopen round 3 by extending; user-advocate's context no longer parses.
+    chair.ok("round", "extend", debated)
+    (chair.folder(debated) / "user-advocate" / "context-and-persona.md").write_text(
+        "---\nname: [unclosed\n---\n"
+    )
+    refuses_untouched(chair, cli, ["round", "start", debated, "3"], "context-and-persona.md")
+
+
+def test_synthesize_with_a_broken_research_index_changes_nothing(
+    chair: Chair, cli: Runner, debated: str
+) -> None:
+    index = chair.folder(debated) / "growth-cfo" / "researches" / "index.json"
+    index.parent.mkdir(parents=True)
+    index.write_text("[{torn")
+    refuses_untouched(chair, cli, ["synthesize", debated], "index.json")

@@ -63,7 +63,7 @@ def test_sixteen_processes_at_once_lose_nothing(chair: Chair, workdir: Path) -> 
     assert len(jobs) >= 16
 
     for job in jobs:
-        out, err = job.communicate(timeout=120)
+        _, err = job.communicate(timeout=120)
         assert job.returncode == 0, err.decode()
 
     folder = chair.folder(debate_id)

@@ -8,7 +8,6 @@ import re
 import pytest
 from debate_story import Reference, Runner, changed_files, tree_bytes
 
-
 # Rows only we add under the options tally (model diversity, usage, flags): the rest of the
 # board must be the Node tool's, character for character.
 OUR_EXTRA_ROWS = re.compile(r"^│ (MODELS|USAGE|FLAG) {2,}.*│$")
