@@ -72,7 +72,7 @@ def log_compression(files: DebateFiles, decided: SynthesisInput) -> None:
     ]
     if not decided.over_gate:
         bullets.append(f"All {len(decided.answers)} answers kept verbatim.")
-        files.append_log(f"Synthesis input under the gate — {today()}", bullets)
+        _log_once_per_synthesis(files, f"Synthesis input under the gate — {today()}", bullets)
         return
     for item in decided.seated:
         a = item.answer
@@ -85,7 +85,17 @@ def log_compression(files: DebateFiles, decided: SynthesisInput) -> None:
             "Still over the gate after compression: code is never cut, and every compressed "
             "answer keeps its first 15 and last 10 lines."
         )
-    files.append_log(f"Compression before synthesis — {today()}", bullets)
+    _log_once_per_synthesis(files, f"Compression before synthesis — {today()}", bullets)
+
+
+def _log_once_per_synthesis(files: DebateFiles, heading: str, bullets: list[str]) -> None:
+    """Append the entry unless this synthesis logged it already (a run stopped mid-call)."""
+    entry = "\n".join([f"## {heading}", *(f"- {b}" for b in bullets)]) + "\n"
+    with files.lock():
+        log = files.log()
+        begun = max(log.rfind("\n## Synthesis started"), log.rfind("\n## Resynthesis"), 0)
+        if entry not in log[begun:]:
+            files.append_log(heading, bullets)
 
 
 def build_answers(

@@ -57,7 +57,8 @@ KILL_POINTS: dict[str, Callable[[Council], bool]] = {
     "round 2 started": log_has("## Round 2 started"),
     "mid round 2": lambda c: usage_lines(c) >= 6,
     "after the check": log_has("## Convergence check after round 2"),
-    "during synthesis": status_is("synthesizing"),
+    "synthesis begun": status_is("synthesizing"),
+    "during the synthesis call": log_has("## Synthesis input under the gate"),
 }
 
 
