@@ -40,9 +40,14 @@ class RoundResult:
     budget: str | None = None
 
 
-def cross_exam_pairs(debate: Debate, roster: list[str]) -> dict[str, str]:
-    """critic → peer for round 2, from the seed recorded in debate.md."""
-    return derangement(roster, int(debate.meta.get("seed") or 0))
+def cross_exam_pairs(files: DebateFiles, debate: Debate, roster: list[str]) -> dict[str, str]:
+    """critic → peer for round 2, from the seed recorded in debate.md.
+
+    Only personas with a round-1 answer are paired: one that failed round 1 or joined
+    at the interlude has nothing to be critiqued on.
+    """
+    answered = [s for s in roster if any(e.round == 1 for e in files.entries(s))]
+    return derangement(answered, int(debate.meta.get("seed") or 0))
 
 
 @dataclass
@@ -57,6 +62,7 @@ class RoundRunner:
     # One writer thread: answers are saved in arrival order without blocking the event
     # loop, and never wait on each other's file lock.
     _writer: ThreadPoolExecutor | None = field(default=None, init=False, repr=False)
+    _pairing: dict[str, str] | None = field(default=None, init=False, repr=False)
 
     def model_for(self, slug: str) -> ModelSpec:
         return parse_model(self.files.context(slug).model or self.default_model)
@@ -86,7 +92,7 @@ class RoundRunner:
             for s, v in verdicts.round(number - 1).items()
         ]
         if number == 2:
-            peer = cross_exam_pairs(debate, participants(self.files, debate, 2)).get(slug)
+            peer = self._pairs(debate, participants(self.files, debate, 2)).get(slug)
             entry = (
                 next((e for e in self.files.entries(peer) if e.round == 1), None) if peer else None
             )
@@ -95,6 +101,11 @@ class RoundRunner:
         else:
             material.critiques = self.critiques_for(slug)
         return material
+
+    def _pairs(self, debate: Debate, roster: list[str]) -> dict[str, str]:
+        if self._pairing is None:
+            self._pairing = cross_exam_pairs(self.files, debate, roster)
+        return self._pairing
 
     def critiques_for(self, slug: str) -> list[dict[str, object]]:
         """The round-2 cross-examinations aimed at this persona."""
@@ -224,7 +235,7 @@ class RoundRunner:
 
     def _record_review(self, debate: Debate, slug: str, roster: list[str]) -> None:
         """Score from the critic's round-2 entry into reviews.json (again after a crash: same value)."""
-        peer = cross_exam_pairs(debate, roster).get(slug)
+        peer = self._pairs(debate, roster).get(slug)
         entry = next((e for e in self.files.entries(slug) if e.round == 2), None)
         if peer and entry:
             record_review(

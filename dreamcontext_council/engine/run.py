@@ -192,7 +192,7 @@ class CouncilRun:
         if number != 2:
             return
         debate = self.files.debate()
-        for critic, peer in cross_exam_pairs(debate, debate.personas).items():
+        for critic, peer in cross_exam_pairs(self.files, debate, debate.personas).items():
             interlude.queue_directive(
                 self.root, self.id, critic, CROSS_EXAM_DIRECTIVE.format(peer=peer)
             )

@@ -371,3 +371,54 @@ def test_interludes_set_by_new_are_honoured(council: Council) -> None:
     assert done.code == 0, done.err
     assert council.status(debate_id) == "complete"  # round 2 was the last: no pause after it
     assert council.log(debate_id).count("## Interlude after round") == 1
+
+
+def test_a_persona_without_a_round_1_answer_is_left_out_of_the_pairs(
+    council: Council, tmp_path: Path
+) -> None:
+    models = {slug: "openai:gpt-4o-mini" for slug in SLUGS}
+    models["data-steward"] = "openai:revoked-model"
+    with StubServer(
+        responder=fail_model("revoked-model", StubResponse.error(401, "bad key"))
+    ) as stub:
+        result = council(
+            "run",
+            "--topic",
+            TOPIC,
+            "--options",
+            OPTIONS,
+            "--personas",
+            roster(tmp_path, models),
+            "--rounds",
+            "2",
+            env=openai_env(stub.openai_url),
+        )
+
+    assert result.code == 0, result.err
+    debate_id = result.last_line
+    chosen = pairs(council, debate_id)
+    answered = [s for s in SLUGS if s != "data-steward"]
+    assert sorted(chosen) == sorted(chosen.values()) == sorted(answered)
+    assert all(critic != peer for critic, peer in chosen.items())
+    reviews = council.json_file(debate_id, "reviews.json")["rounds"]["2"]
+    assert all(review["score"] is not None for review in reviews.values())
+    for slug in SLUGS:
+        assert "Cross-examine data-steward" not in council.text(
+            debate_id, f"{slug}/context-and-persona.md"
+        )
+
+
+def test_a_persona_seated_at_the_interlude_joins_without_a_cross_examination(
+    council: Council,
+) -> None:
+    debate_id = council("run", "--topic", TOPIC, "--options", OPTIONS, "--interrupt").last_line
+    council.add_persona(debate_id, "late-joiner")
+
+    result = council("run", debate_id)
+
+    assert result.code == 0, result.err
+    chosen = pairs(council, debate_id)
+    assert "late-joiner" not in chosen and "late-joiner" not in chosen.values()
+    assert len(chosen) == 4
+    report = council.text(debate_id, "late-joiner/report.md")
+    assert "## Round 2" in report
