@@ -105,6 +105,16 @@ def _live(root: Root, debate_id: str, console: Console, next_change: Callable[[]
         text.append(f"\nwatching {debate_id} · updated {stamp} · Ctrl-C to stop", style="dim")
         return text
 
-    with Live(frame(), console=console, auto_refresh=False, transient=False) as live:
+    live = Live(console=console, auto_refresh=False, transient=False)
+    try:
+        # Not `with Live(...)`: a Ctrl-C while the first frame is written must still
+        # stop the display and show the cursor again.
+        live.start()
+        live.update(frame(), refresh=True)
         while next_change():
             live.update(frame(), refresh=True)
+    finally:
+        try:
+            live.stop()
+        finally:
+            console.show_cursor(True)

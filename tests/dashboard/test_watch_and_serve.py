@@ -184,3 +184,50 @@ def test_serve_on_a_busy_port_says_which_option_to_change(
         done = council(reference_root)("serve", "--port", str(port))
     assert done.code == 1
     assert f"Port {port} on 127.0.0.1 is already in use; pass --port" in done.err
+
+
+def test_watch_on_a_real_terminal_exits_0_on_ctrl_c_and_restores_the_cursor(
+    reference_root: Root, tmp_path: Path
+) -> None:
+    import os
+    import pty
+    import select
+
+    controller, terminal = pty.openpty()
+    env = council_env(reference_root) | {"TERM": "xterm-256color", "COLUMNS": "120"}
+    process = subprocess.Popen(
+        council_command("watch", REFERENCE_ID),
+        stdin=terminal,
+        stdout=terminal,
+        stderr=terminal,
+        cwd=tmp_path,
+        env=env,
+        start_new_session=True,
+    )
+    os.close(terminal)
+    seen = b""
+
+    def read_until(marker: bytes, seconds: float) -> None:
+        nonlocal seen
+        deadline = time.monotonic() + seconds
+        while marker not in seen and time.monotonic() < deadline:
+            ready, _, _ = select.select([controller], [], [], 0.1)
+            if ready:
+                try:
+                    seen += os.read(controller, 65536)
+                except OSError:
+                    break
+
+    try:
+        read_until(b"Ctrl-C to stop", 15)
+        assert b"user-advocate says B in R2" in seen
+        assert b"\x1b[?25l" in seen  # the cursor is hidden while the board is live
+        process.send_signal(signal.SIGINT)
+        read_until(b"\x1b[?25h", 10)
+        assert process.wait(timeout=10) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+        os.close(controller)
+    assert b"\x1b[?25h" in seen  # and shown again on the way out
+    assert b"Traceback" not in seen and b"Aborted" not in seen
