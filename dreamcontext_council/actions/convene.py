@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -11,6 +13,7 @@ from dreamcontext_council import resources
 from dreamcontext_council.actions.files import DebateFiles, today
 from dreamcontext_council.actions.live_state import refresh_live
 from dreamcontext_council.errors import StateError, UsageError
+from dreamcontext_council.folder.index import update_index
 from dreamcontext_council.folder.names import check_slug, new_debate_id
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.storage import atomic_write_text
@@ -102,20 +105,28 @@ def new_debate(
             {"name": name, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
             for name, data in copies.items()
         ]
-    files = DebateFiles(root, debate_id, must_exist=False)
+    # The folder is built under a hidden name and renamed into place whole, so a crash
+    # while seating personas leaves no half-made debate that `run` could not finish.
+    staging = Root(root.council / f".new-{debate_id}")
+    files = DebateFiles(staging, debate_id, must_exist=False)
     body = resources.render("files/debate-body.md.j2", topic=topic, facts=[])
-    with files.lock():
-        for name, data in copies.items():
-            # Decoded without newline translation, so the copy is byte for byte the file.
-            atomic_write_text(files.paths.attachments / name, data.decode("utf-8"))
-        atomic_write_text(files.paths.round_log, roundlog.new_log(debate_id))
-        files.save_verdicts(Verdicts(options=list(options or [])))
-        debate = Debate(meta, body)
-        files.save_debate(debate)
-    for spec in personas or []:
-        create_agent(root, debate_id, spec)
+    try:
+        with files.lock():
+            for name, data in copies.items():
+                # Decoded without newline translation, so the copy is byte for byte the file.
+                atomic_write_text(files.paths.attachments / name, data.decode("utf-8"))
+            atomic_write_text(files.paths.round_log, roundlog.new_log(debate_id))
+            files.save_verdicts(Verdicts(options=list(options or [])))
+            files.save_debate(Debate(meta, body))
+        for spec in personas or []:
+            create_agent(staging, debate_id, spec)
+        os.rename(files.paths.folder, root.debate(debate_id).folder)
+    finally:
+        shutil.rmtree(staging.path, ignore_errors=True)
+    debate = DebateFiles(root, debate_id).debate()
+    update_index(root, debate.meta)
     refresh_live(root, debate_id, phase="setup")
-    return files.debate()
+    return debate
 
 
 @dataclass(frozen=True)
