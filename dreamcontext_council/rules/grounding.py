@@ -252,15 +252,18 @@ def preflight(question: str, *, attached: bool, debate_id: str | None = None) ->
                 f"  - it refers to {problem.found!r} but nothing is attached, so every persona "
                 "would have to invent it"
             )
-    fix = (
-        "Fill in the placeholder"
-        if all(p.kind == "placeholder" for p in problems)
-        else "Fill it in, attach the artifact with --attach FILE or paste it into the question"
-    )
+    kinds = {p.kind for p in problems}
+    steps = []
+    if "placeholder" in kinds:
+        steps.append("fill in the placeholder")
+    if "reference" in kinds:
+        steps.append("attach the artifact with --attach FILE (or paste it into the question)")
+    fix = " and ".join(steps)
+    fix = fix[0].upper() + fix[1:]
     if debate_id:
         fix = (
-            f"{debate_id} was created this way; start a new debate with the question completed "
-            "(`council run --topic … --attach FILE`)"
+            f"{debate_id} was created with this question; start a new debate with it completed "
+            "(`dreamcontext council run --topic … --attach FILE`)"
         )
     lines.append(f"{fix}, or pass --yes to run anyway. Nothing was called or spent.")
     raise UsageError("\n".join(lines))

@@ -148,4 +148,4 @@ def test_every_problem_is_listed_at_once() -> None:
 def test_an_existing_debate_is_told_to_start_again() -> None:
     with pytest.raises(UsageError) as stopped:
         preflight("Is this design safe?", attached=False, debate_id="council_AbC12345")
-    assert "council_AbC12345 was created this way" in str(stopped.value)
+    assert "council_AbC12345 was created with this question" in str(stopped.value)

@@ -90,7 +90,7 @@ def test_an_existing_debate_is_checked_before_its_first_call(
 
     assert result.code == 2
     assert "it refers to 'this design'" in result.err
-    assert f"{debate_id} was created this way" in result.err
+    assert f"{debate_id} was created with this question" in result.err
     assert stub.requests == []
     assert council.tree() == before
     assert council.usage(debate_id) == []
