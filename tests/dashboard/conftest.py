@@ -179,11 +179,16 @@ def browser() -> Iterator[Any]:
 
 @pytest.fixture
 def page(browser: Any) -> Iterator[Any]:
-    """A fresh browser page; console errors are kept on `page.errors`."""
+    """A fresh browser page; script errors and console errors (CSP reports) are kept on
+    `page.errors`."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     tab = context.new_page()
     tab.errors = []
     tab.on("pageerror", lambda error: tab.errors.append(str(error)))
+    tab.on(
+        "console",
+        lambda message: tab.errors.append(message.text) if message.type == "error" else None,
+    )
     try:
         yield tab
     finally:

@@ -70,6 +70,11 @@ def test_clicking_a_citation_lands_on_the_matrix_cell(reference_root: Root, page
         page.click("#cell-risk-auditor-2 summary")
         page.click('#cell-risk-auditor-2 a.persona-chip:has-text("growth-cfo")')
         page.wait_for_function("() => location.hash === '#persona-growth-cfo'")
+        # The promoted marker links the knowledge doc, served read-only.
+        page.click(".promoted-banner a")
+        page.wait_for_url(f"{url}/knowledge/decision-*")
+        assert "Decision: Should we migrate" in page.inner_text("h1")
+        assert page.errors == []
 
 
 def test_a_verdict_from_a_cli_process_appears_live(
@@ -218,6 +223,10 @@ def test_xss_payloads_stay_text(
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
+    # With the CSP on, a payload that reached the DOM as markup would be reported here.
+    page.on(
+        "console", lambda message: errors.append(message.text) if message.type == "error" else None
+    )
     try:
         _check_payloads(tmp_path, council, page, errors)
     finally:
