@@ -1,0 +1,125 @@
+"""Where the root is found, index.json kept in step with the folders, and Node folders kept whole."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from debate_story import (
+    REFERENCE,
+    Chair,
+    Reference,
+    Runner,
+    inprocess_runner,
+    read_frontmatter,
+    subprocess_runner,
+)
+
+
+def test_the_nearest_root_above_the_working_directory_is_used(
+    workdir: Path, root_path: Path
+) -> None:
+    council = subprocess_runner(workdir, None)
+    debate_id = council("new", "Found from below?").last_line
+    deep = workdir / "src" / "pkg"
+    deep.mkdir(parents=True)
+    shown = council("show", debate_id, "--json", cwd=deep)
+    assert shown.code == 0, shown.err
+    assert shown.json()["topic"] == "Found from below?"
+    assert not (deep / "_dream_context").exists()
+    again = council("new", "Second from below?", cwd=deep)
+    assert "Created" not in again.out
+    assert (root_path / "council" / again.last_line).is_dir()
+
+
+def test_root_option_and_variable_name_the_root_or_its_parent(
+    tmp_path: Path, workdir: Path
+) -> None:
+    elsewhere = tmp_path / "project"
+    elsewhere.mkdir()
+    council = subprocess_runner(workdir, None)
+    made = council("new", "Rooted elsewhere?", "--root", str(elsewhere / "_dream_context"))
+    assert made.code == 0, made.err
+    assert (elsewhere / "_dream_context" / "council" / made.last_line).is_dir()
+    assert not (workdir / "_dream_context").exists()
+    by_parent = council("show", made.last_line, "--json", env={"DREAMCONTEXT_ROOT": str(elsewhere)})
+    assert by_parent.code == 0, by_parent.err
+    by_option = council("list", "--all", "--json", "--root", str(elsewhere))
+    assert [e["id"] for e in by_option.json()] == [made.last_line]
+
+
+def index_of(chair: Chair) -> list[dict[str, object]]:
+    return json.loads((chair.root / "council" / "index.json").read_text(encoding="utf-8"))
+
+
+def test_a_missing_index_is_rebuilt_from_the_folders(chair: Chair, cli: Runner) -> None:
+    first = chair.new("First?", personas=())
+    second = chair.new("Second?", personas=())
+    (chair.root / "council" / "index.json").unlink()
+    listed = cli("list", "--all", "--json").json()
+    assert {e["id"] for e in listed} == {first, second}
+    assert {e["id"] for e in index_of(chair)} == {first, second}
+
+
+def test_a_corrupt_index_is_rebuilt(chair: Chair, cli: Runner) -> None:
+    debate_id = chair.new("Survives a torn index?", personas=())
+    (chair.root / "council" / "index.json").write_text("[{torn")
+    assert [e["id"] for e in cli("list", "--all", "--json").json()] == [debate_id]
+
+
+def test_debate_md_wins_over_a_stale_index(chair: Chair, cli: Runner) -> None:
+    debate_id = chair.new("Edited by hand?", personas=())
+    debate_md = chair.folder(debate_id) / "debate.md"
+    text = debate_md.read_text(encoding="utf-8")
+    debate_md.write_text(text.replace("rounds_planned: 2", "rounds_planned: 5"), encoding="utf-8")
+    (entry,) = cli("list", "--all", "--json").json()
+    assert entry["rounds_planned"] == 5
+    assert index_of(chair)[0]["rounds_planned"] == 5
+
+
+def test_an_index_entry_without_a_folder_is_dropped(chair: Chair, cli: Runner) -> None:
+    kept = chair.new("Kept?", personas=())
+    entries = index_of(chair)
+    ghost = dict(entries[0], id="council_Ghost123", topic="Deleted by hand")
+    (chair.root / "council" / "index.json").write_text(json.dumps([ghost, *entries]))
+    assert [e["id"] for e in cli("list", "--all", "--json").json()] == [kept]
+
+
+def test_unknown_frontmatter_keys_survive_our_writes(chair: Chair, cli: Runner) -> None:
+    debate_id = chair.new(personas=("risk-auditor",))
+    debate_md = chair.folder(debate_id) / "debate.md"
+    text = debate_md.read_text(encoding="utf-8")
+    extra = "protocol: socratic\nseed: 7\nflags:\n  - one family only\n"
+    debate_md.write_text(text.replace("---\n\n", extra + "---\n\n", 1), encoding="utf-8")
+    before, _ = read_frontmatter(debate_md)
+    chair.ok("inject", debate_id, "A fact.")
+    chair.ok("round", "start", debate_id, "1")
+    after, _ = read_frontmatter(debate_md)
+    assert list(after) == list(before)
+    assert (after["protocol"], after["seed"], after["flags"]) == (
+        "socratic",
+        7,
+        ["one family only"],
+    )
+
+
+def test_promote_force_on_a_node_folder_keeps_its_identity(fixture_root: Reference) -> None:
+    cli = inprocess_runner(fixture_root.root)
+    debate_md = fixture_root.folder / "debate.md"
+    meta_before, body_before = read_frontmatter(debate_md)
+    doc = next((fixture_root.root / "knowledge").glob("decision-*.md"))
+    doc_before, _ = read_frontmatter(doc)
+    result = cli("promote", fixture_root.id, "--force")
+    assert result.code == 0, result.err
+    meta_after, body_after = read_frontmatter(debate_md)
+    assert list(meta_after) == list(meta_before)
+    assert {k: v for k, v in meta_after.items() if k != "updated_at"} == {
+        k: v for k, v in meta_before.items() if k != "updated_at"
+    }
+    assert body_after == body_before
+    doc_after, doc_body = read_frontmatter(doc)
+    assert doc_after["id"] == doc_before["id"] == "know_I_wKLKP9"
+    assert doc_after["created_at"] == doc_before["created_at"]
+    node_body = read_frontmatter(REFERENCE / "_dream_context" / "knowledge" / doc.name)[1]
+    # The same sections, in the same order, with the same text, as the Node tool wrote.
+    assert doc_body.split("\n---\n")[0] == node_body.split("\n---\n")[0]
