@@ -26,7 +26,9 @@ def round_context(root: Root, debate_id: str, slug: str) -> str:
     persona = snapshot.persona(slug)
     assert persona is not None and persona.context is not None
     status = debate.status
-    number = debate.current_round if status.phase == "running" else debate.current_round + 1
+    # A running round is this round; a closed debate has no next one, so it shows its last.
+    in_round = status.phase in ("running", "synthesizing", "complete")
+    number = debate.current_round if in_round else debate.current_round + 1
     last_finished = debate.current_round if status.phase != "running" else debate.current_round - 1
     votes = snapshot.verdicts.round(last_finished)
     landscape = [
