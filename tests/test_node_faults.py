@@ -111,6 +111,16 @@ def test_round_context_shows_both_directives_on_the_reference(
     assert "- Steelman option B for this round." in directives
 
 
+def test_round_context_of_a_closed_debate_shows_its_last_round(
+    fixture_root: Reference, ref_cli: Runner
+) -> None:
+    page = ref_cli("round-context", fixture_root.id, "growth-cfo").out
+    assert "Round: 2 of 2 (status: complete)" in page
+    directives = page.split("## Directives for round 2", 1)[1]
+    assert "- What does the migration cost in engineer-weeks?" in directives
+    assert "- Steelman option B for this round." in directives
+
+
 def test_round_context_shows_every_queued_directive(chair: Chair, cli: Runner) -> None:
     debate_id = chair.new()
     chair.play_round(debate_id, 1, VOTES_1)
