@@ -60,10 +60,20 @@ def load_index(root: Root) -> list[dict[str, Any]]:
     Only debates whose debate.md changed after index.json was written are re-read, so a
     large root costs a directory scan and a stat per debate.
     """
-    from dreamcontext_council.rules.debate import parse_debate
-
     if not root.council.is_dir():
         return []
+    try:
+        # Read and rewrite under the lock: a debate.md saved between this read and this
+        # write would otherwise leave an entry older than debate.md that looks current.
+        with locked(root.council):
+            return _checked_index(root, write=True)
+    except OSError:
+        return _checked_index(root, write=False)  # a read-only root still lists
+
+
+def _checked_index(root: Root, *, write: bool) -> list[dict[str, Any]]:
+    from dreamcontext_council.rules.debate import parse_debate
+
     entries = _read(root)
     try:
         index_mtime = os.stat(root.index).st_mtime_ns
@@ -109,9 +119,6 @@ def load_index(root: Root) -> list[dict[str, Any]]:
     added = [fresh[i] for i in fresh if i not in by_id]
     added.sort(key=lambda e: (str(e.get("created_at") or ""), e["id"]), reverse=True)
     result = [*added, *kept]
-    try:
-        with locked(root.council):
-            atomic_write_json(root.index, result)
-    except OSError:
-        pass  # a read-only root still lists
+    if write:
+        atomic_write_json(root.index, result)
     return result
