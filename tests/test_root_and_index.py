@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
+import pytest
 from debate_story import (
     REFERENCE,
     Chair,
@@ -14,6 +16,10 @@ from debate_story import (
     read_frontmatter,
     subprocess_runner,
 )
+
+from dreamcontext_council.actions import rounds
+from dreamcontext_council.folder import index as index_module
+from dreamcontext_council.folder.paths import Root
 
 
 def test_the_nearest_root_above_the_working_directory_is_used(
@@ -123,3 +129,31 @@ def test_promote_force_on_a_node_folder_keeps_its_identity(fixture_root: Referen
     node_body = read_frontmatter(REFERENCE / "_dream_context" / "knowledge" / doc.name)[1]
     # The same sections, in the same order, with the same text, as the Node tool wrote.
     assert doc_body.split("\n---\n")[0] == node_body.split("\n---\n")[0]
+
+
+def test_a_list_racing_a_write_never_leaves_a_stale_index(
+    chair: Chair, root: Root, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    debate_id = chair.new("Raced?", personas=())
+    (chair.root / "council" / "index.json").unlink()  # the list must read debate.md
+    real_read = index_module.read_text
+    writers: list[threading.Thread] = []
+
+    def read_while_another_command_writes(path: Path) -> str:
+        text = real_read(path)
+        if path.name == "debate.md" and not writers:
+            # Another command raises rounds_planned between this list's read and its write.
+            writer = threading.Thread(target=rounds.extend_rounds, args=(root, debate_id, 1))
+            writers.append(writer)
+            writer.start()
+            writer.join(timeout=1.0)
+        return text
+
+    monkeypatch.setattr(index_module, "read_text", read_while_another_command_writes)
+    index_module.load_index(root)
+    writers[0].join(timeout=60)
+    monkeypatch.undo()
+    meta, _ = read_frontmatter(chair.folder(debate_id) / "debate.md")
+    assert meta["rounds_planned"] == 3
+    assert [e["rounds_planned"] for e in index_of(chair)] == [3]
+    assert [e["rounds_planned"] for e in index_module.load_index(root)] == [3]
