@@ -30,7 +30,9 @@ def headings(lines: list[str]) -> list[Heading]:
     for number, line in enumerate(lines):
         opened = _FENCE.match(line)
         if fence is not None:
-            closes = opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence)
+            closes = (
+                opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence)
+            )
             if closes and not line.strip().lstrip(fence[0]):
                 fence = None
             continue
