@@ -18,10 +18,14 @@ _FIELDS = ("stance", "conviction", "headline", "concession")
 
 @dataclass(frozen=True)
 class VerdictBlock:
+    """`stance` is the option key; `stance_text` is the stance as the persona wrote it,
+    which becomes the label when it names a new option."""
+
     stance: str
     conviction: int
     headline: str
     concession: str | None
+    stance_text: str = ""
 
 
 @dataclass(frozen=True)
@@ -64,7 +68,8 @@ def parse_persona_answer(
         raise ContractError(f"the verdict block lacks {', '.join(missing)}.")
     try:
         conviction = parse_conviction(values["conviction"].rstrip("%").strip())
-        stance, _ = resolve_stance(values["stance"].strip("*` "), registered, known)
+        stance_text = values["stance"].strip("*` ")
+        stance, _ = resolve_stance(stance_text, registered, known)
     except UsageError as exc:
         raise ContractError(str(exc)) from None
     body = (text[: block.start()] + text[block.end() :]).strip()
@@ -82,7 +87,13 @@ def parse_persona_answer(
         concession = ""
     return PersonaAnswer(
         body,
-        VerdictBlock(stance, conviction, " ".join(values["headline"].split()), concession or None),
+        VerdictBlock(
+            stance,
+            conviction,
+            " ".join(values["headline"].split()),
+            concession or None,
+            stance_text,
+        ),
     )
 
 

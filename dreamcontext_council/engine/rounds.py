@@ -25,6 +25,8 @@ from dreamcontext_council.engine.reviews import load_reviews, record_review
 from dreamcontext_council.errors import CouncilError
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.rules.debate import Debate
+from dreamcontext_council.rules.persona import PersonaContext
+from dreamcontext_council.rules.verdicts import Verdicts
 
 CROSS_EXAM_DIRECTIVE = (
     "Cross-examine {peer}: find the factual errors, logical gaps and missing perspectives in its "
@@ -64,14 +66,19 @@ class RoundRunner:
     _writer: ThreadPoolExecutor | None = field(default=None, init=False, repr=False)
     _pairing: dict[str, str] | None = field(default=None, init=False, repr=False)
 
-    def model_for(self, slug: str) -> ModelSpec:
-        return parse_model(self.files.context(slug).model or self.default_model)
+    def model_for(self, context: PersonaContext) -> ModelSpec:
+        return parse_model(context.model or self.default_model)
 
     def material(
-        self, debate: Debate, slug: str, number: int, roster: list[str]
+        self,
+        debate: Debate,
+        slug: str,
+        number: int,
+        roster: list[str],
+        context: PersonaContext,
+        verdicts: Verdicts,
     ) -> prompts.RoundMaterial:
-        verdicts = self.files.verdicts()
-        context = self.files.context(slug)
+        """What the persona sees this round; `verdicts` as they stood when the round began."""
         material = prompts.RoundMaterial(
             debate_id=debate.id,
             topic=debate.topic,
@@ -136,9 +143,10 @@ class RoundRunner:
             self.caller.progress.persona(slug, "done", detail="on disk")
             if number == 2:
                 self._record_review(debate, slug, roster)
+        verdicts = self.files.verdicts()  # read once: the round's personas share it
         with ThreadPoolExecutor(1, thread_name_prefix="council-writer") as self._writer:
             outcomes = await asyncio.gather(
-                *(self._persona(debate, slug, number, roster) for slug in pending),
+                *(self._persona(debate, slug, number, roster, verdicts) for slug in pending),
                 return_exceptions=True,
             )
         for slug, outcome in zip(pending, outcomes, strict=True):
@@ -156,13 +164,14 @@ class RoundRunner:
             )
         return result
 
-    async def _persona(self, debate: Debate, slug: str, number: int, roster: list[str]) -> None:
+    async def _persona(
+        self, debate: Debate, slug: str, number: int, roster: list[str], verdicts: Verdicts
+    ) -> None:
         progress = self.caller.progress
         context = self.files.context(slug)
-        spec = self.model_for(slug)
-        prompt = prompts.persona_prompt(
-            slug, context.persona_text, context.aspects, self.material(debate, slug, number, roster)
-        )
+        spec = self.model_for(context)
+        material = self.material(debate, slug, number, roster, context, verdicts)
+        prompt = prompts.persona_prompt(slug, context.persona_text, context.aspects, material)
         phase = prompts.phase_of(number)
         progress.persona(slug, "thinking")
         try:
@@ -170,7 +179,7 @@ class RoundRunner:
                 spec, prompt, persona=slug, round=number, phase=phase
             )
             tokens = completion.usage.output_tokens
-            registered, known = debate.options, self.files.verdicts().options
+            registered, known = debate.options, verdicts.options
             try:
                 answer = parse_persona_answer(completion.text, registered, known)
             except ContractError as problem:
@@ -222,7 +231,7 @@ class RoundRunner:
                 debate.id,
                 slug,
                 number,
-                stance=verdict.stance,
+                stance=verdict.stance_text or verdict.stance,  # a new option keeps its label
                 conviction=verdict.conviction,
                 headline=verdict.headline,
                 concession=verdict.concession,

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from dreamcontext_council.actions import closing, interlude
 from dreamcontext_council.actions.files import DebateFiles, today
 from dreamcontext_council.actions.live_state import refresh_live
-from dreamcontext_council.actions.rounds import end_round, participants, start_round
+from dreamcontext_council.actions.rounds import end_round, start_round
 from dreamcontext_council.engine import convergence as conv
 from dreamcontext_council.engine import prompts
 from dreamcontext_council.engine.accounting import BudgetReached, Ledger, PriceTable
@@ -171,10 +171,7 @@ class CouncilRun:
         result = await runner.run(number)
         if result.budget:
             raise BudgetReached(result.budget)
-        debate = self.files.debate()
-        roster = participants(self.files, debate, number)
-        reported = [s for s in roster if any(e.round == number for e in self.files.entries(s))]
-        if not reported:
+        if not result.answered and not result.skipped:
             reasons = "; ".join(f"{s}: {r}" for s, r in result.failed.items())
             raise CouncilError(
                 f"Every persona failed in round {number} ({reasons}). Fix the cause and run "

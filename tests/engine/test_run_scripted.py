@@ -206,3 +206,14 @@ def test_json_prints_one_json_document(council: Council) -> None:
     assert data["id"].startswith("council_")
     assert data["calls"] == len(council.usage(data["id"]))
     assert data["cost_usd"] == 0
+
+
+def test_without_registered_options_a_new_stance_keeps_its_wording(council: Council) -> None:
+    result = council("run", "--topic", TOPIC, "--rounds", "2")
+
+    assert result.code == 0, result.err
+    options = council.json_file(result.last_line, "verdicts.json")["options"]
+    assert options == [
+        {"key": "proceed-now", "label": "Proceed now"},
+        {"key": "hold-off", "label": "Hold off"},
+    ]
