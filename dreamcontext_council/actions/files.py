@@ -145,7 +145,7 @@ def read_body(text: str | None, stdin: bytes | None, what: str) -> str:
     """A body from --body or from stdin bytes (strict UTF-8); empty is a UsageError."""
     if text is None and stdin is not None:
         try:
-            text = stdin.decode("utf-8")
+            text = stdin.decode("utf-8-sig")  # editors and shells on Windows may lead with a BOM
         except UnicodeDecodeError:
             raise UsageError(
                 f"The {what} on stdin is not UTF-8 text; convert it (for example with iconv) "
