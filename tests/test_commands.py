@@ -311,3 +311,15 @@ def test_reading_a_debate_before_any_verdict_makes_sense(chair: Chair, cli: Runn
     assert cli("timeline", debate_id, "--json").json()["rounds"] == []
     summaries = cli("summaries", debate_id, "1").out
     assert "_No report for round 1._" in summaries and "no verdict recorded" in summaries
+
+
+def test_a_windows_report_on_stdin_is_read(chair: Chair, council: Runner) -> None:
+    debate_id = chair.new(personas=("risk-auditor",))
+    chair.ok("round", "start", debate_id, "1")
+    windows = "\ufeff" + entry("Written on Windows.").replace("\n", "\r\n")
+    result = council("report", "append", debate_id, "risk-auditor", input=windows.encode("utf-8"))
+    assert result.code == 0, result.err
+    report = (chair.folder(debate_id) / "risk-auditor" / "report.md").read_bytes()
+    assert b"\r" not in report and "\ufeff".encode() not in report
+    summaries = chair.ok("summaries", debate_id, "1", "--json")
+    assert json.loads(summaries)[0]["summary"] == "Written on Windows."
