@@ -72,9 +72,12 @@ def append_line(path: Path, line: str) -> None:
 
 
 def read_text(path: Path) -> str:
-    """Read a UTF-8 file, normalising CRLF to LF; EncodingError names a file that is not UTF-8."""
+    """Read a UTF-8 file, normalising CRLF to LF; EncodingError names a file that is not UTF-8.
+
+    A leading BOM (Windows editors write one; gray-matter ignores it) is dropped.
+    """
     try:
-        return path.read_text(encoding="utf-8").replace("\r\n", "\n")
+        return path.read_text(encoding="utf-8-sig").replace("\r\n", "\n")
     except UnicodeDecodeError as exc:
         raise EncodingError(
             f"{path} is not UTF-8 text (byte {exc.start}); fix it or restore it from git."
