@@ -157,3 +157,18 @@ def test_a_list_racing_a_write_never_leaves_a_stale_index(
     assert meta["rounds_planned"] == 3
     assert [e["rounds_planned"] for e in index_of(chair)] == [3]
     assert [e["rounds_planned"] for e in index_module.load_index(root)] == [3]
+
+
+def test_files_saved_by_a_windows_editor_still_read(
+    chair: Chair, cli: Runner, running: str
+) -> None:
+    for name in ("debate.md", "growth-cfo/context-and-persona.md", "risk-auditor/report.md"):
+        path = chair.folder(running) / name
+        text = path.read_text(encoding="utf-8")
+        path.write_bytes(b"\xef\xbb\xbf" + text.replace("\n", "\r\n").encode("utf-8"))
+    shown = cli("show", running, "--json")
+    assert shown.code == 0, shown.err
+    assert shown.json()["status"] == "round_2_running"
+    assert "growth-cfo" in cli("round-context", running, "growth-cfo").out
+    assert cli("summaries", running, "2", "--json").json()[0]["summary"]
+    assert cli("inject", running, "Saved on Windows").code == 0
