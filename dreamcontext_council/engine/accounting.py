@@ -72,6 +72,18 @@ def load_prices(path: str | None = None) -> PriceTable:
     return PriceTable(prices)
 
 
+# The outcome of a call whose answer broke the persona contract: it was paid for, but it is
+# not on disk, so the persona is asked again (`ok` lines stand only for answers on disk).
+BROKEN = "broken"
+
+
+def with_outcome(line: str, outcome: str) -> str:
+    """A usage line with its outcome replaced."""
+    record = json.loads(line)
+    record["outcome"] = outcome
+    return json.dumps(record, ensure_ascii=False)
+
+
 class BudgetReached(Exception):
     """The next call would cross --max-cost or --max-calls; the run stops, resumable."""
 

@@ -11,7 +11,7 @@ from dreamcontext_council.actions import submissions
 from dreamcontext_council.actions.files import DebateFiles, today
 from dreamcontext_council.actions.rounds import participants
 from dreamcontext_council.engine import prompts
-from dreamcontext_council.engine.accounting import BudgetReached
+from dreamcontext_council.engine.accounting import BROKEN, BudgetReached, with_outcome
 from dreamcontext_council.engine.calls import Caller
 from dreamcontext_council.engine.contract import (
     ContractError,
@@ -183,7 +183,7 @@ class RoundRunner:
             try:
                 answer = parse_persona_answer(completion.text, registered, known)
             except ContractError as problem:
-                await self.caller.append(usage_line)
+                await self.caller.append(with_outcome(usage_line, BROKEN))
                 repair = prompts.repair_prompt(prompt, completion.text, str(problem))
                 completion, usage_line = await self.caller.ask(
                     spec, repair, persona=slug, round=number, phase="repair"
@@ -194,7 +194,7 @@ class RoundRunner:
                         completion.text, registered, self.files.verdicts().options
                     )
                 except ContractError as again:
-                    await self.caller.append(usage_line)
+                    await self.caller.append(with_outcome(usage_line, BROKEN))
                     raise ContractError(f"answer broke the contract twice: {again}") from None
         except (CouncilError, ContractError) as exc:
             progress.persona(slug, "failed", detail=str(exc)[:80])
