@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
+from collections.abc import Callable, Coroutine
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -52,6 +55,24 @@ def test_only_writes_count_not_reads() -> None:
     assert moved == [path + ".tmp", path]
 
 
+def run_story(story: Callable[[], Coroutine[Any, Any, None]]) -> None:
+    """asyncio.run in its own thread: playwright's sync API may hold this thread's loop."""
+    failure: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            asyncio.run(story())
+        except BaseException as exc:
+            failure.append(exc)
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    thread.join(timeout=60)
+    assert not thread.is_alive(), "the story did not finish"
+    if failure:
+        raise failure[0]
+
+
 async def _collect(
     queue: asyncio.Queue[list[str] | None], seconds: float
 ) -> list[list[str] | None]:
@@ -93,7 +114,7 @@ def test_a_burst_of_writes_is_one_update_for_that_debate_and_the_list(reference_
         finally:
             feed.stop()
 
-    asyncio.run(story())
+    run_story(story)
 
 
 def test_streams_end_when_the_feed_stops(reference_root: Root) -> None:
@@ -108,7 +129,7 @@ def test_streams_end_when_the_feed_stops(reference_root: Root) -> None:
             await anext(stream)
         assert feed.subscriber_count == 0
 
-    asyncio.run(story())
+    run_story(story)
 
 
 def test_server_sent_events_over_a_real_server(reference_root: Root) -> None:
@@ -137,8 +158,6 @@ def test_server_sent_events_over_a_real_server(reference_root: Root) -> None:
 
 
 def test_shutdown_does_not_wait_for_open_streams(reference_root: Root) -> None:
-    import threading
-
     ended = threading.Event()
 
     def listen(url: str) -> None:
