@@ -37,7 +37,8 @@ from dreamcontext_council.folder.names import check_debate_id, check_slug
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.storage import read_text
 from dreamcontext_council.views import html
-from dreamcontext_council.views.debate_page import build_debate_page, is_inside
+from dreamcontext_council.views.contained import is_inside
+from dreamcontext_council.views.debate_page import build_debate_page
 from dreamcontext_council.views.safe_markdown import render_markdown
 
 CSP = (

@@ -1,0 +1,153 @@
+"""The outcome on the debate page: final report cards, the claims ledger, the knowledge doc."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from markupsafe import Markup
+
+from dreamcontext_council.actions.snapshot import DebateSnapshot
+from dreamcontext_council.errors import FormatError
+from dreamcontext_council.folder import frontmatter_io
+from dreamcontext_council.folder.names import slugify
+from dreamcontext_council.folder.paths import Root
+from dreamcontext_council.rules.markdown import normalize_title, sections
+from dreamcontext_council.views.contained import is_inside
+from dreamcontext_council.views.safe_markdown import LinkTargets, render_markdown
+
+_KNOWLEDGE_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,200}\.md")
+
+
+@dataclass(frozen=True)
+class ReportCard:
+    title: str
+    anchor: str
+    html: Markup
+    lead: bool
+    collapsed: bool
+
+    @property
+    def wide(self) -> bool:
+        """Tables need the full width of the page."""
+        return "<table" in self.html
+
+
+@dataclass(frozen=True)
+class Claim:
+    id: str
+    html: Markup
+    proposer: str | None
+    round: str | None
+    supporters: list[str]
+    challengers: list[str]
+    label: str | None
+    research: list[str]
+
+
+@dataclass(frozen=True)
+class ClaimsLedger:
+    claims: list[Claim]
+    dropped: list[Markup]
+    flags: list[Markup]
+
+
+def report_cards(snapshot: DebateSnapshot, targets: LinkTargets) -> list[ReportCard]:
+    """final-report.md as cards: the Verdict first, the Appendix folded."""
+    text = snapshot.final_report()
+    if text is None:
+        return []
+    try:
+        _, body = frontmatter_io.parse(text, "final-report.md")
+    except FormatError:
+        body = text
+    found = sections(body, 2)
+    cards = []
+    preamble = "\n".join(body.split("\n")[: found[0].start]) if found else body
+    if preamble.strip():
+        cards.append(
+            ReportCard(
+                "Report", "report-preamble", render_markdown(preamble, targets), False, False
+            )
+        )
+    used: set[str] = set()
+    for section in found:
+        title = normalize_title(section.title)
+        anchor = "report-" + (slugify(section.title, 60) or "section")
+        while anchor in used:
+            anchor += "-x"
+        used.add(anchor)
+        cards.append(
+            ReportCard(
+                section.title,
+                anchor,
+                render_markdown(section.body, targets),
+                lead=title == "verdict",
+                collapsed=title.startswith("appendix"),
+            )
+        )
+    # The Verdict leads, whatever order the synthesizer wrote.
+    return sorted(cards, key=lambda c: not c.lead)
+
+
+def _names(value: Any) -> list[str]:
+    if isinstance(value, list):
+        return [str(v) for v in value if isinstance(v, str | int | float)]
+    if isinstance(value, str) and value:
+        return [value]
+    return []
+
+
+def _text_of(value: Any) -> str:
+    if isinstance(value, dict):
+        main = value.get("claim") or value.get("text") or value.get("id") or ""
+        reason = value.get("reason") or value.get("why")
+        return f"{main} — {reason}" if reason else str(main)
+    return str(value)
+
+
+def claims_ledger(snapshot: DebateSnapshot, targets: LinkTargets) -> ClaimsLedger | None:
+    """claims.json, whatever its shape, as plain values and safe HTML; None when absent."""
+    data = snapshot.json_file("claims.json")
+    if not isinstance(data, dict):
+        return None
+    claims = []
+    raw_claims = data.get("claims")
+    for i, item in enumerate(raw_claims if isinstance(raw_claims, list) else []):
+        if not isinstance(item, dict):
+            continue
+        number = item.get("round")
+        claims.append(
+            Claim(
+                id=str(item.get("id", i + 1)),
+                html=render_markdown(str(item.get("claim", "")), targets),
+                proposer=str(item["proposer"]) if item.get("proposer") else None,
+                round=str(number) if number is not None else None,
+                supporters=_names(item.get("supporters")),
+                challengers=_names(item.get("challengers")),
+                label=str(item["label"]) if item.get("label") else None,
+                research=_names(item.get("research")),
+            )
+        )
+
+    def texts(key: str) -> list[Markup]:
+        values = data.get(key)
+        items = values if isinstance(values, list) else []
+        return [render_markdown(_text_of(v), targets) for v in items]
+
+    return ClaimsLedger(claims, texts("dropped"), texts("flags"))
+
+
+def knowledge_file(snapshot: DebateSnapshot) -> Path | None:
+    """The promoted knowledge doc, when recorded as knowledge/<name>.md inside the root."""
+    recorded = snapshot.debate.promoted
+    if not recorded:
+        return None
+    folder, _, name = recorded.replace("\\", "/").rpartition("/")
+    if folder != "knowledge" or not _KNOWLEDGE_NAME.fullmatch(name):
+        return None
+    root = Root(snapshot.paths.folder.parent.parent)
+    path = root.knowledge / name
+    return path if path.is_file() and is_inside(path, root.knowledge) else None
