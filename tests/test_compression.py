@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dreamcontext_council.engine.compression import (
+    TIGHTER_LINES,
     Answer,
     Decision,
     compress_answer,
@@ -507,3 +508,19 @@ def test_synthesis_input_is_idempotent_on_its_own_views(
     twice = compress_for_synthesis(views, gate_chars=gate, keep_verbatim=keep)
     assert [item.view_text for item in twice.answers] == [item.view_text for item in once.answers]
     assert [item.seat for item in twice.answers] == [item.seat for item in once.answers]
+
+
+def test_still_over_the_gate_the_lowest_seats_keep_fewer_lines() -> None:
+    prose = "\n".join(f"- point {i}: " + "words " * 12 for i in range(60))
+    code = "```python\nprint('kept')\n```"
+    answers = [Answer(f"p{i}", 1, f"{prose}\n{code}\n{prose}", priority=i) for i in range(8)]
+    first = compress_for_synthesis(answers, gate_chars=30_000, tighten=False)
+    assert not first.under_gate_after
+    second = compress_for_synthesis(answers, gate_chars=30_000)
+    assert second.under_gate_after
+    tightened = [a for a in second.answers if a.decision is Decision.TIGHTENED]
+    assert tightened and all(a.lines_kept in TIGHTER_LINES for a in tightened)
+    # The lowest seats are tightened first; the verbatim seats are untouched.
+    assert max(a.seat for a in second.answers) in {a.seat for a in tightened}
+    assert [a.view_text for a in second.seated[:2]] == [answers[0].text, answers[1].text]
+    assert all(code in a.view_text for a in second.answers)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 # Unicode noncharacters are reserved for a program's internal use and do not occur
@@ -353,6 +353,12 @@ class Decision(StrEnum):
     """Compressed; ``view_text`` is the compressed view."""
     UNCHANGED = "unchanged"
     """Due for compression, but compression would not have made it shorter."""
+    TIGHTENED = "tightened"
+    """Still over the gate after the first pass: compressed again keeping fewer lines."""
+
+
+# Still over the gate after the (15, 10) pass: keep fewer lines, lowest seats first.
+TIGHTER_LINES = ((8, 5), (4, 3), (2, 1))
 
 
 @dataclass(frozen=True)
@@ -369,6 +375,8 @@ class SeatedAnswer:
     seat: int
     """1 for the best-seated answer."""
     decision: Decision
+    lines_kept: tuple[int, int] | None = None
+    """(first, last) lines kept around the marker when compressed."""
 
 
 @dataclass(frozen=True)
@@ -391,6 +399,41 @@ class SynthesisInput:
         return sorted(self.answers, key=lambda item: item.seat)
 
 
+def _tightened(
+    decided: list[SeatedAnswer], gate_chars: int, key_lines: int, key_width: int
+) -> list[SeatedAnswer]:
+    """Second pass over the gate: recompress the lowest seats keeping fewer lines, until under it.
+
+    The verbatim seats stay verbatim and code is still never cut, so an input whose
+    verbatim answers and code alone exceed the gate stays over it.
+    """
+    result = list(decided)
+    total = sum(item.view_chars for item in result)
+    order = sorted(range(len(result)), key=lambda i: -result[i].seat)
+    for head, tail in TIGHTER_LINES:
+        for index in order:
+            if total <= gate_chars:
+                return result
+            item = result[index]
+            if item.decision not in (Decision.COMPRESSED, Decision.UNCHANGED, Decision.TIGHTENED):
+                continue
+            view = compress_answer(
+                item.answer.text, head=head, tail=tail, key_lines=key_lines, key_width=key_width
+            )
+            if len(view) >= item.view_chars:
+                continue
+            total -= item.view_chars - len(view)
+            result[index] = replace(
+                item,
+                view_text=view,
+                compressed=True,
+                view_chars=len(view),
+                decision=Decision.TIGHTENED,
+                lines_kept=(head, tail),
+            )
+    return result
+
+
 def compress_for_synthesis(
     answers: list[Answer],
     *,
@@ -402,6 +445,7 @@ def compress_for_synthesis(
     tail: int = 10,
     key_lines: int = 3,
     key_width: int = 60,
+    tighten: bool = True,
 ) -> SynthesisInput:
     """Decide, for every answer, whether the synthesizer reads it verbatim or compressed.
 
@@ -409,7 +453,9 @@ def compress_for_synthesis(
     default). When all answers together have at most that many characters, nothing
     is compressed. Over it, the answers are seated (``seat_answers``); the first
     ``keep_verbatim`` seated answers stay verbatim and every other one goes through
-    ``compress_answer`` with the given settings.
+    ``compress_answer`` with the given settings. If the views are still over the
+    gate and ``tighten`` is set, the lowest seats are compressed again keeping fewer
+    lines (``TIGHTER_LINES``) until they fit; code is never cut in either pass.
     """
     _check_settings(head, tail, key_lines, key_width)
     if keep_verbatim < 0:
@@ -446,9 +492,13 @@ def compress_for_synthesis(
                 view_chars=len(view),
                 seat=seat,
                 decision=decision,
+                lines_kept=(head, tail) if view != answer.text else None,
             )
         )
     view_chars = sum(item.view_chars for item in decided)
+    if tighten and view_chars > gate_chars:
+        decided = _tightened(decided, gate_chars, key_lines, key_width)
+        view_chars = sum(item.view_chars for item in decided)
     return SynthesisInput(
         answers=decided,
         original_chars=original_chars,

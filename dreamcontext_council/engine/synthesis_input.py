@@ -7,7 +7,12 @@ from typing import Any
 
 from dreamcontext_council.actions.files import DebateFiles, today
 from dreamcontext_council.actions.snapshot import DebateSnapshot
-from dreamcontext_council.engine.compression import Answer, SynthesisInput, compress_for_synthesis
+from dreamcontext_council.engine.compression import (
+    Answer,
+    Decision,
+    SynthesisInput,
+    compress_for_synthesis,
+)
 from dreamcontext_council.engine.reviews import load_reviews, review_totals
 from dreamcontext_council.folder import frontmatter_io
 from dreamcontext_council.folder.paths import Root
@@ -77,6 +82,8 @@ def log_compression(files: DebateFiles, decided: SynthesisInput) -> None:
     for item in decided.seated:
         a = item.answer
         state = "compressed" if item.compressed else "kept verbatim"
+        if item.decision == Decision.TIGHTENED and item.lines_kept:
+            state += f" (tightened: first {item.lines_kept[0]}, last {item.lines_kept[1]} lines)"
         bullets.append(
             f"seat {item.seat}: {a.persona} R{a.round} {state} ({item.original_chars:,} → {item.view_chars:,})"
         )

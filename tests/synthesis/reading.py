@@ -13,7 +13,8 @@ _ANSWER = re.compile(
     r'<answer persona="([^"]+)" round="(\d+)"( compressed="true")?>\n(.*?)\n</answer>', re.S
 )
 _SEAT = re.compile(
-    r"^- seat (\d+): (\S+) R(\d+) (kept verbatim|compressed) \(([\d,]+) → ([\d,]+)\)$"
+    r"^- seat (\d+): (\S+) R(\d+) (kept verbatim|compressed)"
+    r"(?: \(tightened: first \d+, last \d+ lines\))? \(([\d,]+) → ([\d,]+)\)$"
 )
 
 
