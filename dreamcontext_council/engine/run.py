@@ -11,6 +11,8 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from filelock import FileLock, Timeout
+
 from dreamcontext_council.actions import closing, interlude
 from dreamcontext_council.actions.files import DebateFiles, today
 from dreamcontext_council.actions.live_state import refresh_live
@@ -26,9 +28,13 @@ from dreamcontext_council.engine.providers.registry import ProviderSet
 from dreamcontext_council.engine.rounds import CROSS_EXAM_DIRECTIVE, RoundRunner, cross_exam_pairs
 from dreamcontext_council.engine.synthesis import Synthesizer
 from dreamcontext_council.engine.synthesis_input import CompressionSettings
-from dreamcontext_council.errors import CouncilError
+from dreamcontext_council.errors import CouncilError, StateError
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.rules import metrics
+
+# Held for a whole run (an OS lock: a killed run leaves it free), so two runs never
+# ask the same personas at once.
+RUN_LOCK_NAME = ".run.lock"
 
 
 @dataclass
@@ -88,6 +94,21 @@ class CouncilRun:
         return RunOutcome(self.id, stopped, message, self.ledger.calls, self.ledger.cost)
 
     async def run(self) -> RunOutcome:
+        """Drive the debate, refusing to if another `run` is driving it already."""
+        lock = FileLock(str(self.files.paths.folder / RUN_LOCK_NAME), timeout=0)
+        try:
+            lock.acquire()
+        except Timeout:
+            raise StateError(
+                f"Another `dreamcontext council run` is driving {self.id}; wait for it to "
+                "finish, or stop it and run this again."
+            ) from None
+        try:
+            return await self._drive()
+        finally:
+            lock.release()
+
+    async def _drive(self) -> RunOutcome:
         """Loop over the state machine until the debate completes or a stop is due."""
         self._check_models()
         if self.options.resynthesize:

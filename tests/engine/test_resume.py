@@ -183,3 +183,22 @@ def test_resynthesize_asks_the_synthesizer_again(council: Council) -> None:
     assert [r["phase"] for r in records[calls:]] == ["synthesis"]
     assert list(council.folder(debate_id).glob("final-report.*.md"))
     assert council.status(debate_id) == "complete"
+
+
+def test_a_second_run_of_the_same_debate_is_refused(council: Council) -> None:
+    process = council.spawn("run", "--topic", TOPIC, "--options", OPTIONS, env=DELAY)
+    try:
+        wait_for(lambda: log_has("## Round 1 started")(council))
+        [debate_id] = council.ids()
+
+        second = council.proc("run", debate_id, env=DELAY)
+
+        assert second.code == 1
+        assert f"Another `dreamcontext council run` is driving {debate_id}" in second.err
+    finally:
+        _out, err = process.communicate(timeout=120)
+    assert process.returncode == 0, err.decode()
+    assert_whole(council, debate_id)
+
+    # The lock goes with the process: a finished run leaves the debate free.
+    assert council("run", debate_id).code == 0
