@@ -217,3 +217,26 @@ def test_without_registered_options_a_new_stance_keeps_its_wording(council: Coun
         {"key": "proceed-now", "label": "Proceed now"},
         {"key": "hold-off", "label": "Hold off"},
     ]
+
+
+def test_personas_auto_asks_the_orchestrator_for_the_roster(council: Council) -> None:
+    result = council("run", "--topic", TOPIC, "--personas", "auto", "--rounds", "1")
+
+    assert result.code == 0, result.err
+    debate_id = result.last_line
+    records = council.usage(debate_id)
+    assert (records[0]["phase"], records[0]["round"]) == ("persona-generation", 0)
+    personas = council.meta(debate_id)["personas"]
+    assert 2 <= len(personas) <= 10
+    assert sorted(r["persona"] for r in records if r["phase"] == "opening") == sorted(personas)
+
+
+def test_run_needs_an_id_or_a_topic_but_not_both(council: Council) -> None:
+    neither = council("run")
+    debate_id = council.new_debate()
+    both = council("run", debate_id, "--topic", TOPIC)
+
+    for result in (neither, both):
+        assert result.code == 2
+        assert 'Pass either a debate id or --topic "…"' in result.err
+    assert council.usage(debate_id) == []
