@@ -54,7 +54,7 @@ def test_the_debate_page_header_and_board(client: TestClient) -> None:
     assert "2<small> / 2</small>" in text
     assert "78%" in text and "Δ +9" in text
     assert 'title="A · Migrate now"><b>A</b><span class="chip-label">Migrate now</span>' in text
-    assert "no model calls" in text and "$0.0000" in text
+    assert ">no calls<" in text and "$0.0000" in text
     for slug, conviction in (("growth-cfo", 70), ("risk-auditor", 70), ("user-advocate", 40)):
         assert f'id="board-{slug}"' in text
         assert f'<span class="num">{conviction}</span>' in text
