@@ -240,3 +240,18 @@ def test_run_needs_an_id_or_a_topic_but_not_both(council: Council) -> None:
         assert result.code == 2
         assert 'Pass either a debate id or --topic "…"' in result.err
     assert council.usage(debate_id) == []
+
+
+def test_dry_run_plans_only_what_is_left(council: Council) -> None:
+    debate_id = council("run", "--topic", TOPIC, "--options", OPTIONS, "--interrupt").last_line
+    assert council.status(debate_id) == "round_1_complete"
+    before = tree_bytes(council.root)
+
+    plan = council("run", debate_id, "--dry-run", "--json").json()["plan"]
+    compact = council("run", debate_id, "--dry-run", "--compact", "--json").json()["plan"]
+
+    assert [(c["round"], c["phase"]) for c in plan].count((2, "persona")) == 4
+    assert [c["phase"] for c in plan].count("persona") == 8  # rounds 2 and 3
+    assert [c["phase"] for c in plan].count("check") == 1
+    assert [c["phase"] for c in compact] == ["persona"] * 4 + ["synthesis"]
+    assert tree_bytes(council.root) == before
