@@ -158,9 +158,12 @@ def served(root: Root) -> Iterator[tuple[str, Any]]:
         assert not thread.is_alive(), "the dashboard did not shut down"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    """Debian's chromium, headless, driven by playwright (never a downloaded browser)."""
+    """Debian's chromium, headless, driven by playwright (never a downloaded browser).
+
+    Module-scoped: playwright's sync API runs an event loop on this thread while it is
+    open, and tests elsewhere call asyncio.run()."""
     if not CHROMIUM.exists():
         pytest.skip(
             "Debian's chromium is not installed at /usr/bin/chromium (apt-get install chromium)"
