@@ -59,16 +59,35 @@ def atomic_write_json(path: Path, data: Any) -> None:
     atomic_write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
+_appending = threading.Lock()
+
+
 def append_line(path: Path, line: str) -> None:
-    """Append one line with a single write call (for append-only logs such as usage.jsonl)."""
+    """Append one line (for append-only logs such as usage.jsonl).
+
+    A failed append (a full disk) leaves no torn line and no new empty file behind.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     data = (line.rstrip("\n") + "\n").encode("utf-8")
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        os.write(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    with _appending:
+        existed = path.exists()
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            start = os.fstat(fd).st_size
+            try:
+                written = 0
+                while written < len(data):  # a nearly full disk takes part of a write
+                    written += os.write(fd, data[written:])
+                os.fsync(fd)
+            except BaseException:
+                with suppress(OSError):
+                    os.ftruncate(fd, start)
+                if not existed:
+                    with suppress(OSError):
+                        os.unlink(path)
+                raise
+        finally:
+            os.close(fd)
 
 
 def read_text(path: Path) -> str:
