@@ -1,0 +1,146 @@
+"""A full disk: every writing command fails with a clear error and changes nothing.
+
+The debate lives on a small tmpfs that the test fills (all data blocks, or all inodes).
+Every command then exits 1 naming the problem, every file is byte-for-byte what it was,
+no temporary file is left behind, and once space is freed the same commands work.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from dreamcontext_council import (
+    Root,
+    append_report,
+    new_debate,
+    record_verdict,
+    start_round,
+)
+from dreamcontext_council.rules.roster import PRESETS
+
+from .support import clean_env, no_traceback, problems, run_council, temp_files, tree_bytes
+
+ENTRY = (
+    "### Executive Summary\nMigrate, staged.\n\n### Position\nA.\n\n### Reasoning\nLoad.\n\n"
+    "### Reactions to peers\nNone yet.\n\n### Open questions\nCost?\n"
+)
+
+
+def _mount(where: Path, options: str) -> str | None:
+    """Mount a tmpfs at `where`; the reason it could not, or None."""
+    where.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(where)],
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        return f"cannot mount a tmpfs here ({done.stderr.strip() or done.returncode}); run as root"
+    return None
+
+
+@pytest.fixture(params=["blocks", "inodes"])
+def disk(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Path, str]]:
+    """A 4 MiB tmpfs (with few inodes for the `inodes` case), unmounted afterwards."""
+    where = tmp_path / "disk"
+    options = "size=4m,mode=0755" + (",nr_inodes=400" if request.param == "inodes" else "")
+    reason = _mount(where, options)
+    if reason:
+        pytest.skip(reason)
+    try:
+        yield where, str(request.param)
+    finally:
+        subprocess.run(["umount", "-l", str(where)], check=False)
+
+
+def _fill(where: Path, kind: str) -> list[Path]:
+    """Use up the disk's data blocks or its inodes; returns the filler files."""
+    fillers: list[Path] = []
+    if kind == "inodes":
+        while True:
+            path = where / f".filler-{len(fillers)}"
+            try:
+                path.touch()
+            except OSError as exc:
+                assert exc.errno == errno.ENOSPC
+                return fillers
+            fillers.append(path)
+    path = where / ".filler"
+    fillers.append(path)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
+    try:
+        for size in (1 << 16, 1 << 12, 1):
+            try:
+                while os.write(fd, b"\0" * size):
+                    pass
+            except OSError as exc:
+                assert exc.errno == errno.ENOSPC
+    finally:
+        os.close(fd)
+    return fillers
+
+
+def _debate(where: Path) -> tuple[Root, str]:
+    root = Root(where / "_dream_context")
+    root.council.mkdir(parents=True)
+    personas = PRESETS["cognitive"][:3]
+    options = [{"key": "A", "label": "Migrate"}, {"key": "B", "label": "Stay"}]
+    debate_id = new_debate(root, "Migrate?", options=options, personas=personas).id
+    start_round(root, debate_id, 1)
+    record_verdict(root, debate_id, "synthesizer", 1, stance="A", conviction=60, headline="Go")
+    append_report(root, debate_id, "synthesizer", ENTRY, number=1)
+    return root, debate_id
+
+
+def _writers(debate_id: str) -> list[tuple[str, ...]]:
+    return [
+        ("verdict", debate_id, "contrarian", "1", "--stance", "B", "--conviction", "70",
+         "--headline", "Stay on Redis"),
+        ("report", "append", debate_id, "epistemologist", "--round", "1", "--body", ENTRY),
+        ("inject", debate_id, "Peak load is 40k writes per second."),
+        ("question", debate_id, "contrarian", "What breaks first under failover?"),
+        ("research", "add", debate_id, "contrarian", "pool limits", "--body", "pgbouncer caps."),
+        ("agent", "create", debate_id, "systems-thinker", "--body", "You trace feedback loops."),
+        ("new", "Should we shard the sessions table?"),
+        ("run", debate_id, "--quiet"),
+        ("run", "--topic", "Should we shard the sessions table?", "--rounds", "1", "--quiet"),
+    ]  # fmt: skip
+
+
+def test_a_full_disk_fails_every_write_cleanly_and_leaves_the_files_intact(
+    disk: tuple[Path, str], tmp_path: Path
+) -> None:
+    where, kind = disk
+    root, debate_id = _debate(where)
+    env = clean_env(
+        tmp_path / "home", DREAMCONTEXT_ROOT=str(root.path), DREAMCONTEXT_SCRIPTED_DELAY="0"
+    )
+    fillers = _fill(where, kind)
+    before = tree_bytes(root.path)
+    for args in _writers(debate_id):
+        done = run_council(args, env, where)
+        assert done.code == 1, f"{args[0]}: {done.text}"
+        assert no_traceback(done), done.text
+        errors = [line for line in done.err.splitlines() if line.startswith("Error: ")]
+        assert errors and "No space left on device" in errors[-1], f"{args[0]}: {done.err}"
+        assert tree_bytes(root.path) == before, f"{args[0]} changed files on a full disk"
+        assert not temp_files(root.path), f"{args[0]} left {temp_files(root.path)}"
+    for args in (("board", debate_id, "--plain"), ("list", "--all"), ("show", debate_id)):
+        done = run_council(args, env, where)
+        assert done.code == 0, f"{args[0]} must still read a full disk: {done.text}"
+    assert tree_bytes(root.path) == before
+    # With room again, the same debate goes on.
+    for path in fillers:
+        path.unlink()
+    for args in _writers(debate_id)[:3]:
+        done = run_council(args, env, where)
+        assert done.code == 0, f"{args[0]} after freeing space: {done.text}"
+    assert not problems(root.path)
+    assert not temp_files(root.path)
+    os.sync()
