@@ -19,6 +19,7 @@ from dreamcontext_council.actions.files import DebateFiles
 from dreamcontext_council.engine.compression import (
     compress_answer,
     extract_code_blocks,
+    find_fenced_blocks,
     restore_code_blocks,
 )
 from dreamcontext_council.errors import FormatError
@@ -45,20 +46,32 @@ def wrap_prose(text: str, width: int = WRAP_CHARS) -> str:
     view, blocks = extract_code_blocks(text)
     lines: list[str] = []
     for line in view.split("\n"):
-        if len(line) <= width or line[:1] in (" ", "\t", "|"):
+        if len(line) <= width or line.startswith((" ", "\t", "|", "```", "~~~")):
             lines.append(line)
             continue
         ending = "\r" if line.endswith("\r") else ""
-        lines += [
-            part + ending
-            for part in textwrap.wrap(
-                line.removesuffix("\r"), width, break_long_words=False, break_on_hyphens=False
-            )
-        ]
-    return restore_code_blocks("\n".join(lines), blocks)
+        parts: list[str] = []
+        for part in textwrap.wrap(
+            line.removesuffix("\r"), width, break_long_words=False, break_on_hyphens=False
+        ):
+            if parts and part.startswith(("```", "~~~")):
+                parts[-1] += " " + part  # a wrapped line must not open a code fence
+            else:
+                parts.append(part)
+        lines += [part + ending for part in parts]
+    wrapped = restore_code_blocks("\n".join(lines), blocks)
+    # Wrapping must leave every code block where it was; if it would not, keep the text.
+    if _code(wrapped) != _code(text):
+        return text
+    return wrapped
 
 
-def _compress(text: str, *, wrap: bool) -> str:
+def _code(text: str) -> list[str]:
+    return [text[b.start : b.end] for b in find_fenced_blocks(text)]
+
+
+def compress_attachment(text: str, *, wrap: bool = False) -> str:
+    """One attachment cut down by the synthesis rule (`wrap`: prose wrapped first); code kept whole."""
     source = wrap_prose(text) if wrap else text
     view = compress_answer(source)
     return view if view != source else text  # wrapping alone is no gain
@@ -83,7 +96,7 @@ def attachments_for_prompt(
     for wrap in (False, True):
         if sum(len(t) for t in views.values()) <= budget:
             break
-        views = {name: _compress(text, wrap=wrap) for name, text in texts.items()}
+        views = {name: compress_attachment(text, wrap=wrap) for name, text in texts.items()}
     items: list[dict[str, Any]] = []
     for name, text in texts.items():
         view = views[name]

@@ -69,7 +69,7 @@ _ADDRESS_WORDS = {"here", "your", "yours", "placeholder"}
 _MARKERS = ("TODO", "TBD", "FIXME", "XXX")
 
 _CODE_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})[^\n]*\n.*?(?:^ {0,3}\1[ \t]*$|\Z)", re.M | re.S)
-_CODE_SPAN = re.compile(r"(`+)[^`\n]*?\1")
+_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)[^\n]*?(?<!`)\1(?!`)")
 _QUOTED = re.compile(r"\"[^\"\n]*\"|“[^”\n]*”")
 # A bracket right after a word character, `)` or `]` is code: indexing, generics, calls.
 _BRACKETS = re.compile(
@@ -160,7 +160,7 @@ def placeholders(question: str) -> list[Problem]:
     def add(start: int, text: str, why: str) -> None:
         end = start + len(text)
         if not any(start < e and s < end for s, e, _ in found):  # one report per stretch
-            found.append((start, end, Problem("placeholder", text.strip(), why)))
+            found.append((start, end, Problem("placeholder", question[start:end].strip(), why)))
 
     for match in _BRACKETS.finditer(prose):
         kind = match.lastgroup or "square"
@@ -175,8 +175,9 @@ def placeholders(question: str) -> list[Problem]:
         for match in pattern.finditer(prose):
             add(match.start(), match.group(0), why)
     for start, piece in _split_sentences(prose):
-        if _MARKER_ALONE.match(piece) or _MARKER_OPENS.match(piece):
-            add(start, piece, "a TODO-style marker")
+        marker = _MARKER_ALONE.match(piece) or _MARKER_OPENS.match(piece)
+        if marker:
+            add(start, marker.group(0), "a TODO-style marker")
     found.sort(key=lambda item: item[0])
     return [problem for _, _, problem in found]
 
@@ -208,7 +209,7 @@ def unattached_references(question: str) -> list[Problem]:
     """References to an artifact that is neither attached nor in the question (call when nothing is attached)."""
     prose = _prose(question)
     problems = [
-        Problem("reference", m.group(0), "it says the artifact is attached")
+        Problem("reference", question[m.start() : m.end()], "it says the artifact is attached")
         for m in _ATTACHED.finditer(prose)
     ]
     pointing = list(_POINTING.finditer(prose))
@@ -221,7 +222,11 @@ def unattached_references(question: str) -> list[Problem]:
         ]
         if not _carries_material(question, spans):
             problems += [
-                Problem("reference", m.group(0), "the question neither holds nor attaches it")
+                Problem(
+                    "reference",
+                    question[m.start() : m.end()],
+                    "the question neither holds nor attaches it",
+                )
                 for m in pointing
             ]
     return problems

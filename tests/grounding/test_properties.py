@@ -1,0 +1,85 @@
+"""Odd input: the guard never fails on any question, and compressing an attachment never
+cuts a byte of its code, wrapped or not."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dreamcontext_council.engine.attachments import compress_attachment, wrap_prose
+from dreamcontext_council.engine.compression import find_fenced_blocks
+from dreamcontext_council.errors import UsageError
+from dreamcontext_council.rules.grounding import preflight, question_problems
+
+PIECES = st.sampled_from(
+    [
+        "word", "this design", "the attached", "TODO", "TODO:", "TBD", "[", "]", "{", "}", "<",
+        ">", "...", "…", "describe", "paste", "here", "your", "`", "```", "~~~", "lorem ipsum",
+        "___", ":", ".", "?", "(", ")", " ", "  ", "\n", "\r\n", "\t", "é", "x" * 250,
+    ]
+)  # fmt: skip
+TEXT = st.lists(PIECES, max_size=60).map("".join) | st.text(max_size=300)
+
+
+@settings(max_examples=300, deadline=None)
+@given(TEXT, st.booleans())
+def test_the_guard_answers_any_question(question: str, attached: bool) -> None:
+    problems = question_problems(question, attached=attached)
+    for problem in problems:
+        assert problem.kind in ("placeholder", "reference")
+        assert problem.found.strip() and problem.found.strip() in question
+    try:
+        preflight(question, attached=attached)
+    except UsageError:
+        assert problems
+    else:
+        assert not problems
+
+
+PROSE = st.lists(
+    st.sampled_from(
+        [
+            "Replicas lag at night.",
+            "- a bullet",
+            "# Heading",
+            "``` inline",
+            "~~~",
+            "|a|b|",
+            "    indented",
+            "word " * 60,
+        ]
+    ),
+    min_size=1,
+    max_size=8,
+).map(" ".join)
+CODE = st.lists(
+    st.sampled_from(["x = 1", "```", "    deep", "\ttab", "y" * 300, "", "~~~", "  ```python"]),
+    max_size=6,
+).map("\n".join)
+FENCES = st.sampled_from(["```", "````", "~~~", "```python"])
+
+
+@st.composite
+def documents(draw: st.DrawFn) -> str:
+    parts = []
+    for _ in range(draw(st.integers(1, 40))):
+        if draw(st.booleans()):
+            fence = draw(FENCES)
+            closer = fence.rstrip("python")
+            body = "\n".join(
+                line for line in draw(CODE).split("\n") if not line.startswith(closer[:3])
+            )
+            parts.append(f"{fence}\n{body}\n{closer}")
+        else:
+            parts.append(draw(PROSE))
+    return draw(st.sampled_from(["\n", "\r\n"])).join(parts) + "\n"
+
+
+@settings(max_examples=200, deadline=None)
+@given(documents(), st.booleans())
+def test_compressing_an_attachment_keeps_every_code_block(text: str, wrap: bool) -> None:
+    view = compress_attachment(text, wrap=wrap)
+
+    assert len(view) <= len(text) or view == wrap_prose(text)
+    for block in find_fenced_blocks(text):
+        assert text[block.start : block.end] in view
