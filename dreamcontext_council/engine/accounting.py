@@ -77,10 +77,12 @@ def load_prices(path: str | None = None) -> PriceTable:
 BROKEN = "broken"
 
 
-def with_outcome(line: str, outcome: str) -> str:
-    """A usage line with its outcome replaced."""
+def with_outcome(line: str, outcome: str, error: str | None = None) -> str:
+    """A usage line with its outcome replaced (and an error, when given)."""
     record = json.loads(line)
     record["outcome"] = outcome
+    if error:
+        record["error"] = error
     return json.dumps(record, ensure_ascii=False)
 
 

@@ -237,10 +237,14 @@ class RoundRunner:
                 concession=verdict.concession,
             )
             submissions.append_report(self.root, debate.id, slug, answer.body, number=number)
-            if number == 2:
-                self._record_review(debate, slug, roster)
-        finally:
-            self.caller.ledger.append(usage_line)
+        except BaseException as exc:
+            # Paid for but not on disk (a full disk): not `ok`, so a rerun asks again.
+            failed = with_outcome(usage_line, "failed", f"the answer could not be saved: {exc}")
+            self.caller.ledger.append(failed)
+            raise
+        self.caller.ledger.append(usage_line)
+        if number == 2:
+            self._record_review(debate, slug, roster)
 
     def _record_review(self, debate: Debate, slug: str, roster: list[str]) -> None:
         """Score from the critic's round-2 entry into reviews.json (again after a crash: same value)."""

@@ -24,7 +24,17 @@ from dreamcontext_council import (
 )
 from dreamcontext_council.rules.roster import PRESETS
 
-from .support import clean_env, no_traceback, problems, run_council, temp_files, tree_bytes
+from .support import (
+    asked_twice,
+    clean_env,
+    debate_ids,
+    no_traceback,
+    problems,
+    run_council,
+    scaled,
+    temp_files,
+    tree_bytes,
+)
 
 ENTRY = (
     "### Executive Summary\nMigrate, staged.\n\n### Position\nA.\n\n### Reasoning\nLoad.\n\n"
@@ -144,3 +154,37 @@ def test_a_full_disk_fails_every_write_cleanly_and_leaves_the_files_intact(
     assert not problems(root.path)
     assert not temp_files(root.path)
     os.sync()
+
+
+@pytest.mark.parametrize("room", [4096 * n for n in (1, 3, 9, 20)][: scaled(2, 4)])
+def test_a_disk_that_fills_up_during_a_run_stops_it_cleanly_and_it_resumes(
+    tmp_path: Path, room: int
+) -> None:
+    """With only `room` bytes left, `run` gets some way, then stops with a clean error."""
+    where = tmp_path / "disk"
+    reason = _mount(where, "size=4m,mode=0755")
+    if reason:
+        pytest.skip(reason)
+    try:
+        env = clean_env(tmp_path / "home", DREAMCONTEXT_SCRIPTED_DELAY="0")
+        topic = "Should we migrate the session store from Redis to Postgres?"
+        done = run_council(["new", topic, "--personas", "cognitive", "--rounds", "3"], env, where)
+        assert done.code == 0, done.text
+        root = where / "_dream_context"
+        debate_id = debate_ids(root)[0]
+        (filler,) = _fill(where, "blocks")
+        os.truncate(filler, filler.stat().st_size - room)
+        done = run_council(["run", debate_id, "--quiet"], env, where)
+        assert no_traceback(done), done.text
+        assert done.code in (0, 1), done.text
+        if done.code == 1:
+            assert "No space left on device" in done.err, done.err
+        assert not problems(root), problems(root)
+        assert not temp_files(root), temp_files(root)
+        filler.unlink()
+        done = run_council(["run", debate_id, "--quiet"], env, where)
+        assert done.code == 0, done.text
+        assert not problems(root, complete=True)
+        assert not asked_twice(root / "council" / debate_id)
+    finally:
+        subprocess.run(["umount", "-l", str(where)], check=False)
