@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from dreamcontext_council.actions.files import DebateFiles
@@ -27,10 +28,20 @@ def record_review(
     files: DebateFiles, number: int, critic: str, target: str, score: float | None
 ) -> None:
     """Store one critic's score of its peer (last write wins)."""
+    record_reviews(files, number, {critic: (target, score)})
+
+
+def record_reviews(
+    files: DebateFiles, number: int, reviews: Mapping[str, tuple[str, float | None]]
+) -> None:
+    """Store critics' scores of their peers, critic → (target, score), in one write."""
+    if not reviews:
+        return
     with files.lock():
         data = load_reviews(files)
-        entry: dict[str, Any] = {"target": target, "score": score}
-        data["rounds"].setdefault(str(number), {})[critic] = entry
+        by_critic = data["rounds"].setdefault(str(number), {})
+        for critic, (target, score) in reviews.items():
+            by_critic[critic] = {"target": target, "score": score}
         data["rounds"] = dict(sorted(data["rounds"].items(), key=lambda kv: int(kv[0])))
         atomic_write_json(files.paths.reviews, data)
 

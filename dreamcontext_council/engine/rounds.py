@@ -21,7 +21,7 @@ from dreamcontext_council.engine.contract import (
 )
 from dreamcontext_council.engine.pairing import derangement
 from dreamcontext_council.engine.providers.models import ModelSpec, parse_model
-from dreamcontext_council.engine.reviews import load_reviews, record_review
+from dreamcontext_council.engine.reviews import load_reviews, record_reviews
 from dreamcontext_council.errors import CouncilError
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.rules.debate import Debate
@@ -141,8 +141,6 @@ class RoundRunner:
         )
         for slug in result.skipped:
             self.caller.progress.persona(slug, "done", detail="on disk")
-            if number == 2:
-                self._record_review(debate, slug, roster)
         verdicts = self.files.verdicts()  # read once: the round's personas share it
         with ThreadPoolExecutor(1, thread_name_prefix="council-writer") as self._writer:
             outcomes = await asyncio.gather(
@@ -158,6 +156,9 @@ class RoundRunner:
                 result.failed[slug] = str(outcome)
             elif isinstance(outcome, BaseException):
                 raise outcome
+        if number == 2:
+            # One write for the round, also for answers a stopped run left on disk.
+            self._record_reviews(debate, roster)
         for slug, reason in result.failed.items():
             self.files.append_log(
                 f"Persona failed — {slug} in round {number} — {today()}", [reason]
@@ -243,14 +244,12 @@ class RoundRunner:
             self.caller.ledger.append(failed)
             raise
         self.caller.ledger.append(usage_line)
-        if number == 2:
-            self._record_review(debate, slug, roster)
 
-    def _record_review(self, debate: Debate, slug: str, roster: list[str]) -> None:
-        """Score from the critic's round-2 entry into reviews.json (again after a crash: same value)."""
-        peer = self._pairs(debate, roster).get(slug)
-        entry = next((e for e in self.files.entries(slug) if e.round == 2), None)
-        if peer and entry:
-            record_review(
-                self.files, 2, slug, peer, review_score(entry.section("Cross-examination"))
-            )
+    def _record_reviews(self, debate: Debate, roster: list[str]) -> None:
+        """Each critic's score from its round-2 entry into reviews.json (same values on a rerun)."""
+        found: dict[str, tuple[str, float | None]] = {}
+        for critic, peer in self._pairs(debate, roster).items():
+            entry = next((e for e in self.files.entries(critic) if e.round == 2), None)
+            if entry:
+                found[critic] = (peer, review_score(entry.section("Cross-examination")))
+        record_reviews(self.files, 2, found)

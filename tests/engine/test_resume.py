@@ -88,6 +88,10 @@ def assert_whole(council: Council, debate_id: str) -> None:
         assert len(panels) == len(set(panels))
     headings = ONCE.findall(snapshot.log)
     assert len(headings) == len(set(headings)), headings
+    reviews = council.json_file(debate_id, "reviews.json")["rounds"]["2"]
+    assert sorted(reviews) == sorted(snapshot.debate.personas)
+    assert sorted(r["target"] for r in reviews.values()) == sorted(snapshot.debate.personas)
+    assert all(r["score"] is not None for r in reviews.values())
     verdicts = council.json_file(debate_id, "verdicts.json")
     assert sorted(verdicts["rounds"]) == [
         str(n) for n in range(1, snapshot.debate.current_round + 1)
