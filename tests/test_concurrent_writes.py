@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from debate_story import Chair, Runner, entry, spawn
 
+from dreamcontext_council.folder import storage
+
 SLUGS = [f"persona-{n}" for n in range(1, 9)]
 FACTS = [f"Fact number {n} arrived mid-round" for n in range(1, 5)]
 
@@ -121,3 +123,22 @@ def test_a_killed_lock_holder_does_not_block_the_next_command(
     assert waited < 20, f"the next command waited {waited:.1f}s for a dead holder's lock"
     debate_md = (chair.folder(debate_id) / "debate.md").read_text(encoding="utf-8")
     assert "- **[Interlude R0]** The holder died" in debate_md
+
+
+def test_a_write_that_fails_half_way_leaves_the_old_file_and_no_temp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "debate.md"
+    path.write_text("old\n")
+
+    def power_cut(*_args: object) -> None:
+        raise OSError("power cut before the rename")
+
+    monkeypatch.setattr(storage.os, "replace", power_cut)
+    with pytest.raises(OSError):
+        storage.atomic_write_text(path, "new\n")
+    monkeypatch.undo()
+    with pytest.raises(UnicodeEncodeError):
+        storage.atomic_write_text(path, "not encodable \udcff\n")
+    assert path.read_text() == "old\n"
+    assert list(tmp_path.iterdir()) == [path]

@@ -59,9 +59,7 @@ def test_a_corrupt_live_file_is_replaced(chair: Chair) -> None:
 
 
 @pytest.mark.parametrize("setup", ["missing", "no-root"])
-def test_live_clear_without_a_live_file_says_so(
-    cli: Runner, chair: Chair, setup: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_live_clear_without_a_live_file_says_so(cli: Runner, chair: Chair, setup: str) -> None:
     if setup == "missing":
         chair.root.mkdir(parents=True)
     result = cli("live", "clear")

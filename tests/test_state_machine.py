@@ -159,6 +159,7 @@ def test_complete_needs_a_final_report_with_a_verdict(chair: Chair, cli: Runner)
     chair.ok("synthesize", debate_id)
     before = tree_bytes(chair.root)
     refused(cli("complete", debate_id), "final-report.md", "Verdict")
+    assert changed_files(before, tree_bytes(chair.root)) == []
     chair.write_final_report(debate_id, verdict=False)
     before = tree_bytes(chair.root)
     refused(cli("complete", debate_id), "Verdict")
