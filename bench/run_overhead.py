@@ -14,7 +14,7 @@ Both runs happen in this process after a small warm-up run, so interpreter start
 and first imports are not counted; they are printed apart.
 
     .venv/bin/python bench/run_overhead.py [--personas 8] [--rounds 3] [--latency 0.2]
-                                           [--dir PATH] [--what-if]
+                                           [--dir PATH] [--repeat 3] [--what-if]
 
 `--what-if` runs the scripted debate again with parts of the storage layer switched
 off in this process only (the live file, fsync), to show where the overhead goes.
@@ -192,6 +192,9 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.2, help="seconds per call")
     parser.add_argument("--dir", type=Path, default=None, help="where the debates are written")
     parser.add_argument(
+        "--repeat", type=int, default=3, help="runs per case; the best one is shown"
+    )
+    parser.add_argument(
         "--what-if", action="store_true", help="also run with the live file / fsync switched off"
     )
     args = parser.parse_args()
@@ -204,35 +207,63 @@ def main() -> None:
         run_debate(base, personas=2, rounds=1, model="openai:bench-model", base_url=warm.openai_url)
     warm_up = time.perf_counter() - started
 
+    def best(name: str, runs: list[Figures]) -> Figures:
+        chosen = min(runs, key=lambda f: f.ratio)  # the least disturbed run on a shared machine
+        chosen.name = name
+        return chosen
+
     results = []
     with scripted_delay(args.latency):
         results.append(
-            measure(
+            best(
                 "scripted",
-                run_debate(base, personas=args.personas, rounds=args.rounds, model="scripted"),
+                [
+                    measure(
+                        "",
+                        run_debate(
+                            base, personas=args.personas, rounds=args.rounds, model="scripted"
+                        ),
+                    )
+                    for _ in range(args.repeat)
+                ],
             )
         )
     with StubServer(responder=responder, default_delay_s=args.latency) as stub:
-        run = run_debate(
-            base,
-            personas=args.personas,
-            rounds=args.rounds,
-            model="openai:bench-model",
-            base_url=stub.openai_url,
+        results.append(
+            best(
+                "openai SDK → stub",
+                [
+                    measure(
+                        "",
+                        run_debate(
+                            base,
+                            personas=args.personas,
+                            rounds=args.rounds,
+                            model="openai:bench-model",
+                            base_url=stub.openai_url,
+                        ),
+                    )
+                    for _ in range(args.repeat)
+                ],
+            )
         )
-    results.append(measure("openai SDK → stub", run))
     if args.what_if:
         for parts in (("live file",), ("fsync",), ("live file", "fsync")):
-            with scripted_delay(args.latency), contextlib.ExitStack() as stack:
-                for part in parts:
-                    stack.enter_context(switched_off(part))
-                run = run_debate(base, personas=args.personas, rounds=args.rounds, model="scripted")
-            results.append(measure("no " + " or ".join(parts), run))
+            runs = []
+            for _ in range(args.repeat):
+                with scripted_delay(args.latency), contextlib.ExitStack() as stack:
+                    for part in parts:
+                        stack.enter_context(switched_off(part))
+                    run = run_debate(
+                        base, personas=args.personas, rounds=args.rounds, model="scripted"
+                    )
+                runs.append(measure("", run))
+            results.append(best("no " + " or ".join(parts), runs))
 
     nominal = (args.rounds + 2) * args.latency
     print(
         f"council run overhead: {args.personas} personas x {args.rounds} rounds, "
-        f"{args.latency:g}s per call, debates under {base}"
+        f"{args.latency:g}s per call, best of {args.repeat} runs, debates under {base}"
     )
     print(
         f"(warm-up of imports and templates, not counted: {warm_up:.2f}s; nominal critical "
