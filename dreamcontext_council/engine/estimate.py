@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dreamcontext_council.actions.files import DebateFiles
 from dreamcontext_council.engine.accounting import PriceTable
+from dreamcontext_council.engine.attachments import PROMPT_BUDGET_CHARS
 from dreamcontext_council.engine.calls import DEFAULT_EXPECTED_OUTPUT, EXPECTED_OUTPUT
 from dreamcontext_council.engine.providers.models import default_model, parse_model
 from dreamcontext_council.rules.roster import PersonaSpec
@@ -40,11 +42,12 @@ def estimate_run(
         rounds, first = request.rounds, 1
     if request.compact:
         rounds = min(rounds, 2)
+    attached = _attachment_tokens(request, files)
     calls: list[dict[str, Any]] = []
     peers = max(0, len(personas) - 1)
     for number in range(first, rounds + 1):
         for slug, model in personas:
-            tokens_in = OPENING_INPUT + (PER_PEER_INPUT * peers if number > 1 else 0)
+            tokens_in = OPENING_INPUT + attached + (PER_PEER_INPUT * peers if number > 1 else 0)
             calls.append(
                 {
                     "round": number,
@@ -77,7 +80,7 @@ def estimate_run(
                 "persona": "synthesizer",
                 "model": request.synth_model or fallback,
                 "phase": "synthesis",
-                "input_tokens": min(25_000, answers * 1_500),
+                "input_tokens": min(25_000, answers * 1_500) + attached,
                 "output_tokens": EXPECTED_OUTPUT["synthesis"],
             }
         )
@@ -108,3 +111,14 @@ def estimate_run(
         "cost_usd": round(total, 6),
         "plan": calls,
     }
+
+
+def _attachment_tokens(request: Launch, files: DebateFiles | None) -> int:
+    """Tokens the attachments add to every persona and synthesis prompt (4 characters a token)."""
+    if files is not None:
+        folder = files.paths.attachments
+        paths = [p for p in folder.iterdir() if p.is_file()] if folder.is_dir() else []
+    else:
+        paths = [Path(p) for p in request.attach]
+    chars = sum(p.stat().st_size for p in paths if p.is_file())
+    return min(chars, PROMPT_BUDGET_CHARS) // 4
