@@ -1,0 +1,126 @@
+"""What the two SDK providers share: key and server lookup, one client per event loop, retries."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import weakref
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from dreamcontext_council.engine.providers.base import Completion, Prompt, Reply
+from dreamcontext_council.engine.providers.limits import CallLimits
+from dreamcontext_council.engine.providers.retry import (
+    CallTarget,
+    RetryPolicy,
+    SdkErrors,
+    complete_with_retries,
+    secrets_from_env,
+)
+
+
+class SdkProvider:
+    """A provider over an official SDK; subclasses build the client and make one request.
+
+    The SDK is imported and its client built on the first call, one client per event
+    loop (pooled connections cannot cross loops). The SDK's own retries are off:
+    `retry.complete_with_retries` does them.
+    """
+
+    name = ""
+    key_env = ""
+    base_url_env = ""
+
+    def __init__(
+        self,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout_s: float = 120.0,
+        max_retries: int = 4,
+        *,
+        limits: CallLimits | None = None,
+        retry: RetryPolicy | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        environment = os.environ if env is None else env
+        self.base_url = base_url or environment.get(self.base_url_env) or None
+        key = api_key or environment.get(self.key_env) or None
+        self._api_key = self.effective_key(key)
+        self.timeout_s = timeout_s
+        self.policy = replace(retry or RetryPolicy(), max_retries=max_retries)
+        self.limits = limits or CallLimits()
+        self._secrets = (
+            tuple(s for s in (key,) if s)
+            + secrets_from_env(environment)
+            + secrets_from_env(os.environ)
+        )
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._errors: SdkErrors | None = None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(base_url={self.base_url!r})"
+
+    def effective_key(self, key: str | None) -> str | None:
+        """The key the client is given (a subclass may supply a placeholder)."""
+        return key
+
+    def build_client(self, options: dict[str, Any]) -> Any:
+        """The SDK's async client for `options` (max_retries, timeout, api_key?, base_url?)."""
+        raise NotImplementedError
+
+    def sdk_errors(self) -> SdkErrors:
+        """The SDK's exception classes, for `retry.classify`."""
+        raise NotImplementedError
+
+    async def request(self, client: Any, prompt: Prompt, model: str, target: CallTarget) -> Reply:
+        """One attempt: send the request and read the reply."""
+        raise NotImplementedError
+
+    def _client(self) -> Any:
+        loop = asyncio.get_running_loop()
+        client = self._clients.get(loop)
+        if client is None:
+            options: dict[str, Any] = {"max_retries": 0, "timeout": self.timeout_s}
+            if self._api_key:
+                options["api_key"] = self._api_key
+            if self.base_url:
+                options["base_url"] = self.base_url
+            client = self._clients[loop] = self.build_client(options)
+        return client
+
+    def _sdk_errors(self) -> SdkErrors:
+        if self._errors is None:
+            self._errors = self.sdk_errors()
+        return self._errors
+
+    async def complete(self, prompt: Prompt, model: str) -> Completion:
+        """Ask `model` for an answer to `prompt`, retrying transient failures."""
+        target = CallTarget(
+            provider=self.name,
+            model=model,
+            key_env=self.key_env,
+            base_url_env=self.base_url_env,
+            base_url=self.base_url,
+            secrets=self._secrets,
+        )
+
+        async def attempt() -> Reply:
+            return await self.request(self._client(), prompt, model, target)
+
+        return await complete_with_retries(
+            attempt,
+            target=target,
+            policy=self.policy,
+            limits=self.limits,
+            timeout_s=self.timeout_s,
+            errors=self._sdk_errors(),
+        )
+
+    async def aclose(self) -> None:
+        """Close the client of the running event loop, if one was built."""
+        client = self._clients.pop(asyncio.get_running_loop(), None)
+        if client is not None:
+            await client.close()
