@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,7 +73,7 @@ def parse_verdicts(text: str, where: str = "verdicts.json") -> Verdicts:
         [{"key": str(o["key"]), "label": str(o["label"])} for o in _checked(options, where)]
     )
     for number, by_persona in rounds.items():
-        if not str(number).isdigit() or not isinstance(by_persona, dict):
+        if not (number.isascii() and number.isdigit()) or not isinstance(by_persona, dict):
             raise FormatError(f"{where}: round '{number}' is not a round number with verdicts.")
         parsed.rounds[int(number)] = {
             slug: _verdict(entry, f"{where} round {number} {slug}")
@@ -92,7 +93,11 @@ def _verdict(entry: Any, where: str) -> Verdict:
     if not isinstance(entry, dict) or "stance" not in entry:
         raise FormatError(f"{where}: a verdict needs at least a 'stance'.")
     conviction = entry.get("conviction", 0)
-    if not isinstance(conviction, int | float) or isinstance(conviction, bool):
+    if (
+        not isinstance(conviction, int | float)
+        or isinstance(conviction, bool)
+        or not math.isfinite(conviction)
+    ):
         raise FormatError(f"{where}: conviction must be a number.")
     concession = entry.get("concession")
     return Verdict(
