@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from dreamcontext_council.errors import FormatError
 from dreamcontext_council.folder import frontmatter_io
 from dreamcontext_council.rules.markdown import find_section, normalize_title, sections
 
@@ -84,12 +85,19 @@ def parse_context(text: str, where: str = "context-and-persona.md") -> PersonaCo
     aspects = meta.get("aspects") or []
     if isinstance(aspects, str):
         aspects = [a.strip() for a in aspects.split(",") if a.strip()]
+    if not isinstance(aspects, list):
+        raise FormatError(f"{where}: 'aspects' must be a list, not {aspects!r}.")
+    entries = meta.get("round_entries") or 0
+    if isinstance(entries, str) and entries.isascii() and entries.strip().isdigit():
+        entries = int(entries)
+    if isinstance(entries, bool) or not isinstance(entries, int):
+        raise FormatError(f"{where}: 'round_entries' must be a whole number, not {entries!r}.")
     known = {"name", "model", "aspects", "round_entries"}
     return PersonaContext(
         name=str(meta.get("name", "")),
         model=str(meta.get("model") or ""),
         aspects=[str(a) for a in aspects],
-        round_entries=int(meta.get("round_entries") or 0),
+        round_entries=entries,
         body=body,
         extra={k: v for k, v in meta.items() if k not in known},
     )
