@@ -75,7 +75,10 @@ class Debate:
 
     @property
     def options(self) -> list[dict[str, str]]:
-        return [dict(o) for o in self.meta.get("options") or []]
+        return [
+            {**o, "key": str(o["key"]), "label": str(o["label"])}
+            for o in self.meta.get("options") or []
+        ]
 
     @property
     def interrupt(self) -> bool:
@@ -111,15 +114,21 @@ def parse_debate(text: str, where: str = "debate.md") -> Debate:
     for key in ("rounds_planned", "current_round"):
         if key in meta and not isinstance(meta[key], int):
             raise FormatError(f"{where}: '{key}' must be a whole number, not {meta[key]!r}.")
-    if not isinstance(meta.get("personas") or [], list):
+    personas = meta.get("personas") or []
+    if not isinstance(personas, list) or not all(isinstance(p, str) for p in personas):
         raise FormatError(f"{where}: 'personas' must be a list of slugs.")
     options = meta.get("options") or []
     if not isinstance(options, list) or not all(
-        isinstance(o, dict) and "key" in o and "label" in o for o in options
+        isinstance(o, dict) and _scalar(o.get("key")) and _scalar(o.get("label")) for o in options
     ):
         raise FormatError(f"{where}: 'options' must be a list of {{key, label}} entries.")
     meta["topic"] = str(meta["topic"])
     return Debate(meta, body)
+
+
+def _scalar(value: Any) -> bool:
+    # A key or label may be written unquoted (`key: 1`); it is read as text.
+    return isinstance(value, str | int | float) and not isinstance(value, bool)
 
 
 def render_debate(debate: Debate) -> str:
