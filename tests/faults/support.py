@@ -23,6 +23,7 @@ from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.rules.markdown import sections
 
 LONG = os.environ.get("DREAMCONTEXT_FAULT_LONG") == "1"
+REPORT_ENV = "DREAMCONTEXT_FAULT_REPORT"  # bench/fault_suite.py collects what the cases saw
 PERSONA_PHASES = ("opening", "cross-exam", "rebuttal")
 FINAL_SECTIONS = (
     "Verdict",
@@ -35,6 +36,14 @@ FINAL_SECTIONS = (
     "Appendix: per-agent per-round summaries",
 )
 SCRUBBED_PREFIXES = ("ANTHROPIC_", "OPENAI_", "DREAMCONTEXT_")
+
+
+def report(case: str, **figures: Any) -> None:
+    """Append what a case saw to the fault-suite report, when one is being written."""
+    path = os.environ.get(REPORT_ENV)
+    if path:
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps({"case": case, **figures}, default=str) + "\n")
 
 
 def scaled(short: int, long: int) -> int:

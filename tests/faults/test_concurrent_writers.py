@@ -17,7 +17,7 @@ import pytest
 from dreamcontext_council import Root, end_round, load_snapshot, new_debate, start_round
 from dreamcontext_council.rules.roster import PersonaSpec
 
-from .support import clean_env, problems, scaled, temp_files
+from .support import clean_env, problems, report, scaled, temp_files
 
 WRITERS = 32
 PERSONAS = [f"member-{n}" for n in range(8)]
@@ -122,3 +122,5 @@ def test_32_concurrent_writers_lose_nothing(
         assert len([f for f in facts if "Fact from writer-" in f]) == WRITERS * (repeat + 1)
     assert not problems(root.path)
     assert not temp_files(root.path)
+    commands = 3 + 2 * EXTRA
+    report("writers", processes=WRITERS, passes=repeats, commands=WRITERS * commands * repeats)

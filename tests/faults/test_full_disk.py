@@ -30,6 +30,7 @@ from .support import (
     debate_ids,
     no_traceback,
     problems,
+    report,
     run_council,
     scaled,
     temp_files,
@@ -153,7 +154,7 @@ def test_a_full_disk_fails_every_write_cleanly_and_leaves_the_files_intact(
         assert done.code == 0, f"{args[0]} after freeing space: {done.text}"
     assert not problems(root.path)
     assert not temp_files(root.path)
-    os.sync()
+    report("full-disk", filled=kind, refused_commands=len(_writers(debate_id)))
 
 
 @pytest.mark.parametrize("room", [4096 * n for n in (1, 3, 9, 20)][: scaled(2, 4)])
@@ -177,7 +178,8 @@ def test_a_disk_that_fills_up_during_a_run_stops_it_cleanly_and_it_resumes(
         done = run_council(["run", debate_id, "--quiet"], env, where)
         assert no_traceback(done), done.text
         assert done.code in (0, 1), done.text
-        if done.code == 1:
+        stopped = done.code == 1
+        if stopped:
             assert "No space left on device" in done.err, done.err
         assert not problems(root), problems(root)
         assert not temp_files(root), temp_files(root)
@@ -186,5 +188,8 @@ def test_a_disk_that_fills_up_during_a_run_stops_it_cleanly_and_it_resumes(
         assert done.code == 0, done.text
         assert not problems(root, complete=True)
         assert not asked_twice(root / "council" / debate_id)
+        report(
+            "disk-fills-mid-run", room_bytes=room, first_run="stopped" if stopped else "complete"
+        )
     finally:
         subprocess.run(["umount", "-l", str(where)], check=False)

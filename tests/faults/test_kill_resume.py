@@ -24,8 +24,10 @@ from .support import (
     council_argv,
     debate_ids,
     problems,
+    report,
     run_council,
     scaled,
+    temp_files,
     usage_records,
 )
 
@@ -114,3 +116,10 @@ def kill_and_resume(base: Path, kills: int, per_debate: int, rng: random.Random)
 def test_sigkill_at_random_moments_then_resume_finishes_cleanly(tmp_path: Path) -> None:
     log = kill_and_resume(tmp_path, scaled(5, 50), scaled(3, 5), random.Random(SEED))
     assert log.kills == scaled(5, 50)
+    report(
+        "sigkill",
+        kills=log.kills,
+        debates=log.debates,
+        landed=dict(log.landed),
+        temp_files_left=len(temp_files(tmp_path)),
+    )

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import random
 import threading
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +31,7 @@ from .support import (
     debate_ids,
     no_traceback,
     problems,
+    report,
     run_council,
 )
 
@@ -165,7 +167,7 @@ def _run(scenario: Scenario, base: Path, stub: StubServer, *args: str) -> Done:
     return run_council([*args, *common], env, base, timeout=300)
 
 
-def weather(scenario: Scenario, base: Path) -> tuple[Done, Done | None]:
+def weather(scenario: Scenario, base: Path) -> tuple[Done, Done | None, Storm]:
     """Run a debate through the storm, then resume it with the storm over if it stopped."""
     storm = Storm(scenario.api, scenario.kinds, scenario.rate, scenario.seed, scenario.phases)
     root = base / "_dream_context"
@@ -190,7 +192,7 @@ def weather(scenario: Scenario, base: Path) -> tuple[Done, Done | None]:
         assert not problems(root), problems(root)
         if first.code == 0:
             assert "is complete" in first.out, first.text
-            return first, None
+            return first, None, storm
         errors = [line for line in first.err.splitlines() if line.startswith("Error: ")]
         assert len(errors) == 1, f"not one clear error line: {first.err}"
         ids = debate_ids(root)
@@ -199,7 +201,7 @@ def weather(scenario: Scenario, base: Path) -> tuple[Done, Done | None]:
         again = _run(scenario, base, stub, "run", ids[0])
         assert no_traceback(again), again.text
         assert again.code == 0, again.text
-        return first, again
+        return first, again, storm
 
 
 ALL = tuple(FAULTS)
@@ -233,7 +235,16 @@ def _scenarios() -> list[Scenario]:
 def test_a_storm_ends_in_a_complete_debate_or_a_clean_resumable_stop(
     scenario: Scenario, tmp_path: Path
 ) -> None:
-    first, again = weather(scenario, tmp_path)
+    first, again, storm = weather(scenario, tmp_path)
+    errors = [line for line in first.err.splitlines() if line.startswith("Error: ")]
+    report(
+        "storm",
+        scenario=scenario.name,
+        api=scenario.api,
+        faults=dict(Counter(storm.sent)),
+        first_run="complete" if first.code == 0 else "stopped",
+        stop_message=errors[0][:160] if errors else "",
+    )
     root = tmp_path / "_dream_context"
     if scenario.outage:
         assert first.code == 1, "a total outage must stop the run"
