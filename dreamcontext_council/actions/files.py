@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import json
-from collections.abc import Iterator
+import os
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from dreamcontext_council.errors import FormatError, NotFoundError, UsageError
 from dreamcontext_council.folder.index import update_index
@@ -23,6 +25,8 @@ from dreamcontext_council.rules.debate import Debate, parse_debate, render_debat
 from dreamcontext_council.rules.persona import PersonaContext, parse_context, render_context
 from dreamcontext_council.rules.report import RoundEntry, parse_report, render_report
 from dreamcontext_council.rules.verdicts import Verdicts, parse_verdicts, render_verdicts
+
+T = TypeVar("T")
 
 
 def today() -> str:
@@ -59,10 +63,9 @@ class DebateFiles:
     def debate(self) -> Debate:
         path = self.paths.debate_md
         try:
-            text = read_text(path)
+            debate = _parsed(path, lambda text: parse_debate(text, self._rel(path)))
         except UnicodeDecodeError as exc:
             raise FormatError(f"{self._rel(path)} is not UTF-8 text; restore it.") from exc
-        debate = parse_debate(text, self._rel(path))
         if debate.id != self.id:
             raise FormatError(
                 f"{self._rel(path)} says id '{debate.id}' but its folder is {self.id}; "
@@ -80,7 +83,7 @@ class DebateFiles:
         path = self.paths.verdicts
         if not path.exists():
             return Verdicts()
-        return parse_verdicts(read_text(path), self._rel(path))
+        return _parsed(path, lambda text: parse_verdicts(text, self._rel(path)))
 
     def save_verdicts(self, verdicts: Verdicts) -> None:
         atomic_write_text(self.paths.verdicts, render_verdicts(verdicts))
@@ -113,7 +116,7 @@ class DebateFiles:
 
     def context(self, slug: str) -> PersonaContext:
         path = self.persona_paths(slug).context
-        return parse_context(read_text(path), self._rel(path))
+        return _parsed(path, lambda text: parse_context(text, self._rel(path)))
 
     def save_context(self, slug: str, context: PersonaContext) -> None:
         atomic_write_text(self.persona_paths(slug).context, render_context(context))
@@ -122,7 +125,7 @@ class DebateFiles:
         path = self.persona_paths(slug).report
         if not path.exists():
             return []
-        return parse_report(read_text(path), self._rel(path))
+        return _parsed(path, lambda text: parse_report(text, self._rel(path)))
 
     def save_entries(self, slug: str, entries: list[RoundEntry]) -> None:
         atomic_write_text(self.persona_paths(slug).report, render_report(slug, entries))
@@ -139,6 +142,29 @@ class DebateFiles:
 
     def save_research_index(self, slug: str, entries: list[dict[str, Any]]) -> None:
         atomic_write_json(self.persona_paths(slug).research_index, entries)
+
+
+_parse_cache: dict[str, tuple[tuple[int, int, int, int], Any]] = {}
+_PARSE_CACHE_LIMIT = 1024
+
+
+def _parsed(path: Path, parse: Callable[[str], T]) -> T:
+    """Parse a file, reusing the last parse while the file on disk is the same one.
+
+    The key is (inode, size, mtime, ctime): every atomic write makes a new inode, so a
+    file rewritten by any process is parsed again. Callers get a copy they may change.
+    """
+    info = os.stat(path)
+    signature = (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+    key = str(path)
+    hit = _parse_cache.get(key)
+    if hit is None or hit[0] != signature:
+        value = parse(read_text(path))
+        if len(_parse_cache) >= _PARSE_CACHE_LIMIT:
+            _parse_cache.clear()
+        _parse_cache[key] = (signature, value)
+        hit = _parse_cache[key]
+    return copy.deepcopy(hit[1])
 
 
 def read_body(text: str | None, stdin: bytes | None, what: str) -> str:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Collection
+import time
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from dreamcontext_council.actions.files import DebateFiles
@@ -64,10 +66,38 @@ def live_state(
     return state
 
 
+_last_refresh: dict[str, float] = {}
+_submission_interval = [0.0]
+
+
+@contextmanager
+def throttled_submissions(interval_s: float) -> Iterator[None]:
+    """While a run records many answers in one process, refresh for them at most this often.
+
+    Every transition (round start and end, synthesis, done) still refreshes at once.
+    """
+    previous = _submission_interval[0]
+    _submission_interval[0] = interval_s
+    try:
+        yield
+    finally:
+        _submission_interval[0] = previous
+
+
 def refresh_live(
-    root: Root, debate_id: str, *, phase: str | None = None, thinking: Collection[str] = ()
+    root: Root,
+    debate_id: str,
+    *,
+    phase: str | None = None,
+    thinking: Collection[str] = (),
+    transition: bool = True,
 ) -> None:
     """Rewrite the live file; any failure is logged and swallowed."""
+    now = time.monotonic()
+    interval = _submission_interval[0]
+    if not transition and interval and now - _last_refresh.get(debate_id, -interval) < interval:
+        return
+    _last_refresh[debate_id] = now
     try:
         write_live(
             root.live_file, live_state(DebateFiles(root, debate_id), phase=phase, thinking=thinking)

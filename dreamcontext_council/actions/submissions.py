@@ -73,7 +73,7 @@ def record_verdict(
             return previous  # the same verdict again: keep the record and its time
         verdicts.rounds.setdefault(number, {})[slug] = verdict
         files.save_verdicts(verdicts)
-    refresh_live(root, debate_id)
+    refresh_live(root, debate_id, transition=False)
     return verdict
 
 
@@ -116,7 +116,7 @@ def append_report(
                 f"No verdict recorded for {slug} in round {number}; run `dreamcontext council "
                 f"verdict {debate_id} {slug} {number} --stance ... --conviction ... --headline ...`."
             )
-    refresh_live(root, debate_id)
+    refresh_live(root, debate_id, transition=False)
     return ReportResult(number, replaced, warnings)
 
 

@@ -15,7 +15,7 @@ from filelock import FileLock, Timeout
 
 from dreamcontext_council.actions import closing, interlude
 from dreamcontext_council.actions.files import DebateFiles, today
-from dreamcontext_council.actions.live_state import refresh_live
+from dreamcontext_council.actions.live_state import refresh_live, throttled_submissions
 from dreamcontext_council.actions.rounds import end_round, start_round
 from dreamcontext_council.engine import convergence as conv
 from dreamcontext_council.engine import prompts
@@ -35,6 +35,10 @@ from dreamcontext_council.rules import metrics
 # Held for a whole run (an OS lock: a killed run leaves it free), so two runs never
 # ask the same personas at once.
 RUN_LOCK_NAME = ".run.lock"
+
+
+# Answers arrive in bursts; the live file follows them at most this often (transitions at once).
+LIVE_REFRESH_S = 0.5
 
 
 @dataclass
@@ -104,7 +108,8 @@ class CouncilRun:
                 "finish, or stop it and run this again."
             ) from None
         try:
-            return await self._drive()
+            with throttled_submissions(LIVE_REFRESH_S):
+                return await self._drive()
         finally:
             lock.release()
 

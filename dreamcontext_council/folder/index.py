@@ -47,6 +47,10 @@ def update_index(root: Root, meta: dict[str, Any]) -> None:
         entry = index_entry(meta)
         for i, existing in enumerate(entries):
             if existing.get("id") == entry["id"]:
+                if existing == entry:
+                    # Same entry: only mark the index as newer than the debate.md just written.
+                    os.utime(root.index)
+                    return
                 entries[i] = entry
                 break
         else:

@@ -35,7 +35,7 @@ def write_live(path: Path, state: dict[str, Any]) -> None:
             "updated": now,
             **{k: v for k, v in state.items() if k not in ("debate", "topic", "session")},
         }
-        atomic_write_json(path, data)
+        atomic_write_json(path, data, durable=False)
     except Exception as exc:  # telemetry must never break the command that wrote it
         log.debug("could not write %s: %s", path, exc)
 

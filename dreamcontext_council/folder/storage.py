@@ -16,19 +16,25 @@ from dreamcontext_council.errors import CouncilError, EncodingError
 
 LOCK_NAME = ".council.lock"
 LOCK_TIMEOUT_S = 60.0
+LOCK_POLL_S = 0.005
 
 _held = threading.local()
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write `text` (UTF-8, LF) so a crash leaves the old file or the new one, never half."""
+def atomic_write_text(path: Path, text: str, *, durable: bool = True) -> None:
+    """Write `text` (UTF-8, LF) so a crash leaves the old file or the new one, never half.
+
+    `durable=False` skips the fsync: still atomic for a killed process, but a power cut
+    may lose the new content (right for telemetry such as the live file).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = _temp_beside(path)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
         with _suppress_missing():
@@ -54,9 +60,9 @@ def _temp_beside(path: Path) -> tuple[int, str]:
         return fd, tmp
 
 
-def atomic_write_json(path: Path, data: Any) -> None:
+def atomic_write_json(path: Path, data: Any, *, durable: bool = True) -> None:
     """Write JSON with stable layout (2-space indent, final newline)."""
-    atomic_write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    atomic_write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n", durable=durable)
 
 
 _appending = threading.Lock()
@@ -121,7 +127,8 @@ def locked(folder: Path) -> Iterator[None]:
     from filelock import FileLock, Timeout  # only commands that write pay for its import
 
     folder.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(str(folder / LOCK_NAME), timeout=LOCK_TIMEOUT_S)
+    # Writers hold the lock for milliseconds; a short poll keeps waiters from idling.
+    lock = FileLock(str(folder / LOCK_NAME), timeout=LOCK_TIMEOUT_S, poll_interval=LOCK_POLL_S)
     try:
         with lock:
             held[key] = 1
