@@ -5,13 +5,10 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import json
-import logging
 from pathlib import Path
 from typing import Any
 
 from dreamcontext_council.folder.storage import atomic_write_json
-
-log = logging.getLogger(__name__)
 
 
 def now_iso() -> str:
@@ -37,7 +34,9 @@ def write_live(path: Path, state: dict[str, Any]) -> None:
         }
         atomic_write_json(path, data, durable=False)
     except Exception as exc:  # telemetry must never break the command that wrote it
-        log.debug("could not write %s: %s", path, exc)
+        import logging  # loaded only on this rare path
+
+        logging.getLogger(__name__).debug("could not write %s: %s", path, exc)
 
 
 def clear_live(path: Path) -> bool:

@@ -3,24 +3,26 @@
 from __future__ import annotations
 
 import re
-import secrets
-import string
 import unicodedata
 
 from dreamcontext_council.errors import UsageError
 
 _ID = re.compile(r"council_[A-Za-z0-9]{8}")
 _SLUG = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
-_ALPHABET = string.ascii_letters + string.digits
+_ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 
 
 def new_debate_id() -> str:
     """A fresh `council_` + 8 alphanumerics id."""
+    import secrets  # only commands that create something pay for its import
+
     return "council_" + "".join(secrets.choice(_ALPHABET) for _ in range(8))
 
 
 def new_knowledge_id() -> str:
     """A fresh `know_` + 8 chars id for a knowledge doc."""
+    import secrets
+
     return "know_" + "".join(secrets.choice(_ALPHABET + "_-") for _ in range(8))
 
 

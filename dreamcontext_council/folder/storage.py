@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import stat
 import threading
 from collections.abc import Iterator
@@ -50,7 +49,7 @@ def _temp_beside(path: Path) -> tuple[int, str]:
     except FileNotFoundError:
         mode = None
     while True:
-        tmp = str(path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp")
+        tmp = str(path.parent / f".{path.name}.{os.urandom(6).hex()}.tmp")
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         except FileExistsError:
