@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import click
@@ -18,6 +18,31 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 class CouncilGroup(click.Group):
     """Turns library errors into one plain line on stderr and the right exit code."""
+
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        """Like click's, but a usage error is one line naming the --help to read."""
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        try:
+            code = super().main(args, prog_name, complete_var, False, **extra)
+        except click.UsageError as exc:
+            path = exc.ctx.command_path if exc.ctx else (prog_name or "dreamcontext")
+            click.echo(f"Error: {exc.format_message()} (see `{path} --help`).", err=True)
+            sys.exit(exc.exit_code)
+        except click.ClickException as exc:
+            exc.show()
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            click.echo("Aborted.", err=True)
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         # Bytes that are not UTF-8 arrive as lone surrogates and could never be written.
