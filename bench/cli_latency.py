@@ -20,8 +20,10 @@ debates under 1 s.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import platform
 import resource
 import shutil
 import statistics
@@ -29,7 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from dreamcontext_council import (
@@ -179,9 +181,20 @@ def build_root(base: Path, count: int) -> tuple[Root, str]:
 class Timing:
     command: str
     size: int
-    median_ms: float
-    cpu_ms: float
-    runs_ms: list[float]
+    walls_ms: list[float] = field(default_factory=list)
+    cpus_ms: list[float] = field(default_factory=list)
+
+    @property
+    def median_ms(self) -> float:
+        return statistics.median(self.walls_ms)
+
+    @property
+    def min_ms(self) -> float:
+        return min(self.walls_ms)
+
+    @property
+    def cpu_ms(self) -> float:
+        return statistics.median(self.cpus_ms)
 
 
 def _children_cpu() -> float:
@@ -189,22 +202,15 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def time_command(
-    argv: list[str], env: dict[str, str], runs: int
-) -> tuple[list[float], list[float]]:
-    """Wall and CPU times of `runs` fresh processes (after one unmeasured warm-up), in ms."""
-    walls, cpus = [], []
-    for i in range(runs + 1):
-        cpu = _children_cpu()
-        start = time.perf_counter()
-        done = subprocess.run(argv, env=env, capture_output=True, text=True)
-        elapsed = (time.perf_counter() - start) * 1000
-        if done.returncode != 0:
-            raise SystemExit(f"{' '.join(argv)} failed ({done.returncode}): {done.stderr}")
-        if i:
-            walls.append(elapsed)
-            cpus.append((_children_cpu() - cpu) * 1000)
-    return walls, cpus
+def time_once(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Wall and CPU time of one fresh process, in ms."""
+    cpu = _children_cpu()
+    start = time.perf_counter()
+    done = subprocess.run(argv, env=env, capture_output=True, text=True)
+    elapsed = (time.perf_counter() - start) * 1000
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} failed ({done.returncode}): {done.stderr}")
+    return elapsed, (_children_cpu() - cpu) * 1000
 
 
 def commands(exe: str, debate_id: str) -> dict[str, list[str]]:
@@ -225,7 +231,13 @@ def commands(exe: str, debate_id: str) -> dict[str, list[str]]:
             "--headline",
             "Stay until pool limits are measured",
         ],
+        # Informative: a debate.md changed outside the tool (git pull, the Node tool), so
+        # list re-reads that one debate and rewrites the index.
+        EDITED: [exe, "council", "list", "--all"],
     }
+
+
+EDITED = "list --all, 1 debate edited outside"
 
 
 def main() -> None:
@@ -237,43 +249,69 @@ def main() -> None:
     sizes = [int(s) for s in args.sizes.split(",")]
     exe = str(Path(sys.executable).with_name("dreamcontext"))
     base = args.keep or Path(tempfile.mkdtemp(prefix="cli-latency-"))
-    results: list[Timing] = []
+    results: dict[tuple[str, int], Timing] = {}
     try:
+        roots = {}
         for size in sizes:
             where = base / f"root-{size}"
             if where.exists():
                 shutil.rmtree(where)
             start = time.perf_counter()
-            root, target = build_root(where, size)
+            roots[size] = build_root(where, size)
             print(f"built {size} debates in {time.perf_counter() - start:.1f}s", file=sys.stderr)
-            env = {
-                k: v
-                for k, v in os.environ.items()
-                if not k.endswith("_API_KEY") and k != "PYTHONDONTWRITEBYTECODE"
-            }
-            env["DREAMCONTEXT_ROOT"] = str(root.path)
-            env["PYTHONPYCACHEPREFIX"] = str(base / "pycache")
-            for name, argv in commands(exe, target).items():
-                walls, cpus = time_command(argv, env, args.runs)
-                timing = Timing(
-                    name, size, statistics.median(walls), statistics.median(cpus), walls
-                )
-                results.append(timing)
+        os.sync()  # the writeback of the new files must not land on the measurements
+        time.sleep(2)
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.endswith("_API_KEY") and k != "PYTHONDONTWRITEBYTECODE"
+        }
+        env["PYTHONPYCACHEPREFIX"] = str(base / "pycache")
+        # Round robin over sizes and commands, so a busy moment hits them all alike; the
+        # first round only warms the bytecode cache and the page cache.
+        for round_number in range(args.runs + 1):
+            for size in sizes:
+                root, target = roots[size]
+                env["DREAMCONTEXT_ROOT"] = str(root.path)
+                for name, argv in commands(exe, target).items():
+                    if name == EDITED:
+                        os.utime(root.council / target / "debate.md")
+                    wall, cpu = time_once(argv, env)
+                    if round_number:
+                        timing = results.setdefault((name, size), Timing(name, size))
+                        timing.walls_ms.append(wall)
+                        timing.cpus_ms.append(cpu)
     finally:
         if not args.keep:
             shutil.rmtree(base, ignore_errors=True)
     report(results, sizes, args.runs)
 
 
-def report(results: list[Timing], sizes: list[int], runs: int) -> None:
-    by = {(t.command, t.size): t for t in results}
-    names = list(dict.fromkeys(t.command for t in results))
-    print(f"\nCold start, median of {runs} fresh processes: wall ms (CPU ms)\n")
+def machine() -> str:
+    """CPUs, memory and Python, for the figures to be read against."""
+    memory = "?"
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                memory = f"{int(line.split()[1]) / 1024 / 1024:.1f} GiB"
+    return (
+        f"{os.cpu_count()} CPUs, {memory} memory, Python {platform.python_version()}, "
+        f"{platform.system()} {platform.release()}"
+    )
+
+
+def report(by: dict[tuple[str, int], Timing], sizes: list[int], runs: int) -> None:
+    names = list(dict.fromkeys(name for name, _ in by))
+    print(f"\n{machine()}")
+    print(f"\nCold start of fresh processes, {runs} runs each: median wall ms (fastest; CPU)\n")
     head = "| command | " + " | ".join(f"{s:,} debates" for s in sizes)
     print(head + f" | growth {sizes[-1]:,} ÷ {sizes[0]:,} |")
     print("|---" * (len(sizes) + 2) + "|")
     for name in names:
-        cells = [f"{by[name, s].median_ms:.0f} ({by[name, s].cpu_ms:.0f})" for s in sizes]
+        cells = [
+            f"{by[name, s].median_ms:.0f} ({by[name, s].min_ms:.0f}; {by[name, s].cpu_ms:.0f})"
+            for s in sizes
+        ]
         ratio = by[name, sizes[-1]].median_ms / by[name, sizes[0]].median_ms
         print(f"| {name} | " + " | ".join(cells) + f" | {ratio:.2f}× |")
     print(f"\nload average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
