@@ -138,7 +138,16 @@ class DebateFiles:
             data = json.loads(read_text(path))
         except ValueError as exc:
             raise FormatError(f"{self._rel(path)} is not valid JSON; fix or restore it.") from exc
-        return [e for e in data if isinstance(e, dict)] if isinstance(data, list) else []
+        entries = data if isinstance(data, list) else []
+        for entry in entries:
+            if not isinstance(entry, dict) or not all(
+                isinstance(entry.get(key), str) for key in ("slug", "topic", "added_at")
+            ):
+                raise FormatError(
+                    f"{self._rel(path)} has an entry without a text slug, topic and added_at; "
+                    "fix or restore it."
+                )
+        return entries
 
     def save_research_index(self, slug: str, entries: list[dict[str, Any]]) -> None:
         atomic_write_json(self.persona_paths(slug).research_index, entries)
