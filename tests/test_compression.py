@@ -7,16 +7,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dreamcontext_council.engine.compression import (
-    TIGHTER_LINES,
-    Answer,
-    Decision,
     compress_answer,
-    compress_for_synthesis,
     compression_marker,
     extract_code_blocks,
     find_fenced_blocks,
     placeholder,
     restore_code_blocks,
+)
+from dreamcontext_council.engine.seating import (
+    TIGHTER_LINES,
+    Answer,
+    Decision,
+    compress_for_synthesis,
     seat_answers,
 )
 

@@ -7,13 +7,13 @@ from typing import Any
 
 from dreamcontext_council.actions.files import DebateFiles, today
 from dreamcontext_council.actions.snapshot import DebateSnapshot
-from dreamcontext_council.engine.compression import (
+from dreamcontext_council.engine.reviews import load_reviews, review_totals
+from dreamcontext_council.engine.seating import (
     Answer,
     Decision,
     SynthesisInput,
     compress_for_synthesis,
 )
-from dreamcontext_council.engine.reviews import load_reviews, review_totals
 from dreamcontext_council.folder import frontmatter_io
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.storage import atomic_write_text
