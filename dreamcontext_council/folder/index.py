@@ -62,20 +62,28 @@ def load_index(root: Root) -> list[dict[str, Any]]:
     """The index, checked against the folders: missing, stale or extra entries are rebuilt.
 
     Only debates whose debate.md changed after index.json was written are re-read, so a
-    large root costs a directory scan and a stat per debate.
+    large root costs a directory scan and a stat per debate, and no lock while the index
+    is current.
     """
     if not root.council.is_dir():
         return []
+    entries, current = _checked_index(root)
+    if current:
+        return entries
     try:
-        # Read and rewrite under the lock: a debate.md saved between this read and this
+        # Check again and rewrite under the lock: a debate.md saved between a read and a
         # write would otherwise leave an entry older than debate.md that looks current.
         with locked(root.council):
-            return _checked_index(root, write=True)
+            entries, current = _checked_index(root)
+            if not current:
+                atomic_write_json(root.index, entries)
+            return entries
     except OSError:
-        return _checked_index(root, write=False)  # a read-only root still lists
+        return entries  # a read-only root still lists
 
 
-def _checked_index(root: Root, *, write: bool) -> list[dict[str, Any]]:
+def _checked_index(root: Root) -> tuple[list[dict[str, Any]], bool]:
+    """The index as it should be, and whether index.json already says exactly that."""
     from dreamcontext_council.rules.debate import parse_debate
 
     entries = _read(root)
@@ -84,16 +92,15 @@ def _checked_index(root: Root, *, write: bool) -> list[dict[str, Any]]:
     except OSError:
         index_mtime = -1
     by_id = {e["id"]: e for e in entries}
-    folders: dict[str, Path] = {}
+    folders: dict[str, str] = {}  # plain strings: a Path per debate costs ~10 µs x 10,000
     with os.scandir(root.council) as scan:
         for item in scan:
             if item.name.startswith("council_") and item.is_dir():
-                folders[item.name] = Path(item.path)
+                folders[item.name] = os.path.join(item.path, "debate.md")
     listed: set[str] = set()  # debates the index should hold
     fresh: dict[str, dict[str, Any]] = {}
     changed = len(by_id) != len(entries)  # duplicate entries
-    for debate_id, folder in folders.items():
-        debate_md = folder / "debate.md"
+    for debate_id, debate_md in folders.items():
         try:
             mtime = os.stat(debate_md).st_mtime_ns
         except OSError:
@@ -102,7 +109,7 @@ def _checked_index(root: Root, *, write: bool) -> list[dict[str, Any]]:
             listed.add(debate_id)
             continue
         try:
-            debate = parse_debate(read_text(debate_md), str(debate_md))
+            debate = parse_debate(read_text(Path(debate_md)), debate_md)
         except (FormatError, OSError, UnicodeDecodeError):
             # A broken debate.md is reported by the commands that open it; its last good
             # entry stays, and without one it is not listed (and not rewritten every time).
@@ -113,7 +120,7 @@ def _checked_index(root: Root, *, write: bool) -> list[dict[str, Any]]:
         fresh[debate_id] = index_entry(debate.meta)
         changed = changed or by_id.get(debate_id) != fresh[debate_id]
     if not changed and set(by_id) == listed:
-        return entries
+        return entries, True
     seen: set[str] = set()
     kept = []
     for e in entries:
@@ -122,7 +129,4 @@ def _checked_index(root: Root, *, write: bool) -> list[dict[str, Any]]:
             kept.append(fresh.get(e["id"], e))
     added = [fresh[i] for i in fresh if i not in by_id]
     added.sort(key=lambda e: (str(e.get("created_at") or ""), e["id"]), reverse=True)
-    result = [*added, *kept]
-    if write:
-        atomic_write_json(root.index, result)
-    return result
+    return [*added, *kept], False
