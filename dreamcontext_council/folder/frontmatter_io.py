@@ -64,6 +64,9 @@ def parse(text: str, where: str) -> tuple[dict[str, Any], str]:
     if len(parts) < 3:
         return {}, text  # an opening --- with no closing one: all body
     _, block, body = parts
+    data = plain_block(block)
+    if data is not None:
+        return data, body.strip()
     yaml = _yaml()
     try:
         data = yaml.load(block, Loader=_loader())
@@ -86,6 +89,130 @@ def parse(text: str, where: str) -> tuple[dict[str, Any], str]:
         )
     meta = {key: _plain(value) for key, value in data.items()}
     return meta, body.strip()
+
+
+# -- the plain subset, read without PyYAML ----------------------------------------------
+#
+# Reading a board must not wait ~20 ms for PyYAML to import. The frontmatter this tool writes
+# (and most of what the Node tool writes) is a flat subset of YAML: `key: scalar`, lists of
+# scalars, lists of flat maps. `plain_block` reads exactly that subset and returns None for
+# anything else, which PyYAML then reads; where it answers, it answers as PyYAML would (a
+# property test compares the two).
+
+_KEY_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?: (.*))?")
+_ITEM_LINE = re.compile(r"( *)- (.*)")
+_FIELD_LINE = re.compile(r"( +)([A-Za-z_][A-Za-z0-9_-]*):(?: (.*))?")
+_INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
+_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_NULLS = {"", "~", "null", "Null", "NULL"}
+_BOOLS = {
+    **dict.fromkeys(("yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"), True),
+    **dict.fromkeys(("no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"), False),
+}
+# First characters after which YAML may resolve a plain scalar to something else, or reads
+# an indicator; such scalars go to PyYAML.
+_NOT_PLAIN_START = set("-?:,[]{}#&*!|>'\"%@`+.0123456789<=~ \t")
+_UNSURE = object()
+
+
+def _scalar(text: str) -> Any:
+    """One scalar as PyYAML's safe loader reads it, or _UNSURE."""
+    text = text.rstrip(" ")
+    if text in _NULLS:
+        return None
+    if text in _BOOLS:
+        return _BOOLS[text]
+    if text == "[]":
+        return []
+    if text.startswith("'"):
+        inner = text[1:-1]
+        if len(text) < 2 or not text.endswith("'") or "'" in inner.replace("''", ""):
+            return _UNSURE
+        return inner.replace("''", "'") if inner.isprintable() else _UNSURE
+    if _INT.fullmatch(text):
+        return int(text)
+    if _DATE.fullmatch(text):
+        try:
+            return dt.date.fromisoformat(text).isoformat()
+        except ValueError:
+            return _UNSURE
+    if text[0] in _NOT_PLAIN_START or ": " in text or " #" in text or text.endswith(":"):
+        return _UNSURE
+    if not text.isprintable() or "\t" in text:
+        return _UNSURE
+    return text
+
+
+def _unsure_key(name: str) -> bool:
+    # `yes:` or `null:` is a bool or None key to YAML, not text.
+    return name in _BOOLS or name in _NULLS
+
+
+def _sequence(lines: list[str], i: int) -> tuple[list[Any], int] | None:
+    """The block sequence starting at lines[i] (scalars or flat maps), and the next line."""
+    items: list[Any] = []
+    indent: str | None = None
+    while i < len(lines) and (item := _ITEM_LINE.fullmatch(lines[i])):
+        if indent is None:
+            indent = item.group(1)
+        elif item.group(1) != indent:
+            return None
+        text = item.group(2)
+        i += 1
+        if text[:1] in (" ", "\t"):
+            return None
+        first = _FIELD_LINE.fullmatch(" " + text)
+        if first is None:  # a scalar item
+            value = _scalar(text)
+            if value is _UNSURE or isinstance(value, list):
+                return None
+            items.append(value)
+            continue
+        fields = [first]  # a flat map: its other fields sit two columns in from the dash
+        while i < len(lines) and (field := _FIELD_LINE.fullmatch(lines[i])):
+            if field.group(1) != indent + "  ":
+                break
+            fields.append(field)
+            i += 1
+        entry: dict[str, Any] = {}
+        for field in fields:
+            name = field.group(2)
+            value = _scalar(field.group(3) or "")
+            if name in entry or _unsure_key(name) or value is _UNSURE or isinstance(value, list):
+                return None
+            entry[name] = value
+        items.append(entry)
+    return items, i
+
+
+def plain_block(block: str) -> dict[str, Any] | None:
+    """The frontmatter as a dict when it is in the plain subset, else None (ask PyYAML)."""
+    data: dict[str, Any] = {}
+    lines = block.strip("\n").split("\n")
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        if not line:
+            continue
+        key_line = _KEY_LINE.fullmatch(line)
+        if not key_line or _unsure_key(key_line.group(1)):
+            return None
+        key, rest = key_line.group(1), key_line.group(2)
+        if rest is not None and rest.strip(" "):
+            value = _scalar(rest)
+            if value is _UNSURE:
+                return None
+            data[key] = value
+            continue
+        found = _sequence(lines, i)
+        if found is None:
+            return None
+        items, i = found
+        if i < len(lines) and lines[i][:1] in (" ", "\t"):
+            return None  # something nested that this subset does not read
+        data[key] = items or None
+    return data
 
 
 def _plain(value: Any) -> Any:

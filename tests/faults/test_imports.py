@@ -92,3 +92,5 @@ def test_reading_and_verdict_import_no_sdk_server_or_renderer(
     assert "dreamcontext_council" in loaded  # the probe really ran the command
     assert not loaded & set(HEAVY), f"{command[0]} imported {sorted(loaded & set(HEAVY))}"
     assert "jinja2" not in loaded, "templates are rendered only by commands that write files"
+    # The frontmatter the tool writes is read without PyYAML (see frontmatter_io.plain_block).
+    assert "yaml" not in loaded, "PyYAML is for frontmatter outside the plain subset"

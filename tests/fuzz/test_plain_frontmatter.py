@@ -1,0 +1,84 @@
+"""The plain-subset frontmatter reader answers exactly as PyYAML does, or not at all.
+
+`frontmatter_io.plain_block` lets commands read the usual frontmatter without importing
+PyYAML. Wherever it returns a dict, PyYAML's safe loader must return the same dict (dates as
+text, as the format keeps them); wherever PyYAML refuses a block, it must return None.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dreamcontext_council.folder.frontmatter_io import _plain, dump_meta, plain_block
+
+from .conftest import PROFILE
+from .strategies import KEYS, YAML_ODDITIES, yaml_block
+
+
+def pyyaml(block: str) -> Any:
+    try:
+        data = yaml.load(block, Loader=yaml.SafeLoader)
+    except (yaml.YAMLError, ValueError, OverflowError, RecursionError):
+        return "refused"
+    if not isinstance(data, dict):
+        return {}  # frontmatter_io.parse reads a block that is not a map as no frontmatter
+    return {key: _plain(value) for key, value in data.items()}
+
+
+text_values = st.one_of(
+    st.text(max_size=30),
+    st.sampled_from(YAML_ODDITIES),
+    st.sampled_from(["", " ", "a: b", "a #b", "it's", "'q'", "x:", "é", "2026-11-30", "007"]),
+)
+scalars = st.one_of(text_values, st.integers(-(10**6), 10**6), st.booleans(), st.none())
+metas = st.dictionaries(
+    st.one_of(st.sampled_from(KEYS), st.from_regex(r"[a-z_][a-z0-9_]{0,12}", fullmatch=True)),
+    st.one_of(
+        scalars,
+        st.lists(text_values, max_size=4),
+        st.lists(st.fixed_dictionaries({"key": text_values, "label": text_values}), max_size=3),
+    ),
+    max_size=8,
+)
+
+
+@settings(settings.get_profile(PROFILE))
+@given(metas)
+def test_what_we_write_reads_back_the_same_with_or_without_pyyaml(meta: dict[str, Any]) -> None:
+    block = dump_meta(meta)
+    fast = plain_block(block)
+    if fast is not None:
+        assert fast == pyyaml(block), block
+
+
+@settings(settings.get_profile(PROFILE))
+@given(st.one_of(yaml_block(), st.text(max_size=200)))
+def test_any_block_reads_as_pyyaml_reads_it_or_goes_to_pyyaml(block: str) -> None:
+    fast = plain_block(block)
+    if fast is not None:
+        assert fast == pyyaml(block), block
+
+
+def test_the_usual_files_are_read_without_pyyaml() -> None:
+    debate = {
+        "id": "council_AbC12345",
+        "topic": "Should we migrate the session store from Redis to Postgres?",
+        "status": "round_2_running",
+        "rounds_planned": 3,
+        "current_round": 2,
+        "interrupt_between_rounds": False,
+        "personas": ["risk-auditor", "growth-cfo"],
+        "promoted_to_knowledge": None,
+        "created_at": "2026-11-30",
+        "updated_at": "2026-11-30",
+        "options": [{"key": "A", "label": "Migrate now"}, {"key": "B", "label": "Stay"}],
+        "seed": 12345,
+    }
+    context = {"name": "risk-auditor", "model": "", "aspects": ["risk", "cost"], "round_entries": 1}
+    report = {"persona": "risk-auditor", "rounds_completed": 2}
+    for meta in (debate, context, report):
+        assert plain_block(dump_meta(meta)) == meta
