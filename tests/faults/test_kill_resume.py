@@ -76,9 +76,17 @@ def kill_and_resume(base: Path, kills: int, per_debate: int, rng: random.Random)
     probe = base / "probe"
     probe.mkdir()
     started = time.perf_counter()
-    done = run_council([*NEW, "--quiet"], env, probe)
+    process = subprocess.Popen(
+        council_argv(*NEW, "--quiet"), env=env, cwd=probe, stdout=subprocess.DEVNULL
+    )
+    born = None  # when the debate folder appeared: before it, the interpreter is starting
+    while process.poll() is None:
+        if born is None and debate_ids(probe / "_dream_context"):
+            born = time.perf_counter() - started
+        time.sleep(0.005)
     span = time.perf_counter() - started
-    assert done.code == 0, done.text
+    assert process.returncode == 0
+    born = born if born is not None else 0.0
     while log.kills < kills:
         log.debates += 1
         work = base / f"debate-{log.debates}"
@@ -89,7 +97,9 @@ def kill_and_resume(base: Path, kills: int, per_debate: int, rng: random.Random)
                 break
             ids = [i for i in debate_ids(root) if (root / "council" / i / "debate.md").exists()]
             args = ["run", ids[0], "--quiet"] if ids else [*NEW, "--quiet"]
-            if not _kill_after(council_argv(*args), env, work, rng.uniform(0.0, span)):
+            # One kill in ten lands while the interpreter starts; the others while it works.
+            moment = rng.uniform(0.0, born) if rng.random() < 0.1 else rng.uniform(born, span)
+            if not _kill_after(council_argv(*args), env, work, moment):
                 break  # the debate finished before this kill
             log.kills += 1
             log.landed[_status(root)] += 1

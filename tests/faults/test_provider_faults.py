@@ -107,6 +107,8 @@ class Storm:
     rate: float
     seed: int
     phases: tuple[str, ...] = ()  # only these phases (all when empty)
+    burst: int = 0  # the first attempts all get a fault, then `rate` of them
+    offset: int = 0  # where in `kinds` the turns start
     calm: bool = False
     sent: list[str] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -120,9 +122,9 @@ class Storm:
         with self._lock:
             if self.calm or (self.phases and task.get("phase") not in self.phases):
                 return answer
-            if self._rng.random() >= self.rate:
+            if len(self.sent) >= self.burst and self._rng.random() >= self.rate:
                 return answer
-            kind = self.kinds[len(self.sent) % len(self.kinds)]
+            kind = self.kinds[(self.offset + len(self.sent)) % len(self.kinds)]
             self.sent.append(kind)
         return FAULTS[kind](self.api, answer)
 
@@ -148,6 +150,8 @@ class Scenario:
     rounds: int = 2
     seed: int = 1
     retries: int = 3
+    burst: int = 0
+    offset: int = 0
 
     @property
     def outage(self) -> bool:
@@ -169,7 +173,15 @@ def _run(scenario: Scenario, base: Path, stub: StubServer, *args: str) -> Done:
 
 def weather(scenario: Scenario, base: Path) -> tuple[Done, Done | None, Storm]:
     """Run a debate through the storm, then resume it with the storm over if it stopped."""
-    storm = Storm(scenario.api, scenario.kinds, scenario.rate, scenario.seed, scenario.phases)
+    storm = Storm(
+        scenario.api,
+        scenario.kinds,
+        scenario.rate,
+        scenario.seed,
+        scenario.phases,
+        scenario.burst,
+        scenario.offset,
+    )
     root = base / "_dream_context"
     with StubServer(responder=storm) as stub:
         first = _run(
@@ -209,8 +221,13 @@ APIS = ("anthropic", "openai")
 
 
 def _scenarios() -> list[Scenario]:
-    # Mixed storms: every kind of fault in turn, through each SDK.
-    found = [Scenario(f"mixed-{api}", ALL, api, rate=0.5, seed=n) for n, api in enumerate(APIS)]
+    # Mixed storms, one per SDK: a burst that sends half the kinds of fault each (so the two
+    # send every kind), then a fault on a third of the attempts.
+    half = len(ALL) - len(ALL) // 2
+    found = [
+        Scenario(f"mixed-{api}", ALL, api, 0.3, seed=n, burst=half, offset=n * half)
+        for n, api in enumerate(APIS)
+    ]
     if LONG:  # and each kind of fault alone, at two strengths, through both SDKs
         found += [
             Scenario(f"{kind}-{api}-{int(rate * 100)}", (kind,), api, rate, personas=4, rounds=3)
