@@ -47,7 +47,7 @@ def _stance_keys(task: dict[str, Any]) -> list[str]:
 
 
 def _stance(task: dict[str, Any], persona: str, number: int) -> tuple[str, int]:
-    """Every third persona dissents; the dissent weakens each round and concedes in round 3."""
+    """Every third persona dissents; the dissent weakens each round and concedes below 40."""
     keys = _stance_keys(task)
     topic = task.get("topic", "")
     roster = list(task.get("personas") or [persona])
@@ -57,7 +57,7 @@ def _stance(task: dict[str, Any], persona: str, number: int) -> tuple[str, int]:
     if not dissents:
         return keys[0], min(95, conviction + 6 * (number - 1))
     conviction = conviction + 5 - 8 * (number - 1)
-    if conviction < 50:
+    if conviction < 40:
         return keys[0], 50  # conceded: the stance shift shows on the board
     return keys[1 + _number(topic, persona) % (len(keys) - 1)], conviction
 
