@@ -71,12 +71,13 @@ def parse(text: str, where: str) -> tuple[dict[str, Any], str]:
     try:
         data = yaml.load(block, Loader=_loader())
     except yaml.YAMLError as exc:
-        problem = str(exc).splitlines()[0]
+        problem = (str(exc).splitlines() or [type(exc).__name__])[0]
         raise FormatError(
             f"{where} has malformed frontmatter ({problem}); fix the YAML between the --- lines."
         ) from exc
-    except (ValueError, OverflowError, RecursionError) as exc:
-        # e.g. a date such as 2026-13-45 that YAML resolves but cannot build
+    except Exception as exc:
+        # PyYAML's constructors raise what they meet: ValueError for a date such as
+        # 2026-13-45, KeyError for `!!bool x`, AttributeError for `!!timestamp x`.
         raise FormatError(
             f"{where} has malformed frontmatter ({type(exc).__name__}: {exc}); fix the YAML "
             "between the --- lines."

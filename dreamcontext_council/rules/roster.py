@@ -107,8 +107,9 @@ def parse_roster(text: str, where: str) -> list[PersonaSpec]:
     """Parse a roster file: a list of {slug, body|persona, model?, aspects?}."""
     try:
         data = json.loads(text) if text.lstrip().startswith("[") else yaml.safe_load(text)
-    except (ValueError, yaml.YAMLError) as exc:
-        raise UsageError(f"{where} is not valid YAML or JSON: {str(exc).splitlines()[0]}") from exc
+    except Exception as exc:  # PyYAML's constructors raise KeyError, AttributeError and more
+        problem = (str(exc).splitlines() or [type(exc).__name__])[0]
+        raise UsageError(f"{where} is not valid YAML or JSON: {problem}") from exc
     if isinstance(data, dict) and "personas" in data:
         data = data["personas"]
     if not isinstance(data, list):
