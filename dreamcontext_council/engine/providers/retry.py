@@ -345,7 +345,8 @@ def _final_error(target: CallTarget, failure: Failure, attempts: int) -> Provide
     elif failure.no_text:
         message = (
             f"{who} returned no text for model {model} after {attempts} "
-            f"attempt{'s' if attempts != 1 else ''} ({failure.reason})."
+            f"attempt{'s' if attempts != 1 else ''} ({failure.reason}); run the same command "
+            "again to resume, or choose another model."
         )
         retryable = True
     else:
