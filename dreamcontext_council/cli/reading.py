@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import click
 
-from dreamcontext_council.actions.snapshot import load_snapshot
 from dreamcontext_council.cli.base import (
     current_root,
     emit,
@@ -12,13 +11,9 @@ from dreamcontext_council.cli.base import (
     json_option,
     root_option,
 )
-from dreamcontext_council.folder.index import load_index
-from dreamcontext_council.folder.live import clear_live
-from dreamcontext_council.folder.paths import find_root, require_root
-from dreamcontext_council.views import listing
-from dreamcontext_council.views.board import board_figures, render_board
-from dreamcontext_council.views.summaries import render_summaries, summaries_data
-from dreamcontext_council.views.timeline import render_timeline, timeline_data
+
+# Each command imports only what it reads with: these commands are the ones people and
+# agents run most, and a cold start pays for every module it loads.
 
 
 def register_reading(council: click.Group) -> None:
@@ -39,6 +34,9 @@ def summaries(debate_id: str, number: int, as_json: bool) -> None:
     Example:
       dreamcontext council summaries council_AbC12345 1
     """
+    from dreamcontext_council.actions.snapshot import load_snapshot
+    from dreamcontext_council.views.summaries import render_summaries, summaries_data
+
     snapshot = load_snapshot(current_root(), debate_id)
     emit(summaries_data(snapshot, number), as_json, lambda: render_summaries(snapshot, number))
 
@@ -61,6 +59,8 @@ def board(debate_id: str, number: int | None, plain: bool, as_json: bool) -> Non
     Example:
       dreamcontext council board council_AbC12345 --round 1 --plain
     """
+    from dreamcontext_council.actions.snapshot import load_snapshot
+    from dreamcontext_council.views.board import board_figures, render_board
     from dreamcontext_council.views.board_extras import board_extra_data, board_extra_lines
 
     snapshot = load_snapshot(current_root(), debate_id)
@@ -79,6 +79,9 @@ def timeline(debate_id: str, as_json: bool) -> None:
     Example:
       dreamcontext council timeline council_AbC12345 --json
     """
+    from dreamcontext_council.actions.snapshot import load_snapshot
+    from dreamcontext_council.views.timeline import render_timeline, timeline_data
+
     snapshot = load_snapshot(current_root(), debate_id)
     emit(timeline_data(snapshot), as_json, lambda: render_timeline(snapshot))
 
@@ -97,9 +100,11 @@ def list_debates(mode: str | None, as_json: bool) -> None:
     Example:
       dreamcontext council list --all
     """
-    root = require_root(explicit_root())
+    from dreamcontext_council.folder.index import load_index
+    from dreamcontext_council.views import listing
+
     chosen = mode or "active"
-    entries = listing.filter_debates(load_index(root), chosen)
+    entries = listing.filter_debates(load_index(current_root()), chosen)
     emit(entries, as_json, lambda: listing.render_list(entries, chosen))
 
 
@@ -114,6 +119,9 @@ def show(debate_id: str, as_json: bool) -> None:
     Example:
       dreamcontext council show council_AbC12345
     """
+    from dreamcontext_council.actions.snapshot import load_snapshot
+    from dreamcontext_council.views import listing
+
     snapshot = load_snapshot(current_root(), debate_id)
     emit(listing.show_data(snapshot), as_json, lambda: listing.render_show(snapshot))
 
@@ -132,6 +140,9 @@ def live_clear() -> None:
     Example:
       dreamcontext council live clear
     """
+    from dreamcontext_council.folder.live import clear_live
+    from dreamcontext_council.folder.paths import find_root
+
     root = find_root(explicit_root())
     removed = bool(root) and clear_live(root.live_file)  # type: ignore[union-attr]
     click.echo("Live file removed." if removed else "No live file.")

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from dreamcontext_council.actions.snapshot import DebateSnapshot
 from dreamcontext_council.rules.usage import usage_totals
+
+if TYPE_CHECKING:
+    from dreamcontext_council.actions.snapshot import DebateSnapshot
 
 
 def show_data(snapshot: DebateSnapshot) -> dict[str, Any]:
