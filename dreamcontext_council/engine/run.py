@@ -30,6 +30,7 @@ from dreamcontext_council.engine.synthesis import Synthesizer
 from dreamcontext_council.engine.synthesis_input import CompressionSettings
 from dreamcontext_council.errors import CouncilError, StateError
 from dreamcontext_council.folder.paths import Root
+from dreamcontext_council.folder.storage import locked, remove_leftover_temps
 from dreamcontext_council.rules import metrics
 
 # Held for a whole run (an OS lock: a killed run leaves it free), so two runs never
@@ -108,10 +109,23 @@ class CouncilRun:
                 "finish, or stop it and run this again."
             ) from None
         try:
+            self._remove_leftover_temps()
             with throttled_submissions(LIVE_REFRESH_S):
                 return await self._drive()
         finally:
             lock.release()
+
+    def _remove_leftover_temps(self) -> None:
+        """Delete the temps a killed run (or command) left: a resume is where one is followed up.
+
+        Each folder under the lock its writers take; the live file has none, so its
+        folder relies on the pid check alone.
+        """
+        with self.files.lock():
+            remove_leftover_temps(self.files.paths.folder)
+        with locked(self.root.council):
+            remove_leftover_temps(self.root.council, recursive=False)
+        remove_leftover_temps(self.root.live_file.parent, recursive=False)
 
     async def _drive(self) -> RunOutcome:
         """Loop over the state machine until the debate completes or a stop is due."""

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -16,6 +18,12 @@ from dreamcontext_council.errors import CouncilError, EncodingError
 LOCK_NAME = ".council.lock"
 LOCK_TIMEOUT_S = 60.0
 LOCK_POLL_S = 0.005
+# A temp without a pid (written before pids were in the name) is a leftover past this age.
+STALE_TEMP_S = 3600.0
+# A temp whose pid is alive but this old belongs to a later process that got the same pid.
+ABANDONED_TEMP_S = 86400.0
+# `.<name>.<pid>-<12 hex>.tmp`, or `.<name>.<12 hex>.tmp` from before the pid.
+_TEMP_NAME = re.compile(r"\..+\.(?:(?P<pid>[1-9][0-9]{0,8})-)?[0-9a-f]{12}\.tmp")
 
 _held = threading.local()
 
@@ -49,7 +57,8 @@ def _temp_beside(path: Path) -> tuple[int, str]:
     except FileNotFoundError:
         mode = None
     while True:
-        tmp = str(path.parent / f".{path.name}.{os.urandom(6).hex()}.tmp")
+        # The writer's pid tells a leftover of a killed writer from a write in progress.
+        tmp = str(path.parent / f".{path.name}.{os.getpid()}-{os.urandom(6).hex()}.tmp")
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         except FileExistsError:
@@ -57,6 +66,70 @@ def _temp_beside(path: Path) -> tuple[int, str]:
         if mode is not None:
             os.fchmod(fd, mode)
         return fd, tmp
+
+
+def remove_leftover_temps(folder: Path, *, recursive: bool = True) -> list[Path]:
+    """Delete the temps that killed writers left under `folder`; returns the paths removed.
+
+    A temp is left behind when its writer died between creating it and the rename. One
+    whose pid no longer runs is a leftover; one whose pid runs stays, unless it is a day
+    old (the pid was reused). A temp named before pids were in the name goes once it is
+    an hour old. Files that are not temps are never touched, and a temp that disappears
+    meanwhile (its writer renamed it) is skipped. Call it under the lock of the folder.
+    """
+    removed: list[Path] = []
+    now = time.time()
+    for path in _temp_candidates(folder, recursive):
+        match = _TEMP_NAME.fullmatch(path.name)
+        if match is None:
+            continue
+        try:
+            info = path.lstat()
+        except FileNotFoundError:
+            continue
+        if not stat.S_ISREG(info.st_mode):
+            continue
+        age = now - info.st_mtime
+        pid = match["pid"]
+        if pid is None:
+            leftover = age > STALE_TEMP_S
+        else:
+            leftover = age > ABANDONED_TEMP_S or not _process_exists(int(pid))
+        if not leftover:
+            continue
+        try:
+            path.unlink()
+        except OSError:  # gone meanwhile, or not ours to delete: tidying never stops a command
+            continue
+        removed.append(path)
+    return removed
+
+
+def _temp_candidates(folder: Path, recursive: bool) -> list[Path]:
+    if recursive:
+        return [
+            Path(parent) / name
+            for parent, _dirs, names in os.walk(folder)  # skips folders that vanish
+            for name in names
+            if name.startswith(".") and name.endswith(".tmp")
+        ]
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    return [folder / n for n in names if n.startswith(".") and n.endswith(".tmp")]
+
+
+def _process_exists(pid: int) -> bool:
+    if os.name == "nt":  # os.kill there sends CTRL_C_EVENT for 0; it cannot probe
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, owned by another user
+        return True
+    return True
 
 
 def atomic_write_json(path: Path, data: Any, *, durable: bool = True) -> None:
