@@ -33,3 +33,9 @@ class EncodingError(FormatError, ValueError):
 
 class ProviderError(CouncilError):
     """A model provider failed in a way that retrying will not fix."""
+
+
+class Interrupted(CouncilError):
+    """The user stopped the command (Ctrl-C); what is on disk is whole and can be resumed."""
+
+    exit_code = 130

@@ -25,7 +25,8 @@ Every `dreamcontext` command with its `--help`. This page is generated from the 
 
 Every command that reads or changes a debate also takes `--root PATH` (else the
 `DREAMCONTEXT_ROOT` variable, else the nearest `_dream_context/` folder). Errors are one
-line on stderr; the exit code is 1 for a failed operation and 2 for bad usage.
+line on stderr; the exit code is 1 for a failed operation, 2 for bad usage and 130 when
+`run` is stopped by Ctrl-C.
 """
 
 

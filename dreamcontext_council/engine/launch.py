@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,7 +16,7 @@ from dreamcontext_council.engine.progress import make_progress
 from dreamcontext_council.engine.providers.models import default_model, parse_model
 from dreamcontext_council.engine.providers.registry import ProviderSet, ProviderSettings
 from dreamcontext_council.engine.run import CouncilRun, RunOptions
-from dreamcontext_council.errors import UsageError
+from dreamcontext_council.errors import Interrupted, UsageError
 from dreamcontext_council.folder.paths import Root, require_root, root_for_new
 from dreamcontext_council.rules.roster import PersonaSpec, check_roster_size, load_roster
 
@@ -156,7 +158,8 @@ async def launch(request: Launch, echo: Callable[[str], None]) -> dict[str, Any]
             if not request.quiet:
                 echo(f"Debate {debate.id} created in {files.paths.folder}")
             if request.personas_spec == "auto":
-                await _auto_personas(root, files, request, providers, prices)
+                with _resumable(files.id):
+                    await _auto_personas(root, files, request, providers, prices)
         progress = make_progress(quiet=request.quiet, tty=request.tty)
         run_options = RunOptions(
             model=request.model,
@@ -178,7 +181,8 @@ async def launch(request: Launch, echo: Callable[[str], None]) -> dict[str, Any]
         )
         progress.start()
         try:
-            outcome = await runner.run()
+            with _resumable(files.id):
+                outcome = await runner.run()
         finally:
             progress.stop()
     finally:
@@ -190,6 +194,19 @@ async def launch(request: Launch, echo: Callable[[str], None]) -> dict[str, Any]
         "calls": outcome.calls,
         "cost_usd": round(outcome.cost, 6),
     }
+
+
+@contextmanager
+def _resumable(debate_id: str) -> Iterator[None]:
+    """Ctrl-C cancels the run at its next await; say how to go on instead of "Aborted."."""
+    try:
+        yield
+    except asyncio.CancelledError:
+        # Answers being saved when the signal came are finished first (see RoundRunner).
+        raise Interrupted(
+            f"Stopped by Ctrl-C; every answer already given is saved. Run `dreamcontext "
+            f"council run {debate_id}` to go on from where it stopped."
+        ) from None
 
 
 def _has_files(files: DebateFiles) -> bool:
