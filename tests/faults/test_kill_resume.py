@@ -2,7 +2,8 @@
 
 The scripted provider answers after DREAMCONTEXT_SCRIPTED_DELAY seconds, which widens
 every window between a call and its write. After each kill every file must parse; at the
-end every debate is complete, and usage.jsonl shows no persona answer asked for twice.
+end every debate is complete, usage.jsonl shows no persona answer asked for twice, and
+the temps the kills left (a kill between a temp's creation and its rename) are gone.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ class KillLog:
     kills: int = 0
     landed: Counter[str] = field(default_factory=Counter)
     debates: int = 0
+    temps_by_kills: int = 0  # temps that appeared with a kill (killed before the rename)
 
 
 def _status(root: Path) -> str:
@@ -92,6 +94,7 @@ def kill_and_resume(base: Path, kills: int, per_debate: int, rng: random.Random)
         work = base / f"debate-{log.debates}"
         work.mkdir()
         root = work / "_dream_context"
+        temps: set[Path] = set()
         for _ in range(per_debate):
             if log.kills >= kills:
                 break
@@ -103,6 +106,8 @@ def kill_and_resume(base: Path, kills: int, per_debate: int, rng: random.Random)
                 break  # the debate finished before this kill
             log.kills += 1
             log.landed[_status(root)] += 1
+            log.temps_by_kills += len(set(temp_files(root)) - temps)
+            temps.update(temp_files(root))
             broken = problems(root)
             assert not broken, f"after kill {log.kills}: {broken}"
         ids = [i for i in debate_ids(root) if (root / "council" / i / "debate.md").exists()]
@@ -118,6 +123,11 @@ def kill_and_resume(base: Path, kills: int, per_debate: int, rng: random.Random)
             twice = asked_twice(folder)
             assert not twice, f"{debate_id}: persona answers asked twice: {twice}"
             assert usage_records(folder), f"{debate_id}: no usage recorded"
+            left = temp_files(folder)
+            assert not left, f"{debate_id}: temps left after the resume: {left}"
+        # The resume also tidies index.json's folder and the live file's.
+        left = [p for p in temp_files(root) if p.parent in (root / "council", root / "tmp")]
+        assert not left, f"temps left after the resumes: {left}"
         broken = problems(root, complete=True)
         assert not broken, broken
     return log
@@ -131,5 +141,6 @@ def test_sigkill_at_random_moments_then_resume_finishes_cleanly(tmp_path: Path) 
         kills=log.kills,
         debates=log.debates,
         landed=dict(log.landed),
+        temp_files_by_kills=log.temps_by_kills,
         temp_files_left=len(temp_files(tmp_path)),
     )
