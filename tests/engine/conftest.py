@@ -8,20 +8,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from offline import clean_environment
+from offline import no_provider_environment as no_provider_environment  # autouse here
 from stub_server import StubServer
 
-from .support import ECHO_SCRIPT, SCRUBBED_PREFIXES, Council, clean_environment, scripted_responder
-
-
-@pytest.fixture(autouse=True)
-def no_provider_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """No developer key, base URL, proxy, root or scripted delay leaks into a test."""
-    for name in list(os.environ):
-        if name.startswith(SCRUBBED_PREFIXES) or name.lower().endswith("_proxy"):
-            monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("ANTHROPIC_CONFIG_DIR", str(tmp_path / "home" / "anthropic-config"))
+from .support import ECHO_SCRIPT, Council, scripted_responder
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from click.testing import CliRunner
+from offline import SCRUBBED_PREFIXES
 from stub_server import StubResponse, prompt_text
 
 from dreamcontext_council.cli import cli as dreamcontext_cli
@@ -31,8 +32,6 @@ REQUIRED_REPORT_ORDER = [
     "Open risks",
     "Appendix: per-agent per-round summaries",
 ]
-# Variables that would let a test reach a real provider or another root.
-SCRUBBED_PREFIXES = ("ANTHROPIC_", "OPENAI_", "DREAMCONTEXT_")
 
 
 class Result(NamedTuple):
@@ -48,23 +47,6 @@ class Result(NamedTuple):
 
     def json(self) -> Any:
         return json.loads(self.out)
-
-
-def clean_environment(base: Mapping[str, str], home: Path) -> dict[str, str]:
-    """The process environment with no keys, base URLs, proxies or council settings."""
-    env = {
-        k: v
-        for k, v in base.items()
-        if not k.startswith(SCRUBBED_PREFIXES) and not k.lower().endswith("_proxy")
-    }
-    env.update(
-        NO_PROXY="127.0.0.1,localhost",
-        HOME=str(home),
-        ANTHROPIC_CONFIG_DIR=str(home / "anthropic-config"),
-        PYTHONIOENCODING="utf-8",
-        TERM="dumb",
-    )
-    return env
 
 
 @dataclass

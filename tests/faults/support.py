@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from offline import clean_environment
+
 from dreamcontext_council.actions.snapshot import load_snapshot
 from dreamcontext_council.errors import CouncilError
 from dreamcontext_council.folder import frontmatter_io
@@ -35,7 +37,6 @@ FINAL_SECTIONS = (
     "Open risks",
     "Appendix: per-agent per-round summaries",
 )
-SCRUBBED_PREFIXES = ("ANTHROPIC_", "OPENAI_", "DREAMCONTEXT_")
 
 
 def report(case: str, **figures: Any) -> None:
@@ -53,21 +54,8 @@ def scaled(short: int, long: int) -> int:
 
 def clean_env(home: Path, **extra: str) -> dict[str, str]:
     """This process's environment without keys, base URLs, proxies or council settings."""
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(SCRUBBED_PREFIXES) and not k.lower().endswith("_proxy")
-    }
     home.mkdir(parents=True, exist_ok=True)
-    env.update(
-        NO_PROXY="127.0.0.1,localhost",
-        HOME=str(home),
-        ANTHROPIC_CONFIG_DIR=str(home / "anthropic-config"),
-        PYTHONIOENCODING="utf-8",
-        TERM="dumb",
-    )
-    env.update(extra)
-    return env
+    return {**clean_environment(os.environ, home), **extra}
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -14,6 +13,7 @@ from typing import Any, NamedTuple
 
 import pytest
 from click.testing import CliRunner
+from offline import no_provider_environment as no_provider_environment  # autouse here
 from stub_server import StubServer, prompt_text
 
 from dreamcontext_council.cli import cli as dreamcontext_cli
@@ -21,8 +21,6 @@ from dreamcontext_council.engine.providers.scripted import scripted_text, task_f
 from dreamcontext_council.folder import frontmatter_io
 
 TEST_KEY = "sk-test-grounding-0123456789abcdef"
-# Variables that would let a test reach a real provider, another root, or a slow stand-in.
-SCRUBBED_PREFIXES = ("ANTHROPIC_", "OPENAI_", "DREAMCONTEXT_")
 ECHO_SCRIPT = """\
 import sys
 from dreamcontext_council.engine.providers.scripted import scripted_text, task_from_text
@@ -96,17 +94,6 @@ class Council:
         result = self("new", topic, *args)
         assert result.code == 0, result.err
         return result.last_line
-
-
-@pytest.fixture(autouse=True)
-def offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """No developer key, base URL, proxy, root or scripted delay reaches a test."""
-    for name in list(os.environ):
-        if name.startswith(SCRUBBED_PREFIXES) or name.lower().endswith("_proxy"):
-            monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("ANTHROPIC_CONFIG_DIR", str(tmp_path / "home" / "anthropic-config"))
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from offline import scrub_environment
 from stub_server import StubServer
 
 from dreamcontext_council.engine.providers.anthropic_provider import AnthropicProvider
@@ -34,14 +35,12 @@ class SleepRecorder:
 @pytest.fixture(autouse=True)
 def offline_sdk_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Keep the developer's keys, base URLs, proxies and SDK profiles out of every test."""
-    import os
-
-    for name in list(os.environ):
-        if name.startswith(SDK_ENV_PREFIXES) or name.lower().endswith("_proxy"):
-            monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
-    monkeypatch.setenv("ANTHROPIC_CONFIG_DIR", str(tmp_path / "anthropic-config"))
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    scrub_environment(
+        monkeypatch,
+        tmp_path / "home",
+        prefixes=SDK_ENV_PREFIXES,
+        config_dir=tmp_path / "anthropic-config",
+    )
 
 
 @pytest.fixture

@@ -10,12 +10,11 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from click.testing import CliRunner
+from offline import SCRUBBED_PREFIXES
 
 from dreamcontext_council.cli import cli as dreamcontext_cli
 from dreamcontext_council.folder import frontmatter_io
 
-# Variables that would let a test reach a real provider or another root.
-SCRUBBED_PREFIXES = ("ANTHROPIC_", "OPENAI_", "DREAMCONTEXT_")
 TEST_KEY = "sk-test-synthesis-0123456789"
 
 
