@@ -57,7 +57,8 @@ def summary(records: list[dict[str, Any]]) -> list[str]:
         for status, count in sorted(record["landed"].items(), key=lambda kv: -kv[1]):
             out.append(f"  landed while {status}: {count}")
         out.append(
-            f"  temp files left by kills (harmless, never read): {record['temp_files_left']}"
+            f"  temp files the kills left: {record['temp_files_by_kills']}; "
+            f"left after the resumes: {record['temp_files_left']}"
         )
     for record in (r for r in records if r["case"] == "writers"):
         out.append(
