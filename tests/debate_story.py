@@ -38,6 +38,10 @@ class Result(NamedTuple):
     def last_line(self) -> str:
         return self.out.rstrip("\n").split("\n")[-1]
 
+    @property
+    def text(self) -> str:
+        return self.out + self.err
+
     def json(self) -> Any:
         return json.loads(self.out)
 
@@ -61,6 +65,76 @@ class Reference:
 Runner = Callable[..., Result]
 
 
+def council_argv(*args: str | bytes) -> list[str | bytes]:
+    """`python -m dreamcontext_council council ARGS`, the argv of a real process."""
+    return [sys.executable, "-m", "dreamcontext_council", "council", *args]
+
+
+def council_environment(root: Path | None, extra: Mapping[str, str] | None) -> dict[str, str]:
+    """This process's environment for a council process: UTF-8 output, `root` (or none)."""
+    environment = {k: v for k, v in os.environ.items() if k != "DREAMCONTEXT_ROOT"}
+    environment["PYTHONIOENCODING"] = "utf-8"
+    if root is not None:
+        environment["DREAMCONTEXT_ROOT"] = str(root)
+    environment.update(extra or {})
+    return environment
+
+
+def run_process(
+    args: Sequence[str | bytes],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    input: bytes | None = b"",
+    timeout: float = 120,
+) -> Result:
+    """`python -m dreamcontext_council council ARGS` as a real process, waited for.
+
+    `input` is what it reads on stdin; with None, stdin is /dev/null.
+    """
+    stdin: dict[str, Any] = {"stdin": subprocess.DEVNULL} if input is None else {"input": input}
+    done = subprocess.run(
+        council_argv(*args), capture_output=True, cwd=cwd, env=env, timeout=timeout, **stdin
+    )
+    return Result(
+        done.returncode,
+        done.stdout.decode("utf-8", "replace"),
+        done.stderr.decode("utf-8", "replace"),
+    )
+
+
+def start_process(
+    args: Sequence[str | bytes],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    stdin: int = subprocess.DEVNULL,
+) -> subprocess.Popen[bytes]:
+    """`python -m dreamcontext_council council ARGS` as a real process, not waited for."""
+    return subprocess.Popen(
+        council_argv(*args),
+        stdin=stdin,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=cwd,
+        env=env,
+    )
+
+
+def invoke(
+    args: Sequence[str], *, env: Mapping[str, str | None], input: str | bytes = b""
+) -> Result:
+    """`dreamcontext council ARGS` in-process through click's CliRunner, which sets `env`
+    (None unsets) for the call only."""
+    result = CliRunner().invoke(
+        dreamcontext_cli, ["council", *args], input=input, env=env, catch_exceptions=True
+    )
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        # A traceback is never an acceptable answer to the user.
+        raise result.exception
+    return Result(result.exit_code, result.stdout, result.stderr)
+
+
 def subprocess_runner(workdir: Path, root: Path | None) -> Runner:
     """`python -m dreamcontext_council council ...` as a real process."""
 
@@ -70,20 +144,12 @@ def subprocess_runner(workdir: Path, root: Path | None) -> Runner:
         cwd: Path | None = None,
         env: Mapping[str, str] | None = None,
     ) -> Result:
-        environment = _environment(root, env)
         stdin = input.encode("utf-8") if isinstance(input, str) else input
-        done = subprocess.run(
-            [sys.executable, "-m", "dreamcontext_council", "council", *args],
-            input=stdin if stdin is not None else b"",
-            capture_output=True,
+        return run_process(
+            args,
             cwd=cwd or workdir,
-            env=environment,
-            timeout=120,
-        )
-        return Result(
-            done.returncode,
-            done.stdout.decode("utf-8", "replace"),
-            done.stderr.decode("utf-8", "replace"),
+            env=council_environment(root, env),
+            input=stdin if stdin is not None else b"",
         )
 
     return run
@@ -93,23 +159,12 @@ def spawn(
     args: Sequence[str], root: Path, workdir: Path, input: bytes | None = None
 ) -> subprocess.Popen[bytes]:
     """Start a council command without waiting for it."""
-    return subprocess.Popen(
-        [sys.executable, "-m", "dreamcontext_council", "council", *args],
-        stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+    return start_process(
+        args,
         cwd=workdir,
-        env=_environment(root, None),
+        env=council_environment(root, None),
+        stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
     )
-
-
-def _environment(root: Path | None, extra: Mapping[str, str] | None) -> dict[str, str]:
-    environment = {k: v for k, v in os.environ.items() if k != "DREAMCONTEXT_ROOT"}
-    environment["PYTHONIOENCODING"] = "utf-8"
-    if root is not None:
-        environment["DREAMCONTEXT_ROOT"] = str(root)
-    environment.update(extra or {})
-    return environment
 
 
 def inprocess_runner(root: Path) -> Runner:
@@ -118,18 +173,11 @@ def inprocess_runner(root: Path) -> Runner:
     def run(
         *args: str, input: str | bytes | None = None, env: Mapping[str, str] | None = None
     ) -> Result:
-        runner = CliRunner()
-        result = runner.invoke(
-            dreamcontext_cli,
-            ["council", *args],
+        return invoke(
+            args,
             input=input if input is not None else b"",
             env={"DREAMCONTEXT_ROOT": str(root), **(env or {})},
-            catch_exceptions=True,
         )
-        if result.exception is not None and not isinstance(result.exception, SystemExit):
-            # A traceback is never an acceptable answer to the user.
-            raise result.exception
-        return Result(result.exit_code, result.stdout, result.stderr)
 
     return run
 

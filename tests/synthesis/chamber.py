@@ -14,10 +14,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from stub_server import StubResponse, prompt_text
+from council_run import request_task as request_task
+from stub_server import StubResponse
 
 from dreamcontext_council.engine.compression import find_fenced_blocks
-from dreamcontext_council.engine.providers.scripted import scripted_text, task_from_text
+from dreamcontext_council.engine.providers.scripted import scripted_text
 
 BACKTICK_CODE = """```python
 def session_key(user: str) -> str:
@@ -42,11 +43,6 @@ CODE_BLOCKS = (BACKTICK_CODE, TILDE_CODE, LONG_FENCE_CODE)
 
 _SCORE_LINE = re.compile(r"^Score: \d+/10$", re.M)
 _CLAIMS = re.compile(r"```claims\n.*?\n```", re.S)
-
-
-def request_task(request_json: Mapping[str, Any]) -> dict[str, Any]:
-    """The council-call task a request to either API carries."""
-    return task_from_text(prompt_text(request_json))
 
 
 def reasoning(persona: str, number: int, lines: int) -> str:

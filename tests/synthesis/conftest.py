@@ -26,7 +26,7 @@ def council(tmp_path: Path) -> Council:
         "ANTHROPIC_CONFIG_DIR": str(home / "anthropic-config"),
         "TERM": "dumb",
     }
-    return Council(workdir / "_dream_context", env)
+    return Council(workdir / "_dream_context", workdir, env)
 
 
 @pytest.fixture

@@ -69,7 +69,7 @@ def synthesizer(*answers: list[dict[str, Any]] | str | None) -> Any:
 
 
 def run(council: Council, stub: StubServer, tmp_path: Path) -> str:
-    roster = roster_file(tmp_path / "roster.json", SLUGS, "openai:gpt-stub")
+    roster = roster_file(tmp_path / "roster.json", dict.fromkeys(SLUGS, "openai:gpt-stub"))
     result = council(
         "run", "--topic", TOPIC, "--options", "A=Migrate now,B=Stay on Redis",
         "--personas", roster, "--rounds", "1", "--quiet", env=openai_env(stub.openai_url),

@@ -33,7 +33,7 @@ def run_debate(
     chamber = stub.responder
     assert isinstance(chamber, Chamber)
     chamber.on_synthesis = snapshot
-    roster = roster_file(tmp_path / "roster.json", SLUGS, "openai:gpt-stub")
+    roster = roster_file(tmp_path / "roster.json", dict.fromkeys(SLUGS, "openai:gpt-stub"))
     result = council(
         "run", "--topic", TOPIC, "--options", OPTIONS, "--personas", roster, "--quiet", *args,
         env=openai_env(stub.openai_url),

@@ -21,7 +21,7 @@ ORIGINALS = ("report.md", "context-and-persona.md")
 
 
 def complete_debate(council: Council, stub: StubServer, tmp_path: Path, *args: str) -> str:
-    roster = roster_file(tmp_path / "roster.json", SLUGS, "openai:gpt-stub")
+    roster = roster_file(tmp_path / "roster.json", dict.fromkeys(SLUGS, "openai:gpt-stub"))
     result = council(
         "run", "--topic", TOPIC, "--options", "A=Migrate now,B=Stay on Redis",
         "--personas", roster, "--rounds", "2", "--quiet", *args,
