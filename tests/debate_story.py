@@ -25,6 +25,17 @@ LOCK_NAME = ".council.lock"
 
 TOPIC = "Should we migrate the session store from Redis to Postgres?"
 OPTIONS = "A=Migrate now,B=Stay on Redis"
+# The final report's level-2 sections, in the synthesizer format's order.
+FINAL_REPORT_SECTIONS = (
+    "Verdict",
+    "Decision card",
+    "Why",
+    "Position timeline",
+    "What was debated",
+    "Minority view & revisit conditions",
+    "Open risks",
+    "Appendix: per-agent per-round summaries",
+)
 
 
 class Result(NamedTuple):

@@ -21,17 +21,6 @@ from debate_story import TOPIC as TOPIC
 from debate_story import Result as Result
 from stub_server import StubResponse, prompt_text
 
-REQUIRED_REPORT_ORDER = [
-    "Verdict",
-    "Decision card",
-    "Why",
-    "Position timeline",
-    "What was debated",
-    "Minority view & revisit conditions",
-    "Open risks",
-    "Appendix: per-agent per-round summaries",
-]
-
 
 def ok_answers(records: Iterable[dict[str, Any]]) -> dict[tuple[str, int], int]:
     """Successful persona answers (first asks and repairs) per (persona, round)."""

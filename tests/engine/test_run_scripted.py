@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from debate_story import FINAL_REPORT_SECTIONS
+
 from dreamcontext_council.actions.snapshot import load_snapshot
 from dreamcontext_council.folder import frontmatter_io
 from dreamcontext_council.folder.paths import Root
 
-from .support import OPTIONS, REQUIRED_REPORT_ORDER, TOPIC, Council, h2_titles, section
+from .support import OPTIONS, TOPIC, Council, h2_titles, section
 
 PHASE_OF_ROUND = {1: "opening", 2: "cross-exam", 3: "rebuttal"}
 USAGE_KEYS = {
@@ -51,7 +53,7 @@ def test_run_with_no_key_runs_a_whole_debate_on_the_scripted_provider(council: C
 
     report = council.text(debate_id, "final-report.md")
     titles = h2_titles(frontmatter_io.parse(report, "final-report.md")[1])
-    assert titles == [*REQUIRED_REPORT_ORDER[:3], "Claims ledger", *REQUIRED_REPORT_ORDER[3:]]
+    assert titles == [*FINAL_REPORT_SECTIONS[:3], "Claims ledger", *FINAL_REPORT_SECTIONS[3:]]
     meta, _ = frontmatter_io.parse(report, "final-report.md")
     assert meta["debate_id"] == debate_id
     assert meta["topic"] == TOPIC

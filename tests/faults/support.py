@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from debate_story import FINAL_REPORT_SECTIONS, Result, run_process
+from debate_story import council_argv as council_argv
 from offline import clean_environment
 
 from dreamcontext_council.actions.snapshot import load_snapshot
@@ -27,16 +26,6 @@ from dreamcontext_council.rules.markdown import sections
 LONG = os.environ.get("DREAMCONTEXT_FAULT_LONG") == "1"
 REPORT_ENV = "DREAMCONTEXT_FAULT_REPORT"  # bench/fault_suite.py collects what the cases saw
 PERSONA_PHASES = ("opening", "cross-exam", "rebuttal")
-FINAL_SECTIONS = (
-    "Verdict",
-    "Decision card",
-    "Why",
-    "Position timeline",
-    "What was debated",
-    "Minority view & revisit conditions",
-    "Open risks",
-    "Appendix: per-agent per-round summaries",
-)
 
 
 def report(case: str, **figures: Any) -> None:
@@ -58,21 +47,7 @@ def clean_env(home: Path, **extra: str) -> dict[str, str]:
     return {**clean_environment(os.environ, home), **extra}
 
 
-@dataclass(frozen=True)
-class Done:
-    """What a command did."""
-
-    code: int
-    out: str
-    err: str
-
-    @property
-    def text(self) -> str:
-        return self.out + self.err
-
-
-def council_argv(*args: str) -> list[str]:
-    return [sys.executable, "-m", "dreamcontext_council", "council", *args]
+Done = Result  # what a command did: code, out, err, and `text` (both streams)
 
 
 def run_council(
@@ -84,18 +59,8 @@ def run_council(
     timeout: float = 120,
 ) -> Done:
     """`python -m dreamcontext_council council ARGS` as a real process."""
-    done = subprocess.run(
-        council_argv(*args),
-        env=dict(env),
-        cwd=cwd,
-        input=stdin if stdin is not None else b"",
-        capture_output=True,
-        timeout=timeout,
-    )
-    return Done(
-        done.returncode,
-        done.stdout.decode("utf-8", "replace"),
-        done.stderr.decode("utf-8", "replace"),
+    return run_process(
+        args, cwd=cwd, env=dict(env), input=stdin if stdin is not None else b"", timeout=timeout
     )
 
 
@@ -171,7 +136,7 @@ def problems(root: Path, *, complete: bool = False) -> list[str]:
             report = snapshot.final_report() or ""
             _, body = frontmatter_io.parse(report, "final-report.md")
             titles = [s.title.casefold() for s in sections(body, 2)]
-            lacking = [t for t in FINAL_SECTIONS if t.casefold() not in titles]
+            lacking = [t for t in FINAL_REPORT_SECTIONS if t.casefold() not in titles]
             if lacking:
                 found.append(f"{debate_id}: final-report.md lacks {', '.join(lacking)}")
     return found

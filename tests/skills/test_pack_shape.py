@@ -7,6 +7,7 @@ import re
 
 import pytest
 import yaml
+from debate_story import FINAL_REPORT_SECTIONS
 
 from dreamcontext_council.rules.report import OPTIONAL_SECTIONS, REQUIRED_SECTIONS
 
@@ -54,16 +55,7 @@ def test_protocol_has_a_conviction_rubric_covering_0_to_100() -> None:
 
 
 def test_synthesizer_report_sections_are_in_the_format_order() -> None:
-    order = [
-        "Verdict",
-        "Decision card",
-        "Why",
-        "Position timeline",
-        "What was debated",
-        "Minority view & revisit conditions",
-        "Open risks",
-        "Appendix: per-agent per-round summaries",
-    ]
+    order = list(FINAL_REPORT_SECTIONS)
     text = SYNTHESIZER_MD.read_text(encoding="utf-8")
     found = [line[3:] for line in text.splitlines() if line.startswith("## ")]
     assert [t for t in found if t in order] == order
