@@ -3,7 +3,6 @@ in-process), a chair that holds debates, and a private copy of the Node tool's r
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from debate_story import (
     Runner,
     inprocess_runner,
     subprocess_runner,
+    writable_copy,
 )
 
 from dreamcontext_council.folder.paths import Root
@@ -126,13 +126,7 @@ def fixture_root(tmp_path: Path) -> Reference:
     """Copy ../shared/fixtures/reference-debate to tmp (the original is never written)."""
     if not REFERENCE.is_dir():
         pytest.skip(f"the reference debate is not available at {REFERENCE} (../shared is absent)")
-    target = tmp_path / "reference-debate"
-    shutil.copytree(REFERENCE, target)
-    for folder, dirs, files in os.walk(target):
-        for name in [*dirs, *files]:
-            path = Path(folder) / name
-            path.chmod(path.stat().st_mode | 0o200)
-    target.chmod(target.stat().st_mode | 0o200)
+    target = writable_copy(REFERENCE, tmp_path / "reference-debate")
     return Reference(target / "_dream_context", target / "expected")
 
 

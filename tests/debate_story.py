@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import stat
 import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -363,6 +365,17 @@ user-advocate: stay on Redis if p99 > 20ms.
 ### risk-auditor — Round 1
 x
 """
+
+
+def writable_copy(source: Path, target: Path) -> Path:
+    """Copy a read-only fixture tree and make the copy writable."""
+    shutil.copytree(source, target)
+    for folder, dirs, files in os.walk(target):
+        for name in [*dirs, *files]:
+            path = Path(folder) / name
+            path.chmod(path.stat().st_mode | stat.S_IWUSR)
+    target.chmod(target.stat().st_mode | stat.S_IWUSR)
+    return target
 
 
 def tree_bytes(root: Path, *, live_heartbeat: bool = False) -> dict[str, bytes]:

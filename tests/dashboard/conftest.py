@@ -3,26 +3,22 @@ process, the app served by uvicorn on a free port, and Debian's chromium through
 
 from __future__ import annotations
 
-import os
-import shutil
-import stat
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import pytest
+from debate_story import REFERENCE, subprocess_runner, writable_copy
+from debate_story import REFERENCE_ID as REFERENCE_ID
+from debate_story import REPO as REPO
+from debate_story import Runner as Council
 
 from dreamcontext_council.dashboard.server import bind, build_server
 from dreamcontext_council.folder.paths import Root
 
-REPO = Path(__file__).resolve().parents[2]
-REFERENCE = REPO.parent / "shared" / "fixtures" / "reference-debate"
-REFERENCE_ID = "council_lwVpZDlF"
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -35,26 +31,6 @@ CHROMIUM_ARGS = [
 ]
 
 
-class Done(NamedTuple):
-    code: int
-    out: str
-    err: str
-
-
-Council = Callable[..., Done]
-
-
-def writable_copy(source: Path, target: Path) -> Path:
-    """Copy a read-only fixture tree and make the copy writable."""
-    shutil.copytree(source, target)
-    for folder, dirs, files in os.walk(target):
-        for name in [*dirs, *files]:
-            path = Path(folder) / name
-            path.chmod(path.stat().st_mode | stat.S_IWUSR)
-    Path(target).chmod(Path(target).stat().st_mode | stat.S_IWUSR)
-    return target
-
-
 @pytest.fixture
 def reference_root(tmp_path: Path) -> Root:
     """The Node tool's reference debate, copied so tests may change it."""
@@ -64,38 +40,12 @@ def reference_root(tmp_path: Path) -> Root:
     return Root(copy / "_dream_context")
 
 
-def council_env(root: Root) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k != "DREAMCONTEXT_ROOT"}
-    env["DREAMCONTEXT_ROOT"] = str(root.path)
-    env["PYTHONIOENCODING"] = "utf-8"
-    return env
-
-
-def council_command(*args: str) -> list[str]:
-    return [sys.executable, "-m", "dreamcontext_council", "council", *args]
-
-
 @pytest.fixture
 def council(tmp_path: Path) -> Callable[[Root], Council]:
     """`python -m dreamcontext_council council ...` as a real process, against a root."""
 
     def for_root(root: Root) -> Council:
-        def run(*args: str, input: str | None = None) -> Done:
-            done = subprocess.run(
-                council_command(*args),
-                input=(input or "").encode("utf-8"),
-                capture_output=True,
-                cwd=tmp_path,
-                env=council_env(root),
-                timeout=120,
-            )
-            return Done(
-                done.returncode,
-                done.stdout.decode("utf-8", "replace"),
-                done.stderr.decode("utf-8", "replace"),
-            )
-
-        return run
+        return subprocess_runner(tmp_path, root.path)
 
     return for_root
 
@@ -104,6 +54,37 @@ def ok(run: Council, *args: str, input: str | None = None) -> str:
     done = run(*args, input=input)
     assert done.code == 0, f"council {' '.join(args)} failed: {done.err}"
     return done.out
+
+
+def give_verdict(
+    run: Council,
+    debate_id: str,
+    slug: str,
+    stance: str,
+    conviction: int,
+    headline: str,
+    *more: str,
+) -> str:
+    """`council verdict` for round 1, with any further options in `more`."""
+    return ok(
+        run,
+        "verdict",
+        debate_id,
+        slug,
+        "1",
+        "--stance",
+        stance,
+        "--conviction",
+        str(conviction),
+        "--headline",
+        headline,
+        *more,
+    )
+
+
+def append_report(run: Council, debate_id: str, slug: str, text: str) -> str:
+    """`council report append` for round 1, the entry on stdin."""
+    return ok(run, "report", "append", debate_id, slug, "--round", "1", input=text)
 
 
 ENTRY = """### Executive Summary

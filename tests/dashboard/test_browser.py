@@ -12,7 +12,16 @@ import pytest
 
 from dreamcontext_council.folder.paths import Root
 
-from .conftest import REFERENCE_ID, Council, entry, new_running_debate, ok, served
+from .conftest import (
+    REFERENCE_ID,
+    Council,
+    append_report,
+    entry,
+    give_verdict,
+    new_running_debate,
+    ok,
+    served,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -90,19 +99,7 @@ def test_a_verdict_from_a_cli_process_appears_live(
         cell = page.locator("#cell-risk-auditor-1")
         assert "no verdict" in cell.inner_text()
         started = time.monotonic()
-        ok(
-            run,
-            "verdict",
-            debate_id,
-            "risk-auditor",
-            "1",
-            "--stance",
-            "A",
-            "--conviction",
-            "80",
-            "--headline",
-            "Ops cost halves",
-        )
+        give_verdict(run, debate_id, "risk-auditor", "A", 80, "Ops cost halves")
         page.wait_for_function(
             "() => document.querySelector('#cell-risk-auditor-1').textContent"
             ".includes('Ops cost halves')",
@@ -111,16 +108,7 @@ def test_a_verdict_from_a_cli_process_appears_live(
         assert time.monotonic() - started < 5
         assert page.evaluate("window.__sameDocument") is True  # updated, not reloaded
         assert "80" in page.locator("#board-risk-auditor").inner_text()
-        ok(
-            run,
-            "report",
-            "append",
-            debate_id,
-            "risk-auditor",
-            "--round",
-            "1",
-            input=entry("Postgres wins on cost."),
-        )
+        append_report(run, debate_id, "risk-auditor", entry("Postgres wins on cost."))
         page.wait_for_function(
             "() => document.querySelector('#cell-risk-auditor-1').textContent"
             ".includes('Postgres wins')",
@@ -148,30 +136,21 @@ def test_a_new_debate_appears_on_the_open_list(
 def _hostile_debate(run: Council, root: Root) -> str:
     debate_id = new_running_debate(run, f"Topic {ALL}", ("risk-auditor",), body=f"Persona {ALL}")
     ok(run, "inject", debate_id, f"Fact {ALL}")
-    ok(
+    give_verdict(
         run,
-        "verdict",
         debate_id,
         "risk-auditor",
-        "1",
-        "--stance",
         "A",
-        "--conviction",
-        "60",
-        "--headline",
+        60,
         f"Headline {IMG}",
         "--concession",
         f"Concession {SCRIPT}",
     )
-    ok(
+    append_report(
         run,
-        "report",
-        "append",
         debate_id,
         "risk-auditor",
-        "--round",
-        "1",
-        input=entry(f"Summary {ALL}", position=f"Position {ALL}", reasoning=f"Reasoning {ALL}"),
+        entry(f"Summary {ALL}", position=f"Position {ALL}", reasoning=f"Reasoning {ALL}"),
     )
     ok(
         run,

@@ -8,10 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
+from debate_story import invoke
 
 from dreamcontext_council.actions.snapshot import load_snapshot
-from dreamcontext_council.cli import cli
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.views.export import demote, export_json, fenced
 
@@ -21,10 +20,7 @@ SCHEMA = json.loads((REPO / "docs" / "export-schema.json").read_text(encoding="u
 
 
 def run(root: Root, *args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(
-        cli, ["council", *args], env={"DREAMCONTEXT_ROOT": str(root.path)}, catch_exceptions=False
-    )
-    return result.exit_code, result.stdout, result.stderr
+    return invoke(args, env={"DREAMCONTEXT_ROOT": str(root.path)})
 
 
 # The few JSON Schema keywords docs/export-schema.json uses, for when jsonschema is absent.

@@ -13,19 +13,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import httpx
+from debate_story import council_argv, council_environment, spawn
 from rich.console import Console
 
 from dreamcontext_council.dashboard.watch import board_text, watch_board
 from dreamcontext_council.folder.paths import Root
 
-from .conftest import (
-    REFERENCE_ID,
-    Council,
-    council_command,
-    council_env,
-    new_running_debate,
-    ok,
-)
+from .conftest import REFERENCE_ID, Council, give_verdict, new_running_debate
 
 
 class Lines:
@@ -56,17 +50,6 @@ class Lines:
         raise AssertionError("not seen in time; output so far:\n" + "".join(self.seen))
 
 
-def start(root: Root, cwd: Path, *args: str) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        council_command(*args),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        stdin=subprocess.DEVNULL,
-        cwd=cwd,
-        env=council_env(root),
-    )
-
-
 def stop(process: subprocess.Popen[bytes]) -> tuple[int, str]:
     process.send_signal(signal.SIGINT)
     try:
@@ -83,25 +66,13 @@ def test_watch_prints_the_board_again_when_a_verdict_lands(
     root = Root(tmp_path / "_dream_context")
     run = council(root)
     debate_id = new_running_debate(run, "Watch this?", ("risk-auditor", "growth-cfo"))
-    process = start(root, tmp_path, "watch", debate_id)
+    process = spawn(["watch", debate_id], root.path, tmp_path)
     try:
         out = Lines(process)
         out.until(lambda line: "risk-auditor" in line and "no verdict yet" in line)
         out.until(lambda line: line.startswith("╰"))
         time.sleep(0.3)  # the observer is watching by the time the first board is out
-        ok(
-            run,
-            "verdict",
-            debate_id,
-            "risk-auditor",
-            "1",
-            "--stance",
-            "A",
-            "--conviction",
-            "80",
-            "--headline",
-            "Ops cost halves",
-        )
+        give_verdict(run, debate_id, "risk-auditor", "A", 80, "Ops cost halves")
         out.until(lambda line: '"Ops cost halves"' in line, seconds=5)
     finally:
         code, err = stop(process)
@@ -151,7 +122,7 @@ def test_serve_prints_its_url_serves_pages_and_stops_on_ctrl_c(
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    process = start(reference_root, tmp_path, "serve", "--port", str(port))
+    process = spawn(["serve", "--port", str(port)], reference_root.path, tmp_path)
     try:
         line = Lines(process).until(lambda text: "http://" in text)
         url = f"http://127.0.0.1:{port}/"
@@ -194,9 +165,9 @@ def test_watch_on_a_real_terminal_exits_0_on_ctrl_c_and_restores_the_cursor(
     import select
 
     controller, terminal = pty.openpty()
-    env = council_env(reference_root) | {"TERM": "xterm-256color", "COLUMNS": "120"}
+    env = council_environment(reference_root.path, {"TERM": "xterm-256color", "COLUMNS": "120"})
     process = subprocess.Popen(
-        council_command("watch", REFERENCE_ID),
+        council_argv("watch", REFERENCE_ID),
         stdin=terminal,
         stdout=terminal,
         stderr=terminal,
