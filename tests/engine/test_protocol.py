@@ -16,6 +16,7 @@ from .support import (
     OPTIONS,
     TOPIC,
     Council,
+    Result,
     calls_by,
     fail_model,
     openai_env,
@@ -30,6 +31,31 @@ SLUGS = ("risk-auditor", "growth-cfo", "platform-lead", "data-steward")
 
 def roster(tmp_path: Path, models: dict[str, str] | None = None) -> str:
     return roster_file(tmp_path / "roster.json", models or dict.fromkeys(SLUGS, ""))
+
+
+def run_with_a_revoked_key(
+    council: Council, tmp_path: Path, rounds: int
+) -> tuple[Result, StubServer]:
+    """`council run` of SLUGS on openai, data-steward's calls refused (401): the result and
+    the stopped stub."""
+    models = {slug: "openai:gpt-4o-mini" for slug in SLUGS}
+    models["data-steward"] = "openai:revoked-model"
+    with StubServer(
+        responder=fail_model("revoked-model", StubResponse.error(401, "bad key"))
+    ) as stub:
+        result = council(
+            "run",
+            "--topic",
+            TOPIC,
+            "--options",
+            OPTIONS,
+            "--personas",
+            roster(tmp_path, models),
+            "--rounds",
+            str(rounds),
+            env=openai_env(stub.openai_url),
+        )
+    return result, stub
 
 
 def check_answers(answer: str) -> Callable[[dict[str, Any]], Any]:
@@ -74,23 +100,7 @@ def test_the_opening_round_is_blind(council: Council, stub: StubServer, tmp_path
 
 
 def test_one_failing_persona_does_not_stop_the_rest(council: Council, tmp_path: Path) -> None:
-    models = {slug: "openai:gpt-4o-mini" for slug in SLUGS}
-    models["data-steward"] = "openai:revoked-model"
-    with StubServer(
-        responder=fail_model("revoked-model", StubResponse.error(401, "bad key"))
-    ) as stub:
-        result = council(
-            "run",
-            "--topic",
-            TOPIC,
-            "--options",
-            OPTIONS,
-            "--personas",
-            roster(tmp_path, models),
-            "--rounds",
-            "1",
-            env=openai_env(stub.openai_url),
-        )
+    result, stub = run_with_a_revoked_key(council, tmp_path, rounds=1)
 
     assert result.code == 0, result.err
     debate_id = result.last_line
@@ -376,23 +386,7 @@ def test_interludes_set_by_new_are_honoured(council: Council) -> None:
 def test_a_persona_without_a_round_1_answer_is_left_out_of_the_pairs(
     council: Council, tmp_path: Path
 ) -> None:
-    models = {slug: "openai:gpt-4o-mini" for slug in SLUGS}
-    models["data-steward"] = "openai:revoked-model"
-    with StubServer(
-        responder=fail_model("revoked-model", StubResponse.error(401, "bad key"))
-    ) as stub:
-        result = council(
-            "run",
-            "--topic",
-            TOPIC,
-            "--options",
-            OPTIONS,
-            "--personas",
-            roster(tmp_path, models),
-            "--rounds",
-            "2",
-            env=openai_env(stub.openai_url),
-        )
+    result, _ = run_with_a_revoked_key(council, tmp_path, rounds=2)
 
     assert result.code == 0, result.err
     debate_id = result.last_line
