@@ -58,6 +58,13 @@ def root(root_path: Path) -> Root:
     return Root(root_path)
 
 
+def copy_story(story: tuple[Path, str], root_path: Path) -> str:
+    """Copy a story built once into this test's workspace; returns its debate id."""
+    built, debate_id = story
+    shutil.copytree(built, root_path)
+    return debate_id
+
+
 @pytest.fixture(scope="session")
 def running_story(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """Built once: three personas in round 2 of 2, risk-auditor's verdict and report in."""
@@ -77,9 +84,7 @@ def running_story(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
 @pytest.fixture
 def running(running_story: tuple[Path, str], root_path: Path) -> str:
     """A copy of the running story in this test's workspace; returns its debate id."""
-    built, debate_id = running_story
-    shutil.copytree(built, root_path)
-    return debate_id
+    return copy_story(running_story, root_path)
 
 
 @pytest.fixture(scope="session")
@@ -93,9 +98,7 @@ def debated_story(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
 @pytest.fixture
 def debated(debated_story: tuple[Path, str], root_path: Path) -> str:
     """A copy of the debated story in this test's workspace; returns its debate id."""
-    built, debate_id = debated_story
-    shutil.copytree(built, root_path)
-    return debate_id
+    return copy_story(debated_story, root_path)
 
 
 @pytest.fixture(scope="session")
@@ -116,9 +119,7 @@ def finished_story(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]
 @pytest.fixture
 def finished(finished_story: tuple[Path, str], root_path: Path) -> str:
     """A copy of the finished story in this test's workspace; returns its debate id."""
-    built, debate_id = finished_story
-    shutil.copytree(built, root_path)
-    return debate_id
+    return copy_story(finished_story, root_path)
 
 
 @pytest.fixture

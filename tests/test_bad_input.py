@@ -26,14 +26,38 @@ def assert_refused(result: Result, *words: str, codes: tuple[int, ...] = (1, 2))
         assert word in result.err, (word, result.err)
 
 
+def each_refuses_untouched(
+    chair: Chair,
+    cli: Runner,
+    commands: list[list[str]],
+    *words: str,
+    codes: tuple[int, ...] = (1, 2),
+) -> list[Result]:
+    """Every command refused (see `assert_refused`), and after them all every file as it was."""
+    before = tree_bytes(chair.root)
+    results = []
+    for args in commands:
+        result = cli(*args)
+        assert_refused(result, *words, codes=codes)
+        results.append(result)
+    assert changed_files(before, tree_bytes(chair.root)) == []
+    return results
+
+
 def refuses_untouched(
     chair: Chair, cli: Runner, args: list[str], *words: str, codes: tuple[int, ...] = (1, 2)
 ) -> Result:
-    before = tree_bytes(chair.root)
-    result = cli(*args)
-    assert_refused(result, *words, codes=codes)
-    assert changed_files(before, tree_bytes(chair.root)) == []
+    [result] = each_refuses_untouched(chair, cli, [args], *words, codes=codes)
     return result
+
+
+def filled(command: list[str], debate_id: str, slug: str = "") -> list[str]:
+    """A command with `{id}`, `{slug}` and `{entry}` (a whole round entry) filled in."""
+    body = entry()
+    return [
+        a.replace("{id}", debate_id).replace("{slug}", slug).replace("{entry}", body)
+        for a in command
+    ]
 
 
 # ids and slugs
@@ -53,11 +77,8 @@ ID_COMMANDS = [
     "bad", [*TRAVERSAL, "council_../../x", "council_AbC1234", "COUNCIL_AbC12345"]
 )
 def test_unsafe_debate_ids_are_refused(chair: Chair, cli: Runner, running: str, bad: str) -> None:
-    before = tree_bytes(chair.root)
-    for command in ID_COMMANDS:
-        result = cli(*[a.replace("{id}", bad).replace("{entry}", entry()) for a in command])
-        assert_refused(result, "not a debate id", codes=(2,))
-    assert changed_files(before, tree_bytes(chair.root)) == []
+    commands = [filled(command, bad) for command in ID_COMMANDS]
+    each_refuses_untouched(chair, cli, commands, "not a debate id", codes=(2,))
 
 
 SLUG_COMMANDS = [
@@ -73,12 +94,8 @@ SLUG_COMMANDS = [
 
 @pytest.mark.parametrize("bad", [*TRAVERSAL, "Risk-Auditor", "a\\b", "x" * 65, "risk auditor"])
 def test_unsafe_slugs_are_refused(chair: Chair, cli: Runner, running: str, bad: str) -> None:
-    before = tree_bytes(chair.root)
-    for command in SLUG_COMMANDS:
-        args = [a.replace("{id}", running).replace("{slug}", bad) for a in command]
-        result = cli(*[a.replace("{entry}", entry()) for a in args])
-        assert_refused(result, codes=(1, 2))
-    assert changed_files(before, tree_bytes(chair.root)) == []
+    commands = [filled(command, running, bad) for command in SLUG_COMMANDS]
+    each_refuses_untouched(chair, cli, commands, codes=(1, 2))
     assert not (chair.root.parent / "x").exists() and not (chair.root / "x").exists()
 
 
@@ -103,8 +120,7 @@ def test_nul_characters_are_refused(
     chair: Chair, cli: Runner, running: str, args: list[str]
 ) -> None:
     # argv cannot carry NUL; the in-process CLI can, as a library caller could.
-    argv = [a.replace("{id}", running).replace("{entry}", entry()) for a in args]
-    refuses_untouched(chair, cli, argv)
+    refuses_untouched(chair, cli, filled(args, running))
 
 
 def test_nul_ids_and_slugs_are_refused_by_the_library(root: Root) -> None:
@@ -163,11 +179,8 @@ def test_malformed_debate_md_is_reported_not_rewritten(
     chair: Chair, cli: Runner, running: str, text: str
 ) -> None:
     (chair.folder(running) / "debate.md").write_text(text.replace("{id}", running))
-    before = tree_bytes(chair.root)
-    for command in DEBATE_COMMANDS:
-        result = cli(*[a.replace("{id}", running).replace("{entry}", entry()) for a in command])
-        assert_refused(result, "debate.md")
-    assert changed_files(before, tree_bytes(chair.root)) == []
+    commands = [filled(command, running) for command in DEBATE_COMMANDS]
+    each_refuses_untouched(chair, cli, commands, "debate.md")
 
 
 def test_a_debate_md_that_is_not_utf8_is_reported(chair: Chair, cli: Runner, running: str) -> None:
@@ -203,13 +216,9 @@ def test_a_file_that_is_not_utf8_is_reported_not_rewritten(
     path = chair.folder(running) / name
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(b"---\npersona: caf\xe9\n---\n\n## Round 1 \xff\n")
-    before = tree_bytes(chair.root)
-    for command in NOT_UTF8[name]:
-        args = NOT_UTF8_COMMANDS[command]
-        result = cli(*[a.replace("{id}", running).replace("{entry}", entry()) for a in args])
-        assert_refused(result, name.split("/")[-1], codes=(1,))
+    commands = [filled(NOT_UTF8_COMMANDS[command], running) for command in NOT_UTF8[name]]
+    for result in each_refuses_untouched(chair, cli, commands, name.split("/")[-1], codes=(1,)):
         assert "not UTF-8" in result.err or "not valid JSON" in result.err
-    assert changed_files(before, tree_bytes(chair.root)) == []
 
 
 CORRUPT_VERDICTS = [
@@ -235,11 +244,8 @@ def test_a_corrupt_verdicts_json_is_reported_not_rewritten(
     chair: Chair, cli: Runner, running: str, text: str
 ) -> None:
     (chair.folder(running) / "verdicts.json").write_text(text)
-    before = tree_bytes(chair.root)
-    for command in VERDICT_COMMANDS:
-        result = cli(*[a.replace("{id}", running).replace("{entry}", entry()) for a in command])
-        assert_refused(result, "verdicts.json")
-    assert changed_files(before, tree_bytes(chair.root)) == []
+    commands = [filled(command, running) for command in VERDICT_COMMANDS]
+    each_refuses_untouched(chair, cli, commands, "verdicts.json")
 
 
 # submissions
