@@ -17,10 +17,8 @@ from .support import Council
 
 
 @pytest.fixture
-def council(tmp_path: Path) -> Council:
+def council(root_path: Path, workdir: Path, tmp_path: Path) -> Council:
     """The CLI against a fresh workspace (`_dream_context/` not created yet)."""
-    workdir = tmp_path / "work"
-    workdir.mkdir()
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
-    return Council(workdir / "_dream_context", workdir, clean_environment(os.environ, home))
+    return Council(root_path, workdir, clean_environment(os.environ, home))

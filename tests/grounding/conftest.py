@@ -21,14 +21,12 @@ TEST_KEY = "sk-test-grounding-0123456789abcdef"
 
 
 @pytest.fixture
-def council(tmp_path: Path) -> Council:
+def council(root_path: Path, workdir: Path) -> Council:
     """The CLI against a fresh workspace (`_dream_context/` not created yet).
 
     Commands get the test process's own (scrubbed) environment and what each call passes.
     """
-    workdir = tmp_path / "work"
-    workdir.mkdir()
-    return Council(workdir / "_dream_context", workdir)
+    return Council(root_path, workdir)
 
 
 def stub_args(server: StubServer, model: str = "openai:stub-model") -> list[str]:

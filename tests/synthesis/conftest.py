@@ -14,10 +14,8 @@ from .council_cli import Council
 
 
 @pytest.fixture
-def council(tmp_path: Path) -> Council:
+def council(root_path: Path, workdir: Path, tmp_path: Path) -> Council:
     """The CLI against a fresh workspace (`_dream_context/` not created yet)."""
-    workdir = tmp_path / "work"
-    workdir.mkdir()
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
     env = {
@@ -26,7 +24,7 @@ def council(tmp_path: Path) -> Council:
         "ANTHROPIC_CONFIG_DIR": str(home / "anthropic-config"),
         "TERM": "dumb",
     }
-    return Council(workdir / "_dream_context", workdir, env)
+    return Council(root_path, workdir, env)
 
 
 @pytest.fixture
