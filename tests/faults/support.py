@@ -89,7 +89,7 @@ def asked_twice(folder: Path) -> list[tuple[str, int, int]]:
 
 
 def temp_files(root: Path) -> list[Path]:
-    """Atomic-write temp files left behind (`.name.<hex>.tmp`)."""
+    """Atomic-write temp files left behind (`.name.<pid>-<hex>.tmp`)."""
     return sorted(p for p in root.rglob(".*.tmp") if p.is_file())
 
 
