@@ -88,6 +88,11 @@ def summary(records: list[dict[str, Any]]) -> list[str]:
             f"Disk fills during run ({record['room_bytes']} bytes free): first run "
             f"{record['first_run']}, resumed to complete"
         )
+    for record in (r for r in records if r["case"] == "file-size-limit-mid-run"):
+        out.append(
+            f"No file may grow past {record['limit_bytes']} bytes during run: first run "
+            f"{record['first_run']}, resumed to complete"
+        )
     return out
 
 

@@ -100,14 +100,22 @@ def run_process(
     env: Mapping[str, str],
     input: bytes | None = b"",
     timeout: float = 120,
+    preexec_fn: Callable[[], None] | None = None,
 ) -> Result:
     """`python -m dreamcontext_council council ARGS` as a real process, waited for.
 
-    `input` is what it reads on stdin; with None, stdin is /dev/null.
+    `input` is what it reads on stdin; with None, stdin is /dev/null. `preexec_fn` runs in
+    the child before the command starts (to set a resource limit, say).
     """
     stdin: dict[str, Any] = {"stdin": subprocess.DEVNULL} if input is None else {"input": input}
     done = subprocess.run(
-        council_argv(*args), capture_output=True, cwd=cwd, env=env, timeout=timeout, **stdin
+        council_argv(*args),
+        capture_output=True,
+        cwd=cwd,
+        env=env,
+        timeout=timeout,
+        preexec_fn=preexec_fn,
+        **stdin,
     )
     return Result(
         done.returncode,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import sys
@@ -14,6 +15,7 @@ from dreamcontext_council.errors import CouncilError
 from dreamcontext_council.folder.paths import Root, require_root
 
 F = TypeVar("F", bound=Callable[..., Any])
+_NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
 
 
 class CouncilGroup(click.Group):
@@ -66,7 +68,8 @@ class CouncilGroup(click.Group):
             ctx.exit(exc.exit_code)
         except OSError as exc:
             where = f" ({exc.filename})" if exc.filename else ""
-            click.echo(f"Error: {exc.strerror or exc}{where}; nothing was changed.", err=True)
+            then = " Free some space and run it again." if exc.errno in _NO_SPACE else ""
+            click.echo(f"Error: {exc.strerror or exc}{where}; nothing was changed.{then}", err=True)
             ctx.exit(1)
 
 

@@ -37,7 +37,7 @@ def atomic_write_text(path: Path, text: str, *, durable: bool = True) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = _temp_beside(path)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+        with _naming(path), os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
             handle.flush()
             if durable:
@@ -47,6 +47,17 @@ def atomic_write_text(path: Path, text: str, *, durable: bool = True) -> None:
         with _suppress_missing():
             os.unlink(tmp)
         raise
+
+
+@contextmanager
+def _naming(path: Path) -> Iterator[None]:
+    """An OS error while writing names the file (os.write's and fsync's name none)."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename is not None:
+            raise
+        raise OSError(exc.errno, exc.strerror, str(path)) from exc
 
 
 def _temp_beside(path: Path) -> tuple[int, str]:
@@ -153,10 +164,11 @@ def append_line(path: Path, line: str) -> None:
         try:
             start = os.fstat(fd).st_size
             try:
-                written = 0
-                while written < len(data):  # a nearly full disk takes part of a write
-                    written += os.write(fd, data[written:])
-                os.fsync(fd)
+                with _naming(path):
+                    written = 0
+                    while written < len(data):  # a nearly full disk takes part of a write
+                        written += os.write(fd, data[written:])
+                    os.fsync(fd)
             except BaseException:
                 with suppress(OSError):
                     os.ftruncate(fd, start)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -57,10 +58,25 @@ def run_council(
     *,
     stdin: bytes | None = None,
     timeout: float = 120,
+    file_size_limit: int | None = None,
 ) -> Done:
-    """`python -m dreamcontext_council council ARGS` as a real process."""
+    """`python -m dreamcontext_council council ARGS` as a real process.
+
+    With `file_size_limit`, the kernel refuses (EFBIG) every write that would make a file
+    larger than that many bytes: a write error injected at the OS level, needing no root.
+    """
+
+    def limit() -> None:
+        assert file_size_limit is not None
+        resource.setrlimit(resource.RLIMIT_FSIZE, (file_size_limit, file_size_limit))
+
     return run_process(
-        args, cwd=cwd, env=dict(env), input=stdin if stdin is not None else b"", timeout=timeout
+        args,
+        cwd=cwd,
+        env=dict(env),
+        input=stdin if stdin is not None else b"",
+        timeout=timeout,
+        preexec_fn=limit if file_size_limit is not None else None,
     )
 
 
