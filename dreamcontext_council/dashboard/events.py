@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import warnings
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path, PurePath
@@ -30,6 +31,21 @@ from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.storage import LOCK_NAME
 
 log = logging.getLogger(__name__)
+
+
+def start_observer(handler: FileSystemEventHandler, folder: Path) -> BaseObserver:
+    """A daemon watchdog observer of `folder` and everything below it, started."""
+    # inotify re-adds the watches of a folder moved into the tree (a new debate is built
+    # under a hidden name and renamed into place) and warns that it did; that is harmless.
+    warnings.filterwarnings(
+        "ignore", r"Callback with id .+ already exists for watch", RuntimeWarning
+    )
+    observer = Observer()
+    observer.daemon = True
+    observer.schedule(handler, str(folder), recursive=True)
+    observer.start()
+    return observer
+
 
 LIST = ""  # the key list subscribers see for changes that are not inside one debate
 KEEPALIVE_S = 15.0
@@ -116,11 +132,7 @@ class ChangeFeed:
         if not self.watched.is_dir():
             log.warning("%s does not exist; live updates are off", self.watched)
             return
-        observer = Observer()
-        observer.daemon = True
-        observer.schedule(_Handler(self), str(self.watched), recursive=True)
-        observer.start()
-        self._observer = observer
+        self._observer = start_observer(_Handler(self), self.watched)
 
     def close_streams(self) -> None:
         """End every open event stream (the server is shutting down)."""

@@ -10,10 +10,9 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
-from watchdog.observers import Observer
 
 from dreamcontext_council.actions.snapshot import load_snapshot
-from dreamcontext_council.dashboard.events import change_key, paths_of
+from dreamcontext_council.dashboard.events import change_key, paths_of, start_observer
 from dreamcontext_council.errors import CouncilError
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.views.board import render_board
@@ -58,10 +57,7 @@ def watch_board(
     root.existing_debate(debate_id)
     stop = stop or threading.Event()
     changed = threading.Event()
-    observer = Observer()
-    observer.daemon = True
-    observer.schedule(_Changed(root, debate_id, changed), str(root.path.resolve()), recursive=True)
-    observer.start()
+    observer = start_observer(_Changed(root, debate_id, changed), root.path.resolve())
 
     def next_change() -> bool:
         while not stop.is_set():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+import warnings
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
@@ -17,9 +18,16 @@ from watchdog.events import (
     FileModifiedEvent,
     FileMovedEvent,
     FileOpenedEvent,
+    FileSystemEventHandler,
 )
 
-from dreamcontext_council.dashboard.events import LIST, ChangeFeed, change_key, paths_of
+from dreamcontext_council.dashboard.events import (
+    LIST,
+    ChangeFeed,
+    change_key,
+    paths_of,
+    start_observer,
+)
 from dreamcontext_council.folder.paths import Root
 
 from .conftest import REFERENCE_ID, served
@@ -176,3 +184,23 @@ def test_shutdown_does_not_wait_for_open_streams(reference_root: Root) -> None:
         stopping = time.monotonic()
     assert time.monotonic() - stopping < 3
     assert ended.wait(3), "the open event stream was not ended by the shutdown"
+
+
+def test_the_observer_keeps_watchdogs_rewatch_warning_off_the_terminal(tmp_path: Path) -> None:
+    """inotify warns when it re-adds the watches of a folder moved into the tree, as every
+    new debate is (built under a hidden name, then renamed); `serve` and `watch` say nothing."""
+    rewatch = (
+        "Callback with id '140570737281296' already exists for watch "
+        "<bound method Watch.short_str of Watch(wd=7, mask=33556478)>. It will be Overwritten."
+    )
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        observer = start_observer(FileSystemEventHandler(), tmp_path)
+        try:
+            warnings.warn(rewatch, RuntimeWarning, stacklevel=1)
+            warnings.warn("Something else went wrong", RuntimeWarning, stacklevel=1)
+        finally:
+            observer.stop()
+            observer.join(timeout=5)
+
+    assert [str(w.message) for w in seen] == ["Something else went wrong"]
