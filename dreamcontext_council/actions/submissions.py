@@ -13,6 +13,7 @@ from dreamcontext_council.folder.names import slugify
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.storage import atomic_write_text
 from dreamcontext_council.rules.debate import Debate
+from dreamcontext_council.rules.persona import PersonaContext
 from dreamcontext_council.rules.report import (
     RoundEntry,
     check_entry_body,
@@ -108,8 +109,7 @@ def append_report(
         replaced = any(e.round == number for e in entries)
         entries = with_entry(entries, RoundEntry(number, today(), cleaned))
         files.save_entries(slug, entries)
-        context.round_entries = len({e.round for e in entries})
-        files.save_context(slug, context)
+        _count_entries(files, slug, context, entries)
         warnings = []
         if not has_verdict:
             warnings.append(
@@ -118,6 +118,27 @@ def append_report(
             )
     refresh_live(root, debate_id, transition=False)
     return ReportResult(number, replaced, warnings)
+
+
+def recount_entries(root: Root, debate_id: str, slug: str) -> bool:
+    """Make the persona's `round_entries` match its report again; True when it was off.
+
+    The report and the context are two files, so a process killed between the two writes
+    leaves the count one short. A run that finds the answer on disk calls this."""
+    files = DebateFiles(root, debate_id)
+    with files.lock():
+        return _count_entries(files, slug, files.context(slug), files.entries(slug))
+
+
+def _count_entries(
+    files: DebateFiles, slug: str, context: PersonaContext, entries: list[RoundEntry]
+) -> bool:
+    count = len({e.round for e in entries})
+    if context.round_entries == count:
+        return False
+    context.round_entries = count
+    files.save_context(slug, context)
+    return True
 
 
 @dataclass(frozen=True)

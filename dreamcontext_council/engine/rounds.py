@@ -134,6 +134,7 @@ class RoundRunner:
         for slug in roster:
             if any(e.round == number for e in self.files.entries(slug)):
                 result.skipped.append(slug)  # already on disk: never asked again
+                submissions.recount_entries(self.root, debate.id, slug)
             else:
                 pending.append(slug)
         self.caller.progress.round_started(

@@ -19,6 +19,7 @@ from council_run import section as section
 from debate_story import OPTIONS as OPTIONS
 from debate_story import TOPIC as TOPIC
 from debate_story import Result as Result
+from debate_story import entry as entry
 from stub_server import StubResponse, prompt_text
 
 

@@ -16,7 +16,7 @@ from dreamcontext_council.folder import frontmatter_io
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.rules.report import missing_sections
 
-from .support import OPTIONS, TOPIC, Council, ok_answers, wait_for
+from .support import OPTIONS, TOPIC, Council, entry, ok_answers, wait_for
 
 DELAY = {"DREAMCONTEXT_SCRIPTED_DELAY": "0.2"}
 # Headings a finished debate holds once each, whatever happened to the runs.
@@ -137,6 +137,33 @@ def test_killed_twice_in_a_row_still_finishes(council: Council) -> None:
 
     assert again.code == 0, again.err
     assert_whole(council, debate_id)
+
+
+def test_a_count_left_short_by_a_kill_is_put_right(council: Council) -> None:
+    """A kill between writing report.md and context-and-persona.md leaves `round_entries`
+    one short; the run that finds the answer on disk counts again."""
+    debate_id = council.new_debate("--rounds", "1", "--personas", "cognitive")
+    assert council("round", "start", debate_id, "1").code == 0
+    slug = council.meta(debate_id)["personas"][0]
+    verdict = ("verdict", debate_id, slug, "1", "--stance", "A", "--conviction", "7")
+    assert council(*verdict, "--headline", "Migrate.").code == 0
+    assert council("report", "append", debate_id, slug, input=entry()).code == 0
+    context = council.folder(debate_id) / slug / "context-and-persona.md"
+    meta, body = frontmatter_io.parse(context.read_text(encoding="utf-8"), context.name)
+    assert meta["round_entries"] == 1
+    meta["round_entries"] = 0
+    context.write_text(frontmatter_io.render(meta, body), encoding="utf-8")
+
+    again = council("run", debate_id)
+
+    assert again.code == 0, again.err
+    asked = ok_answers(council.usage(debate_id))
+    assert (slug, 1) not in asked and len(asked) == len(council.meta(debate_id)["personas"]) - 1
+    snapshot = load_snapshot(Root(council.root), debate_id)
+    assert snapshot.debate.status.phase == "complete"
+    for persona in snapshot.personas:
+        assert persona.context is not None
+        assert persona.context.round_entries == len(persona.entries) == 1, persona.slug
 
 
 def test_a_run_of_a_complete_debate_changes_nothing(council: Council, tmp_path: Path) -> None:
