@@ -114,7 +114,7 @@ def problems(root: Path, *, complete: bool = False) -> list[str]:
 
     Every .json parses, every usage.jsonl line parses, every .md with frontmatter parses,
     every debate loads whole through the library, and a complete debate's final report
-    has every required section.
+    has every required section and every persona's `round_entries` counts its report.
     """
     found: list[str] = []
     for path in sorted(root.rglob("*")):
@@ -155,6 +155,13 @@ def problems(root: Path, *, complete: bool = False) -> list[str]:
             lacking = [t for t in FINAL_REPORT_SECTIONS if t.casefold() not in titles]
             if lacking:
                 found.append(f"{debate_id}: final-report.md lacks {', '.join(lacking)}")
+            for persona in snapshot.personas:
+                count = persona.context.round_entries if persona.context else None
+                if count != len(persona.entries):
+                    found.append(
+                        f"{debate_id}/{persona.slug}: round_entries {count} but "
+                        f"{len(persona.entries)} entries in report.md"
+                    )
     return found
 
 
