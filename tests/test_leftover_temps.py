@@ -1,7 +1,8 @@
-"""A writer killed before its rename leaves a temp; the sweep and `run <id>` remove it.
+"""A writer killed before its rename leaves a temp, and a `new` killed before its rename
+leaves the folder it was building; the sweeps, `new` and `run <id>` remove them.
 
 The leftovers are made the way a crash makes them: a real process writes through
-`atomic_write_text` and is SIGKILLed just before the rename.
+`atomic_write_text` (or runs `council new`) and is SIGKILLed just before the rename.
 """
 
 from __future__ import annotations
@@ -34,6 +35,20 @@ def die_before_rename(frame, event, arg):
 
 sys.setprofile(die_before_rename)
 atomic_write_text(Path(sys.argv[1]), "the new version, never renamed into place\\n" * 5000)
+"""
+
+# `council new` that dies the moment it renames the debate folder it built into place.
+KILLED_NEW = """
+import os, signal, sys
+from dreamcontext_council.cli import main
+
+def die_before_rename(frame, event, arg):
+    if event == "c_call" and arg is os.rename:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+sys.setprofile(die_before_rename)
+sys.argv[1:1] = ["council", "new"]
+main()
 """
 
 
@@ -156,3 +171,81 @@ def test_run_resumes_a_debate_with_leftovers_removes_them_and_completes(tmp_path
     assert temp_files(root) == [keep]
     keep.unlink()
     assert problems(root, complete=True) == []
+
+
+def kill_a_new(work: Path, env: dict[str, str]) -> Path:
+    """Leave the folder a `council new` leaves when it is killed before its rename."""
+    done = subprocess.run(
+        [sys.executable, "-c", KILLED_NEW, TOPIC, "--personas", "cognitive"],
+        cwd=work,
+        env=env,
+        capture_output=True,
+    )
+    assert done.returncode == -9, done.stderr.decode()
+    council = work / "_dream_context" / "council"
+    [built] = [p for p in council.iterdir() if p.name.startswith(".new-")]
+    assert re.fullmatch(r"\.new-council_[A-Za-z0-9]{8}\.\d+", built.name), built.name
+    assert list(built.rglob("context-and-persona.md")), "killed before the personas were seated"
+    return built
+
+
+def test_new_removes_the_folder_a_killed_new_was_building(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    env = clean_env(tmp_path / "home")
+    built = kill_a_new(work, env)
+    listed = run_council(["list", "--all", "--json"], env, work)
+    assert listed.code == 0, listed.text
+    assert json.loads(listed.out) == []  # never a debate: nothing lists it
+
+    again = run_council(["new", TOPIC, "--personas", "cognitive"], env, work)
+
+    assert again.code == 0, again.text
+    assert not built.exists()
+    council = work / "_dream_context" / "council"
+    assert [p.name for p in council.iterdir() if p.is_dir()] == [again.last_line]
+    assert problems(work / "_dream_context") == []
+
+
+def test_run_removes_the_folder_a_killed_new_was_building(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    env = clean_env(tmp_path / "home")
+    first = run_council(["new", TOPIC, "--personas", "cognitive", "--rounds", "1"], env, work)
+    assert first.code == 0, first.text
+    built = kill_a_new(work, env)
+
+    resumed = run_council(["run", first.last_line, "--quiet"], env, work)
+
+    assert resumed.code == 0, resumed.text
+    assert not built.exists()
+
+
+def test_staging_sweep_removes_dead_writers_folders_only(tmp_path: Path) -> None:
+    def folder(name: str, age: float = 0) -> Path:
+        path = tmp_path / name
+        (path / "council").mkdir(parents=True)
+        return aged(path, age) if age else path
+
+    dead_pid = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                              capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    dead = folder(f".new-council_AbC12345.{dead_pid}")
+    live = folder(f".new-council_XyZ98765.{os.getpid()}")
+    live_but_ancient = folder(f".new-council_Old11111.{os.getpid()}", 2 * 86400)
+    pidless_stale = folder(".new-council_Pre22222", 2 * 3600)
+    pidless_fresh = folder(".new-council_Pre33333")
+    kept = [
+        live,
+        pidless_fresh,
+        folder("council_AbC12345", 2 * 86400),  # a debate
+        folder(".newer", 2 * 86400),  # not a staging name
+        aged(tmp_path / f".new-council_File4444.{dead_pid}", 2 * 86400),  # a file, not a folder
+    ]
+
+    removed = storage.remove_leftover_staging(tmp_path)
+
+    assert sorted(removed) == sorted([dead, live_but_ancient, pidless_stale])
+    assert not any(p.exists() for p in removed)
+    assert all(p.exists() for p in kept)
+    assert storage.remove_leftover_staging(tmp_path) == []
+    assert storage.remove_leftover_staging(tmp_path / "gone") == []

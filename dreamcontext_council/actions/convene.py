@@ -16,7 +16,11 @@ from dreamcontext_council.errors import StateError, UsageError
 from dreamcontext_council.folder.index import update_index
 from dreamcontext_council.folder.names import check_slug, new_debate_id
 from dreamcontext_council.folder.paths import Root
-from dreamcontext_council.folder.storage import atomic_write_text
+from dreamcontext_council.folder.storage import (
+    atomic_write_text,
+    remove_leftover_staging,
+    staging_folder,
+)
 from dreamcontext_council.rules import roundlog
 from dreamcontext_council.rules.debate import MAX_ROUNDS, Debate
 from dreamcontext_council.rules.markdown import find_section
@@ -107,7 +111,8 @@ def new_debate(
         ]
     # The folder is built under a hidden name and renamed into place whole, so a crash
     # while seating personas leaves no half-made debate that `run` could not finish.
-    staging = Root(root.council / f".new-{debate_id}")
+    remove_leftover_staging(root.council)  # folders a killed `new` was building
+    staging = Root(staging_folder(root.council, debate_id))
     files = DebateFiles(staging, debate_id, must_exist=False)
     body = resources.render("files/debate-body.md.j2", topic=topic, facts=[])
     try:
@@ -121,12 +126,29 @@ def new_debate(
         for spec in personas or []:
             create_agent(staging, debate_id, spec)
         os.rename(files.paths.folder, root.debate(debate_id).folder)
+    except OSError as exc:
+        named = _named_in_place(exc, staging, files.paths.folder, root.debate(debate_id).folder)
+        if named is exc:
+            raise
+        raise named from exc
     finally:
         shutil.rmtree(staging.path, ignore_errors=True)
     debate = DebateFiles(root, debate_id).debate()
     update_index(root, debate.meta)
     refresh_live(root, debate_id, phase="setup")
     return debate
+
+
+def _named_in_place(exc: OSError, staging: Root, built: Path, final: Path) -> OSError:
+    """The error names the file where the debate goes, not the hidden folder it is built in."""
+    if exc.filename is None:
+        return exc
+    path = Path(os.fsdecode(exc.filename))
+    if path.is_relative_to(built):
+        return OSError(exc.errno, exc.strerror, str(final / path.relative_to(built)))
+    if path.is_relative_to(staging.path):  # the hidden folder itself, or its council/
+        return OSError(exc.errno, exc.strerror, str(final))
+    return exc
 
 
 @dataclass(frozen=True)

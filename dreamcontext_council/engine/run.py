@@ -30,7 +30,11 @@ from dreamcontext_council.engine.synthesis import Synthesizer
 from dreamcontext_council.engine.synthesis_input import CompressionSettings
 from dreamcontext_council.errors import CouncilError, StateError
 from dreamcontext_council.folder.paths import Root
-from dreamcontext_council.folder.storage import locked, remove_leftover_temps
+from dreamcontext_council.folder.storage import (
+    locked,
+    remove_leftover_staging,
+    remove_leftover_temps,
+)
 from dreamcontext_council.rules import metrics
 
 # Held for a whole run (an OS lock: a killed run leaves it free), so two runs never
@@ -116,7 +120,8 @@ class CouncilRun:
             lock.release()
 
     def _remove_leftover_temps(self) -> None:
-        """Delete the temps a killed run (or command) left: a resume is where one is followed up.
+        """Delete the temps a killed run (or command) left, and the folders a killed `new`
+        was building: a resume is where one is followed up.
 
         Each folder under the lock its writers take; the live file has none, so its
         folder relies on the pid check alone.
@@ -125,6 +130,7 @@ class CouncilRun:
             remove_leftover_temps(self.files.paths.folder)
         with locked(self.root.council):
             remove_leftover_temps(self.root.council, recursive=False)
+        remove_leftover_staging(self.root.council)  # folders a killed `new` was building
         remove_leftover_temps(self.root.live_file.parent, recursive=False)
 
     async def _drive(self) -> RunOutcome:

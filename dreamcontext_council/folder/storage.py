@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import stat
 import threading
 import time
@@ -24,6 +25,9 @@ STALE_TEMP_S = 3600.0
 ABANDONED_TEMP_S = 86400.0
 # `.<name>.<pid>-<12 hex>.tmp`, or `.<name>.<12 hex>.tmp` from before the pid.
 _TEMP_NAME = re.compile(r"\..+\.(?:(?P<pid>[1-9][0-9]{0,8})-)?[0-9a-f]{12}\.tmp")
+# `.new-<name>.<pid>`: a folder being built, renamed into place whole; `.new-<name>` before
+# the pid was in the name.
+_STAGING_NAME = re.compile(r"\.new-[^.]+(?:\.(?P<pid>[1-9][0-9]{0,8}))?")
 
 _held = threading.local()
 
@@ -100,13 +104,7 @@ def remove_leftover_temps(folder: Path, *, recursive: bool = True) -> list[Path]
             continue
         if not stat.S_ISREG(info.st_mode):
             continue
-        age = now - info.st_mtime
-        pid = match["pid"]
-        if pid is None:
-            leftover = age > STALE_TEMP_S
-        else:
-            leftover = age > ABANDONED_TEMP_S or not _process_exists(int(pid))
-        if not leftover:
+        if not _left_by_dead_writer(match["pid"], now - info.st_mtime):
             continue
         try:
             path.unlink()
@@ -114,6 +112,44 @@ def remove_leftover_temps(folder: Path, *, recursive: bool = True) -> list[Path]
             continue
         removed.append(path)
     return removed
+
+
+def staging_folder(parent: Path, name: str) -> Path:
+    """Where this process builds the folder `parent/name` before renaming it into place."""
+    return parent / f".new-{name}.{os.getpid()}"
+
+
+def remove_leftover_staging(parent: Path) -> list[Path]:
+    """Delete the staging folders (see `staging_folder`) that killed writers left in `parent`.
+
+    The same rule as for temps: the writer's pid no longer runs, or the folder is a day old
+    (an hour, for a name without a pid). Tidying never stops a command.
+    """
+    removed: list[Path] = []
+    now = time.time()
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return removed
+    for name in names:
+        match = _STAGING_NAME.fullmatch(name)
+        path = parent / name
+        try:
+            info = path.lstat()
+        except FileNotFoundError:
+            continue
+        if match is None or not stat.S_ISDIR(info.st_mode):
+            continue
+        if _left_by_dead_writer(match["pid"], now - info.st_mtime):
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed
+
+
+def _left_by_dead_writer(pid: str | None, age: float) -> bool:
+    if pid is None:
+        return age > STALE_TEMP_S
+    return age > ABANDONED_TEMP_S or not _process_exists(int(pid))
 
 
 def _temp_candidates(folder: Path, recursive: bool) -> list[Path]:

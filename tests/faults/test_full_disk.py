@@ -160,6 +160,7 @@ def test_a_full_disk_fails_every_write_cleanly_and_leaves_the_files_intact(
         errors = [line for line in done.err.splitlines() if line.startswith("Error: ")]
         assert errors and REFUSAL[kind] in errors[-1], f"{args[0]}: {done.err}"
         assert f"({root.path}{os.sep}" in errors[-1], f"{args[0]} names no file: {errors[-1]}"
+        assert f"{os.sep}.new-" not in errors[-1], f"{args[0]} names a hidden path: {errors[-1]}"
         if kind != "file-size limit":
             assert errors[-1].endswith("Free some space and run it again."), errors[-1]
         assert tree_bytes(root.path) == before, f"{args[0]} changed files on a full disk"
