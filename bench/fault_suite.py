@@ -60,6 +60,10 @@ def summary(records: list[dict[str, Any]]) -> list[str]:
             f"  temp files the kills left: {record['temp_files_by_kills']}; "
             f"left after the resumes: {record['temp_files_left']}"
         )
+        out.append(
+            f"  half-built folders of a killed `new`: {record['new_folders_by_kills']}; "
+            f"left after the resumes: {record['new_folders_left']}"
+        )
     for record in (r for r in records if r["case"] == "writers"):
         out.append(
             f"Writers: {record['processes']} processes x {record['passes']} passes, "

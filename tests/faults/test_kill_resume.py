@@ -3,7 +3,8 @@
 The scripted provider answers after DREAMCONTEXT_SCRIPTED_DELAY seconds, which widens
 every window between a call and its write. After each kill every file must parse; at the
 end every debate is complete, usage.jsonl shows no persona answer asked for twice, and
-the temps the kills left (a kill between a temp's creation and its rename) are gone.
+the temps the kills left (a kill between a temp's creation and its rename) are gone, as
+are the hidden folders of a `new` killed before it renamed the debate into place.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ class KillLog:
     landed: Counter[str] = field(default_factory=Counter)
     debates: int = 0
     temps_by_kills: int = 0  # temps that appeared with a kill (killed before the rename)
+    built_by_kills: int = 0  # hidden folders of a `new` killed before its rename
 
 
 def _status(root: Path) -> str:
@@ -95,6 +97,7 @@ def kill_and_resume(base: Path, kills: int, per_debate: int, rng: random.Random)
         work.mkdir()
         root = work / "_dream_context"
         temps: set[Path] = set()
+        built: set[Path] = set()
         for _ in range(per_debate):
             if log.kills >= kills:
                 break
@@ -108,6 +111,8 @@ def kill_and_resume(base: Path, kills: int, per_debate: int, rng: random.Random)
             log.landed[_status(root)] += 1
             log.temps_by_kills += len(set(temp_files(root)) - temps)
             temps.update(temp_files(root))
+            log.built_by_kills += len(set((root / "council").glob(".new-*")) - built)
+            built.update((root / "council").glob(".new-*"))
             broken = problems(root)
             assert not broken, f"after kill {log.kills}: {broken}"
         ids = [i for i in debate_ids(root) if (root / "council" / i / "debate.md").exists()]
@@ -128,6 +133,8 @@ def kill_and_resume(base: Path, kills: int, per_debate: int, rng: random.Random)
         # The resume also tidies index.json's folder and the live file's.
         left = [p for p in temp_files(root) if p.parent in (root / "council", root / "tmp")]
         assert not left, f"temps left after the resumes: {left}"
+        staging = [p.name for p in (root / "council").glob(".new-*")]
+        assert not staging, f"folders a killed `new` was building, left after resumes: {staging}"
         broken = problems(root, complete=True)
         assert not broken, broken
     return log
@@ -142,5 +149,7 @@ def test_sigkill_at_random_moments_then_resume_finishes_cleanly(tmp_path: Path) 
         debates=log.debates,
         landed=dict(log.landed),
         temp_files_by_kills=log.temps_by_kills,
+        new_folders_by_kills=log.built_by_kills,
+        new_folders_left=len(list(tmp_path.glob("*/_dream_context/council/.new-*"))),
         temp_files_left=len(temp_files(tmp_path)),
     )
