@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from dreamcontext_council import resources
 from dreamcontext_council.actions.files import DebateFiles, today
@@ -70,7 +70,7 @@ def record_verdict(
             key, level, headline, " ".join((concession or "").split()) or None, now_iso()
         )
         previous = verdicts.round(number).get(slug)
-        if previous is not None and previous == replace(verdict, at=previous.at):
+        if previous is not None and previous == verdict._replace(at=previous.at):
             return previous  # the same verdict again: keep the record and its time
         verdicts.rounds.setdefault(number, {})[slug] = verdict
         files.save_verdicts(verdicts)

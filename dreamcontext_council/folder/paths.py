@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from dreamcontext_council.errors import NotFoundError
 from dreamcontext_council.folder.names import check_debate_id, check_slug
@@ -50,8 +51,7 @@ class Root:
         return paths
 
 
-@dataclass(frozen=True)
-class DebatePaths:
+class DebatePaths(NamedTuple):
     """Every file of one debate folder."""
 
     folder: Path
@@ -101,8 +101,7 @@ class DebatePaths:
         return PersonaPaths(self.folder / check_slug(slug))
 
 
-@dataclass(frozen=True)
-class PersonaPaths:
+class PersonaPaths(NamedTuple):
     """The files of one persona inside a debate."""
 
     folder: Path

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import stat
 import threading
 import time
@@ -141,6 +140,8 @@ def remove_leftover_staging(parent: Path) -> list[Path]:
         if match is None or not stat.S_ISDIR(info.st_mode):
             continue
         if _left_by_dead_writer(match["pid"], now - info.st_mtime):
+            import shutil  # here: every command imports this module, few remove a folder
+
             shutil.rmtree(path, ignore_errors=True)
             removed.append(path)
     return removed

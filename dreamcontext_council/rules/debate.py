@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from dreamcontext_council.errors import FormatError, StateError
 from dreamcontext_council.folder import frontmatter_io
@@ -14,8 +14,7 @@ _STATUS = re.compile(r"round_(\d+)_(running|complete)")
 MAX_ROUNDS = 10
 
 
-@dataclass(frozen=True)
-class Status:
+class Status(NamedTuple):
     """A parsed status: phase is created, running, complete_round, synthesizing or complete."""
 
     phase: str

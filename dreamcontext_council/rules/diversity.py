@@ -16,9 +16,8 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import PurePath
-from typing import Any
+from typing import Any, NamedTuple
 
 UNSPECIFIED = "unspecified"
 _ALIASES = {"opus": "anthropic", "sonnet": "anthropic", "haiku": "anthropic"}
@@ -85,8 +84,7 @@ def family_of(model: str) -> str:
     return body.split()[0] if body else UNSPECIFIED
 
 
-@dataclass(frozen=True)
-class Diversity:
+class Diversity(NamedTuple):
     """Distinct providers and families among the council's models."""
 
     providers: tuple[str, ...]

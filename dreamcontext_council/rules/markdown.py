@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t#]*$")
 
 
-@dataclass(frozen=True)
-class Heading:
+class Heading(NamedTuple):
     """A heading line found outside fenced code."""
 
     line: int
@@ -45,8 +44,7 @@ def headings(lines: list[str]) -> list[Heading]:
     return found
 
 
-@dataclass(frozen=True)
-class Section:
+class Section(NamedTuple):
     """A heading and the lines under it up to the next heading of the same or higher level."""
 
     title: str

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from dreamcontext_council.rules.verdicts import Verdict, Verdicts
 
@@ -77,8 +78,7 @@ def tally(verdicts: Verdicts, number: int) -> list[Tally]:
     ]
 
 
-@dataclass(frozen=True)
-class RoundFigures:
+class RoundFigures(NamedTuple):
     """What a round's verdicts add up to."""
 
     round: int

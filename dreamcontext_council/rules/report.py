@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from dreamcontext_council.errors import UsageError
 from dreamcontext_council.folder import frontmatter_io
@@ -21,8 +21,7 @@ _ROUND_TITLE = re.compile(r"round\s+(\d+)\b(?:\s*[—–-]+\s*(.*))?", re.IGNORE
 _KNOWN = {normalize_title(t): t for t in (*REQUIRED_SECTIONS, *OPTIONAL_SECTIONS)}
 
 
-@dataclass(frozen=True)
-class RoundEntry:
+class RoundEntry(NamedTuple):
     """One persona's answer for one round."""
 
     round: int

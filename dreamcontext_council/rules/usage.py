@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 
-@dataclass(frozen=True)
-class UsageTotals:
+class UsageTotals(NamedTuple):
     calls: int
     failed: int
     input_tokens: int
     output_tokens: int
     cost_usd: float
     providers: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        """The `usage` object of `show --json`, the board and the dashboard."""
+        return {**self._asdict(), "providers": list(self.providers)}
 
     def line(self) -> str:
         """One line for boards and `show`."""

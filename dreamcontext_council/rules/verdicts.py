@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from dreamcontext_council.errors import FormatError, UsageError
 from dreamcontext_council.folder.names import slugify
@@ -13,8 +13,7 @@ from dreamcontext_council.folder.names import slugify
 STANCE_KEY_LIMIT = 24
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(NamedTuple):
     """One persona's stance in one round."""
 
     stance: str

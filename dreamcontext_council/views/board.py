@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import asdict
+from typing import Any, NamedTuple
 
 from rich.cells import cell_len
 
@@ -36,8 +36,7 @@ def _cut(text: str, width: int) -> str:
     return out + "…"
 
 
-@dataclass(frozen=True)
-class BoardRow:
+class BoardRow(NamedTuple):
     slug: str
     stance: str | None
     conviction: int | None
@@ -45,8 +44,7 @@ class BoardRow:
     shift: str
 
 
-@dataclass(frozen=True)
-class BoardFigures:
+class BoardFigures(NamedTuple):
     """The board's numbers for one round."""
 
     round: int
@@ -60,7 +58,11 @@ class BoardFigures:
     tally: list[metrics.Tally]
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return {
+            **self._asdict(),
+            "rows": [row._asdict() for row in self.rows],
+            "tally": [asdict(tally) for tally in self.tally],
+        }
 
 
 def board_figures(snapshot: DebateSnapshot, number: int | None = None) -> BoardFigures:

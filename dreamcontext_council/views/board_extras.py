@@ -14,7 +14,7 @@ def board_extra_data(snapshot: DebateSnapshot) -> dict[str, Any]:
     persona_models = snapshot.persona_models()
     return {
         "models": diversity(persona_models.values()).to_json() | {"personas": persona_models},
-        "usage": totals.__dict__ | {"providers": list(totals.providers)},
+        "usage": totals.to_json(),
         "flags": snapshot.debate.flags,
     }
 

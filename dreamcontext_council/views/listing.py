@@ -26,7 +26,7 @@ def show_data(snapshot: DebateSnapshot) -> dict[str, Any]:
         "flags": debate.flags,
         "created_at": debate.meta.get("created_at"),
         "updated_at": debate.meta.get("updated_at"),
-        "usage": totals.__dict__ | {"providers": list(totals.providers)},
+        "usage": totals.to_json(),
         "round_log": snapshot.log,
     }
 
