@@ -227,8 +227,32 @@ def _plain(value: Any) -> Any:
     return value
 
 
+# A top-level entry's YAML depends only on its key and value, and a debate rewrites the
+# same frontmatter many times with one or two values changed: each entry is emitted once.
+_ENTRIES: dict[tuple[str, str], str] = {}
+_ENTRIES_KEPT = 4096
+
+
 def dump_meta(meta: dict[str, Any]) -> str:
     """The YAML between the --- lines, keys in the given order."""
+    if not meta or not all(isinstance(key, str) for key in meta):
+        return _dump(meta)
+    return "".join(_dump_entry(key, value) for key, value in meta.items())
+
+
+def _dump_entry(key: str, value: Any) -> str:
+    # repr tells apart what YAML writes differently (1, True, "1", 1.0; lists and tuples).
+    memo = (key, repr(value))
+    text = _ENTRIES.get(memo)
+    if text is None:
+        text = _dump({key: value})
+        if len(_ENTRIES) >= _ENTRIES_KEPT:
+            _ENTRIES.clear()
+        _ENTRIES[memo] = text
+    return text
+
+
+def _dump(meta: dict[str, Any]) -> str:
     text: str = _yaml().dump(
         meta,
         Dumper=_dumper(),

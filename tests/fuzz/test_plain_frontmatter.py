@@ -7,12 +7,14 @@ text, as the format keeps them); wherever PyYAML refuses a block, it must return
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dreamcontext_council.folder import frontmatter_io
 from dreamcontext_council.folder.frontmatter_io import _plain, dump_meta, plain_block
 
 from .conftest import PROFILE
@@ -53,6 +55,30 @@ def test_what_we_write_reads_back_the_same_with_or_without_pyyaml(meta: dict[str
     fast = plain_block(block)
     if fast is not None:
         assert fast == pyyaml(block), block
+
+
+@settings(settings.get_profile(PROFILE))
+@given(metas, metas)
+def test_entries_written_once_and_reused_give_pyyamls_whole_document(
+    first: dict[str, Any], second: dict[str, Any]
+) -> None:
+    # The second document shares entries with the first (same key, value sometimes equal).
+    second = {**second, **{k: v for i, (k, v) in enumerate(first.items()) if i % 2}}
+    for meta in (first, second, first):
+        assert dump_meta(meta) == frontmatter_io._dump(meta)
+
+
+def test_entries_that_only_look_alike_are_not_confused() -> None:
+    for value in (1, True, "1", 1.0, "true", None, "null", [], [1], ["1"], {"a": 1}):
+        meta = {"key": value, "other": copy.deepcopy(value)}
+        assert dump_meta(meta) == frontmatter_io._dump(meta), value
+
+
+def test_one_object_under_two_keys_is_written_out_twice_not_as_an_alias() -> None:
+    options = [{"key": "A", "label": "Migrate now"}]
+    block = dump_meta({"options": options, "registered": options})
+    assert "&" not in block and "*" not in block
+    assert yaml.safe_load(block) == {"options": options, "registered": options}
 
 
 @settings(settings.get_profile(PROFILE))
