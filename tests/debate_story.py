@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -124,6 +125,15 @@ def run_process(
     )
 
 
+def as_from_a_terminal() -> None:
+    """In a child, before exec: take SIGINT as a process started from a terminal does.
+
+    A shell that runs jobs in the background starts them with SIGINT ignored, and an
+    ignored signal stays ignored across fork and exec, so Ctrl-C tests would hang there.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start_process(
     args: Sequence[str | bytes],
     *,
@@ -131,7 +141,8 @@ def start_process(
     env: Mapping[str, str],
     stdin: int = subprocess.DEVNULL,
 ) -> subprocess.Popen[bytes]:
-    """`python -m dreamcontext_council council ARGS` as a real process, not waited for."""
+    """`python -m dreamcontext_council council ARGS` as a real process, not waited for;
+    SIGINT reaches it as Ctrl-C would."""
     return subprocess.Popen(
         council_argv(*args),
         stdin=stdin,
@@ -139,6 +150,7 @@ def start_process(
         stderr=subprocess.PIPE,
         cwd=cwd,
         env=env,
+        preexec_fn=as_from_a_terminal,
     )
 
 

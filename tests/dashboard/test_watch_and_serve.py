@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import httpx
-from debate_story import council_argv, council_environment, spawn
+from debate_story import as_from_a_terminal, council_argv, council_environment, spawn
 from rich.console import Console
 
 from dreamcontext_council.dashboard.watch import board_text, watch_board
@@ -174,6 +174,7 @@ def test_watch_on_a_real_terminal_exits_0_on_ctrl_c_and_restores_the_cursor(
         cwd=tmp_path,
         env=env,
         start_new_session=True,
+        preexec_fn=as_from_a_terminal,
     )
     os.close(terminal)
     seen = b""

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import signal
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import pytest
 
@@ -12,24 +10,9 @@ from .support import OPTIONS, TOPIC, Council, wait_for
 from .test_resume import DELAY, KILL_POINTS, assert_whole
 
 
-@contextmanager
-def sigint_delivered() -> Iterator[None]:
-    """Children started here take SIGINT as a terminal sends it.
-
-    A shell that runs jobs in the background starts them with SIGINT ignored, and an ignored
-    signal stays ignored across exec; a handled one is reset to the default.
-    """
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
 @pytest.mark.parametrize("point", ["two answers into round 1", "mid round 2", "synthesis begun"])
 def test_ctrl_c_stops_with_the_command_that_resumes(council: Council, point: str) -> None:
-    with sigint_delivered():
-        process = council.spawn("run", "--topic", TOPIC, "--options", OPTIONS, env=DELAY)
+    process = council.spawn("run", "--topic", TOPIC, "--options", OPTIONS, env=DELAY)
     try:
         wait_for(lambda: KILL_POINTS[point](council) or process.poll() is not None)
         assert process.poll() is None, "the run finished before the interrupt"
