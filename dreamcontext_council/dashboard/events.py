@@ -10,8 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import threading
-import time
 import warnings
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager, suppress
@@ -47,27 +45,6 @@ def start_observer(handler: FileSystemEventHandler, folder: Path) -> BaseObserve
     observer.schedule(handler, str(folder), recursive=True)
     observer.start()
     return observer
-
-
-# How long a watch or the dashboard waits for its observer to stop before exiting anyway.
-OBSERVER_STOP_S = 3.0
-
-
-def stop_observer(observer: BaseObserver, timeout: float = OBSERVER_STOP_S) -> bool:
-    """Stop and join the observer, waiting at most `timeout` seconds; True when it stopped.
-
-    watchdog's `stop()` joins its emitter threads with no timeout, so an emitter caught in
-    the middle of an event can hold it, and Ctrl-C would then not end the command. Its
-    threads are daemons: a process that exits leaves one that did not stop behind.
-    """
-    deadline = time.monotonic() + timeout
-    stopper = threading.Thread(target=observer.stop, name="observer-stop", daemon=True)
-    stopper.start()
-    stopper.join(timeout)
-    if stopper.is_alive():
-        return False
-    observer.join(max(0.0, deadline - time.monotonic()))
-    return not observer.is_alive()
 
 
 LIST = ""  # the key list subscribers see for changes that are not inside one debate
@@ -170,7 +147,8 @@ class ChangeFeed:
             self._timer.cancel()
             self._timer = None
         if self._observer is not None:
-            stop_observer(self._observer)
+            self._observer.stop()
+            self._observer.join(timeout=5)
             self._observer = None
 
     def notify_threadsafe(self, key: str) -> None:

@@ -12,12 +12,7 @@ from rich.text import Text
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 
 from dreamcontext_council.actions.snapshot import load_snapshot
-from dreamcontext_council.dashboard.events import (
-    change_key,
-    paths_of,
-    start_observer,
-    stop_observer,
-)
+from dreamcontext_council.dashboard.events import change_key, paths_of, start_observer
 from dreamcontext_council.errors import CouncilError
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.views.board import render_board
@@ -87,7 +82,8 @@ def watch_board(
     except KeyboardInterrupt:
         pass  # Ctrl-C is how a watch ends
     finally:
-        stop_observer(observer)
+        observer.stop()
+        observer.join(timeout=5)
 
 
 def _writer(console: Console) -> Callable[[str], None]:

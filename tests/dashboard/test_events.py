@@ -20,7 +20,6 @@ from watchdog.events import (
     FileOpenedEvent,
     FileSystemEventHandler,
 )
-from watchdog.observers import Observer
 
 from dreamcontext_council.dashboard.events import (
     LIST,
@@ -28,7 +27,6 @@ from dreamcontext_council.dashboard.events import (
     change_key,
     paths_of,
     start_observer,
-    stop_observer,
 )
 from dreamcontext_council.folder.paths import Root
 
@@ -206,37 +204,3 @@ def test_the_observer_keeps_watchdogs_rewatch_warning_off_the_terminal(tmp_path:
             observer.join(timeout=5)
 
     assert [str(w.message) for w in seen] == ["Something else went wrong"]
-
-
-def test_a_watching_observer_stops_and_its_threads_end(tmp_path: Path) -> None:
-    observer = start_observer(FileSystemEventHandler(), tmp_path)
-    (tmp_path / "debate.md").write_text("x\n", encoding="utf-8")
-
-    assert stop_observer(observer) is True
-    assert not observer.is_alive()
-
-
-class StuckObserver(Observer):  # type: ignore[misc, valid-type]
-    """An observer whose stop() hangs, as watchdog's can while it joins a stuck emitter."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.release = threading.Event()
-
-    def stop(self) -> None:
-        self.release.wait()
-        super().stop()
-
-
-def test_ctrl_c_is_not_held_up_by_an_observer_that_does_not_stop(tmp_path: Path) -> None:
-    observer = StuckObserver()
-    observer.daemon = True
-    observer.schedule(FileSystemEventHandler(), str(tmp_path), recursive=True)
-    observer.start()
-    try:
-        assert stop_observer(observer, timeout=0.2) is False  # returned, though stop() hangs
-        assert observer.is_alive()
-    finally:
-        observer.release.set()
-        observer.join(timeout=5)
-    assert not observer.is_alive()
