@@ -101,18 +101,24 @@ def assert_whole(council: Council, debate_id: str) -> None:
     assert index[0]["status"] == "complete"
 
 
-@pytest.mark.parametrize("point", list(KILL_POINTS))
-def test_a_killed_run_finishes_when_run_again(council: Council, point: str) -> None:
+def signal_run_at(council: Council, point: str, signum: int) -> tuple[int, str]:
+    """Start `run --topic`, send it `signum` at `point`; its exit code and stderr."""
     process = council.spawn("run", "--topic", TOPIC, "--options", OPTIONS, env=DELAY)
     try:
         wait_for(lambda: KILL_POINTS[point](council) or process.poll() is not None)
-        assert process.poll() is None, "the run finished before the kill point"
-        process.send_signal(signal.SIGKILL)
-        process.wait(timeout=30)
+        assert process.poll() is None, f"the run finished before {point}"
+        process.send_signal(signum)
+        _, err = process.communicate(timeout=60)
     finally:
         if process.poll() is None:
             process.kill()
-        process.communicate()
+            process.communicate()
+    return process.returncode, err.decode()
+
+
+@pytest.mark.parametrize("point", list(KILL_POINTS))
+def test_a_killed_run_finishes_when_run_again(council: Council, point: str) -> None:
+    signal_run_at(council, point, signal.SIGKILL)
     [debate_id] = council.ids()
     assert council.status(debate_id) != "complete"
 
