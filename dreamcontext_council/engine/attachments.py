@@ -74,7 +74,8 @@ def compress_attachment(text: str, *, wrap: bool = False) -> str:
     """One attachment cut down by the synthesis rule (`wrap`: prose wrapped first); code kept whole."""
     source = wrap_prose(text) if wrap else text
     view = compress_answer(source)
-    return view if view != source else text  # wrapping alone is no gain
+    # Wrapping can add more than compressing then takes away: keep the shorter.
+    return view if len(view) < len(text) else text
 
 
 def _read(path: Path) -> str:

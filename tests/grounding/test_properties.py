@@ -3,7 +3,7 @@ cuts a byte of its code, wrapped or not."""
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from dreamcontext_council.engine.attachments import compress_attachment, wrap_prose
@@ -75,8 +75,19 @@ def documents(draw: st.DrawFn) -> str:
     return draw(st.sampled_from(["\n", "\r\n"])).join(parts) + "\n"
 
 
+EMPTY_BLOCKS = "```\n\n```\r\n"
+REPLICAS = "Replicas lag at night."
+# Found by the test below: wrapping the prose added more than compressing it then saved.
+WRAPPED_LONGER = (
+    EMPTY_BLOCKS * 13 + "word " * 60 + "\r\n|a|b| - a bullet # Heading\r\n" + EMPTY_BLOCKS * 3
+    + (REPLICAS + " ") * 3 + "word " * 60 + f" {REPLICAS} {REPLICAS}\r\n" + EMPTY_BLOCKS * 3
+    + "```\n\n```\n"
+)  # fmt: skip
+
+
 @settings(max_examples=200, deadline=None)
 @given(documents(), st.booleans())
+@example(WRAPPED_LONGER, True)
 def test_compressing_an_attachment_keeps_every_code_block(text: str, wrap: bool) -> None:
     view = compress_attachment(text, wrap=wrap)
 
