@@ -124,9 +124,7 @@ def finished(finished_story: tuple[Path, str], root_path: Path) -> str:
 
 @pytest.fixture
 def fixture_root(tmp_path: Path) -> Reference:
-    """Copy ../shared/fixtures/reference-debate to tmp (the original is never written)."""
-    if not REFERENCE.is_dir():
-        pytest.skip(f"the reference debate is not available at {REFERENCE} (../shared is absent)")
+    """Copy tests/fixtures/reference-debate to tmp (the original is never written)."""
     target = writable_copy(REFERENCE, tmp_path / "reference-debate")
     return Reference(target / "_dream_context", target / "expected")
 
@@ -141,3 +139,29 @@ def ref_cli(fixture_root: Reference) -> Runner:
 def ref_council(fixture_root: Reference, workdir: Path) -> Runner:
     """The subprocess CLI pointed at the copied reference debate."""
     return subprocess_runner(workdir, fixture_root.root)
+
+
+# -- skips are failures unless expected ----------------------------------------------------
+#
+# A test that skips because a file or a tool is missing proves nothing, and `-q` hides it.
+# Only a test marked `may_skip` may skip; any other skip fails the run and is listed.
+
+_UNEXPECTED_SKIPS: list[str] = []
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.skipped and not hasattr(report, "wasxfail") and "may_skip" not in report.keywords:
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        _UNEXPECTED_SKIPS.append(f"{report.nodeid}: {reason}")
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if _UNEXPECTED_SKIPS:
+        terminalreporter.section("unexpected skips (each one fails the run)")
+        for line in _UNEXPECTED_SKIPS:
+            terminalreporter.write_line(line)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if _UNEXPECTED_SKIPS and exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

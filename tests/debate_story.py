@@ -20,8 +20,8 @@ from click.testing import CliRunner
 from dreamcontext_council.cli import cli as dreamcontext_cli
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
-REFERENCE = SHARED / "fixtures" / "reference-debate"
+# A real folder the Node dreamcontext CLI wrote, with its printed output under expected/.
+REFERENCE = REPO / "tests" / "fixtures" / "reference-debate"
 REFERENCE_ID = "council_lwVpZDlF"
 LIVE_FILE = Path("tmp") / ".council-live.json"
 LOCK_NAME = ".council.lock"
