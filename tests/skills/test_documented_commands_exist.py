@@ -34,8 +34,7 @@ def test_pack_and_docs_name_only_commands_and_options_the_cli_has() -> None:
 
 def test_commands_still_being_built_are_reported() -> None:
     pending = [p for p in _problems() if p.pending]
-    if pending:
-        pytest.skip("named in the docs but not built yet:\n" + "\n".join(map(str, pending)))
+    assert not pending, "named in the docs but not built yet:\n" + "\n".join(map(str, pending))
 
 
 def test_the_pack_names_commands_at_all() -> None:
