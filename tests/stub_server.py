@@ -308,8 +308,10 @@ class StubServer:
         responder: Responder | None = None,
         *,
         default_delay_s: float = 0.0,
+        port: int = 0,
     ) -> None:
         self.responder = responder
+        self.requested_port = port
         self.default_delay_s = default_delay_s
         self.requests: list[RecordedRequest] = []
         self.in_flight = 0
@@ -323,9 +325,9 @@ class StubServer:
     # -- lifecycle -----------------------------------------------------------------
 
     def start(self) -> StubServer:
-        """Start listening on a free port of 127.0.0.1."""
+        """Start listening on 127.0.0.1, on the port asked for or else a free one."""
         handler = _make_handler(self)
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", self.requested_port), handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
