@@ -78,9 +78,12 @@ def complete_debate(root: Root, debate_id: str) -> bool:
         if debate.status.phase == "complete":
             return False
         if debate.status.phase in ("created", "running"):
+            by_hand = (
+                f"finish the rounds and run `dreamcontext council synthesize {debate_id}` first"
+            )
             raise StateError(
-                f"Cannot complete {debate_id}: it is {debate.status}; finish the rounds and "
-                f"run `dreamcontext council synthesize {debate_id}` first."
+                f"Cannot complete {debate_id}: it is {debate.status}; "
+                f"{_how_to_go_on(files, by_hand)}."
             )
         report = files.paths.final_report
         if not report.exists() or find_section(read_text(report), 2, "Verdict") is None:
@@ -95,6 +98,14 @@ def complete_debate(root: Root, debate_id: str) -> bool:
     return True
 
 
+def _how_to_go_on(files: DebateFiles, by_hand: str) -> str:
+    """The next step for an unfinished debate: `run <id>` for one that `council run` drives
+    (its calls are in usage.jsonl), else `by_hand`."""
+    if files.paths.usage.exists():
+        return f"run `dreamcontext council run {files.id}` to finish it"
+    return by_hand
+
+
 @dataclass(frozen=True)
 class Promotion:
     path: str  # relative to the root, e.g. knowledge/decision-....md
@@ -107,9 +118,10 @@ def promote(root: Root, debate_id: str, *, force: bool = False) -> Promotion:
     with files.lock():
         debate = files.debate()
         if debate.status.phase != "complete":
+            by_hand = f"run `dreamcontext council complete {debate_id}` first"
             raise StateError(
-                f"Cannot promote {debate_id}: it is {debate.status}; run "
-                f"`dreamcontext council complete {debate_id}` first."
+                f"Cannot promote {debate_id}: it is {debate.status}; "
+                f"{_how_to_go_on(files, by_hand)}."
             )
         if debate.promoted and not force:
             return Promotion(debate.promoted, False)

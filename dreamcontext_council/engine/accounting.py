@@ -109,7 +109,9 @@ class Ledger:
     ) -> float:
         """Reserve room for one call and return its estimated cost; BudgetReached when it would cross a limit."""
         if self.max_calls is not None and self.calls + self.in_flight + 1 > self.max_calls:
-            raise BudgetReached(f"--max-calls {self.max_calls} reached after {self.calls} calls")
+            # Calls still in flight count: they are made, and will be in usage.jsonl.
+            made = self.calls + self.in_flight
+            raise BudgetReached(f"--max-calls {self.max_calls} reached after {made} calls")
         estimate = self.prices.cost(spec, estimated_input_tokens, expected_output_tokens)
         if self.max_cost is not None and self.cost + self.reserved + estimate > self.max_cost:
             raise BudgetReached(
