@@ -23,7 +23,7 @@ def register(cli: click.Group, council: click.Group) -> None:
     "personas_spec",
     default="cognitive",
     show_default=True,
-    help="Preset name, roster file, or auto (with --topic).",
+    help="Preset (cognitive, engineering), roster file (docs/personas.md), or auto (with --topic).",
 )
 @click.option(
     "--options", "options_spec", help='Registered options for a new debate, as "A=…,B=…".'
@@ -186,6 +186,12 @@ def run(
     result = asyncio.run(launch(request, echo=lambda line: click.echo(line, err=True)))
     if not (quiet or as_json) and result.get("stopped") in ("complete", "interlude"):
         click.echo(_board(result["id"]), err=True)
+    if not (quiet or as_json) and result.get("stopped") == "complete":
+        click.echo(
+            f"Next: `dreamcontext council board {result['id']}`, `dreamcontext council serve`, "
+            f"`dreamcontext council export {result['id']} --format html`",
+            err=True,
+        )
     emit(result, as_json, result["message"] + ("\n" + result["id"] if result.get("id") else ""))
 
 

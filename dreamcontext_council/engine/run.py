@@ -323,9 +323,12 @@ class CouncilRun:
     def _finish(self) -> RunOutcome:
         debate = self.files.debate()
         message = f"{self.id} is complete: {self.files.paths.final_report}"
-        if self.options.promote:
-            promotion = closing.promote(self.root, self.id)
-            message += f"\nPromoted to {promotion.path}."
+        # A new report replaces what an earlier promotion copied, or the doc would go stale.
+        rewrite = self.options.resynthesize and debate.promoted is not None
+        if self.options.promote or rewrite:
+            promotion = closing.promote(self.root, self.id, force=rewrite)
+            done = "Promoted again, from the new report," if rewrite else "Promoted"
+            message += f"\n{done} to {promotion.path}."
         elif debate.promoted:
             message += f"\nPromoted to {debate.promoted}."
         return self._outcome("complete", message)
