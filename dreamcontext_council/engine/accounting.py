@@ -17,6 +17,11 @@ from dreamcontext_council.folder.storage import append_line
 
 PRICES_ENV = "DREAMCONTEXT_PRICES"
 
+# The `persona` of calls no debater makes. Parentheses keep them apart from every persona
+# slug (the cognitive preset seats a debater called `synthesizer`).
+SYNTHESIS_CALLER = "(synthesis)"
+ORCHESTRATOR_CALLER = "(orchestrator)"
+
 # US dollars per million tokens (input, output); override with --prices or DREAMCONTEXT_PRICES.
 DEFAULT_PRICES: dict[str, tuple[float, float]] = {
     "claude-opus-5-5": (5.0, 25.0),

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dreamcontext_council.actions.files import DebateFiles
-from dreamcontext_council.engine.accounting import PriceTable
+from dreamcontext_council.engine.accounting import ORCHESTRATOR_CALLER, SYNTHESIS_CALLER, PriceTable
 from dreamcontext_council.engine.attachments import PROMPT_BUDGET_CHARS
 from dreamcontext_council.engine.calls import DEFAULT_EXPECTED_OUTPUT, EXPECTED_OUTPUT
 from dreamcontext_council.engine.providers.models import default_model, parse_model
@@ -62,7 +62,7 @@ def estimate_run(
             calls.append(
                 {
                     "round": number,
-                    "persona": "orchestrator",
+                    "persona": ORCHESTRATOR_CALLER,
                     "model": request.check_model or fallback,
                     "phase": "check",
                     "input_tokens": 300 * len(personas),
@@ -77,7 +77,7 @@ def estimate_run(
         calls.append(
             {
                 "round": rounds,
-                "persona": "synthesizer",
+                "persona": SYNTHESIS_CALLER,
                 "model": request.synth_model or fallback,
                 "phase": "synthesis",
                 "input_tokens": min(25_000, answers * 1_500) + attached,

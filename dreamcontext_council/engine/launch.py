@@ -11,7 +11,7 @@ from typing import Any
 
 from dreamcontext_council.actions import convene
 from dreamcontext_council.actions.files import DebateFiles
-from dreamcontext_council.engine.accounting import load_prices
+from dreamcontext_council.engine.accounting import ORCHESTRATOR_CALLER, load_prices
 from dreamcontext_council.engine.progress import make_progress
 from dreamcontext_council.engine.providers.models import default_model, parse_model
 from dreamcontext_council.engine.providers.registry import ProviderSet, ProviderSettings
@@ -235,7 +235,7 @@ async def _auto_personas(
     )
     prompt = prompts.personas_prompt(debate.topic, debate.options, AUTO_COUNT)
     completion = await caller.call(
-        spec, prompt, persona="orchestrator", round=0, phase="persona-generation"
+        spec, prompt, persona=ORCHESTRATOR_CALLER, round=0, phase="persona-generation"
     )
     text = completion.text.strip()
     start, end = text.find("["), text.rfind("]")

@@ -19,7 +19,12 @@ from dreamcontext_council.actions.live_state import refresh_live, throttled_subm
 from dreamcontext_council.actions.rounds import end_round, start_round
 from dreamcontext_council.engine import convergence as conv
 from dreamcontext_council.engine import prompts
-from dreamcontext_council.engine.accounting import BudgetReached, Ledger, PriceTable
+from dreamcontext_council.engine.accounting import (
+    ORCHESTRATOR_CALLER,
+    BudgetReached,
+    Ledger,
+    PriceTable,
+)
 from dreamcontext_council.engine.calls import Caller
 from dreamcontext_council.engine.pairing import new_seed
 from dreamcontext_council.engine.progress import Progress
@@ -298,7 +303,7 @@ class CouncilRun:
             )
             spec = parse_model(self._check_model())
             completion = await self.caller.call(
-                spec, prompt, persona="orchestrator", round=number, phase="check"
+                spec, prompt, persona=ORCHESTRATOR_CALLER, round=number, phase="check"
             )
             answer = completion.text.strip() or "(empty)"
             bullets.append(f"Answered by: {completion.provider}:{completion.model}")

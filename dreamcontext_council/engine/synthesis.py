@@ -10,6 +10,7 @@ from typing import Any
 from dreamcontext_council.actions.files import DebateFiles, today
 from dreamcontext_council.actions.snapshot import load_snapshot
 from dreamcontext_council.engine import prompts
+from dreamcontext_council.engine.accounting import SYNTHESIS_CALLER
 from dreamcontext_council.engine.calls import Caller
 from dreamcontext_council.engine.providers.base import Prompt
 from dreamcontext_council.engine.providers.models import parse_model
@@ -159,7 +160,7 @@ class Synthesizer:
         spec = parse_model(self.model)
         number = self.files.debate().current_round
         completion = await self.caller.call(
-            spec, prompt, persona="synthesizer", round=number, phase="synthesis"
+            spec, prompt, persona=SYNTHESIS_CALLER, round=number, phase="synthesis"
         )
         draft = self.parse(completion.text)
         problems = draft_problems(draft)
@@ -167,7 +168,7 @@ class Synthesizer:
             repair = repair_prompt(prompt, completion.text, "; ".join(problems) + ".")
             atomic_write_text(self.files.paths.synthesis_input, synthesis_record(prompt, repair))
             completion = await self.caller.call(
-                spec, repair, persona="synthesizer", round=number, phase="repair"
+                spec, repair, persona=SYNTHESIS_CALLER, round=number, phase="repair"
             )
             draft = self.parse(completion.text)
         if not draft.sections.get(normalize_title("Verdict"), "").strip():

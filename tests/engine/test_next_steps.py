@@ -78,3 +78,14 @@ def test_run_help_names_every_preset() -> None:
         p for p in run.params if isinstance(p, click.Option) and p.name == "personas_spec"
     )
     assert all(name in (personas.help or "") for name in PRESETS)
+
+
+def test_the_synthesis_call_is_not_booked_to_the_debater_called_synthesizer(
+    council: Council,
+) -> None:
+    debate_id = council("run", "--topic", TOPIC, "--options", OPTIONS, "--rounds", "2").last_line
+
+    usage = council.usage(debate_id)
+    by_synthesizer = {u["phase"] for u in usage if u["persona"] == "synthesizer"}
+    assert by_synthesizer == {"opening", "cross-exam"}
+    assert {u["persona"] for u in usage if u["phase"] == "synthesis"} == {"(synthesis)"}

@@ -88,7 +88,7 @@ def test_resynthesis_reads_the_stored_answers_and_calls_no_debater(
     assert new_requests[0].json["model"] == "claude-stub"
     new_usage = council.usage(debate_id)[usage_before:]
     assert [(u["phase"], u["persona"], u["provider"]) for u in new_usage] == [
-        ("synthesis", "synthesizer", "anthropic")
+        ("synthesis", "(synthesis)", "anthropic")
     ]
 
     # Nothing is lost: the previous report is kept byte for byte, the originals are untouched.
