@@ -250,3 +250,33 @@ def test_agent_create_with_a_command_model_is_consent(council: Council, tmp_path
 
     assert run.code == 0, run.err
     assert marker.exists()
+
+
+def test_the_trust_file_follows_xdg_config_home_and_can_be_named(tmp_path: Path) -> None:
+    from dreamcontext_council.engine.consent import trust_file as where
+
+    home = {"HOME": str(tmp_path / "home")}
+    config = tmp_path / "config"
+
+    assert where(home) == tmp_path / "home" / ".config" / "dreamcontext" / "trusted-commands.json"
+    assert where({**home, "XDG_CONFIG_HOME": str(config)}) == (
+        config / "dreamcontext" / "trusted-commands.json"
+    )
+    assert where({**home, "XDG_CONFIG_HOME": "relative/dir"}).is_relative_to(tmp_path / "home")
+    named = tmp_path / "elsewhere.json"
+    assert where({**home, "DREAMCONTEXT_TRUST_FILE": str(named)}) == named
+
+
+def test_a_broken_trust_file_stops_the_run_with_one_line(council: Council, tmp_path: Path) -> None:
+    marker = tmp_path / "pwned"
+    debate_id = cloned_debate(tmp_path, council, marking_command(tmp_path, marker))
+    trust_file(council).parent.mkdir(parents=True)
+    trust_file(council).write_text('{"trusted": ["not", "a", "map"]}', encoding="utf-8")
+    before = council.tree()
+
+    run = council.proc("run", debate_id, "--yes")
+
+    assert run.code != 0
+    assert "fix or delete it" in one_line(run.err)
+    assert council.tree() == before
+    assert not marker.exists()
