@@ -15,6 +15,10 @@ class UsageError(CouncilError):
     exit_code = 2
 
 
+class ConsentRequired(UsageError):
+    """A debate folder names a program to run that the user has not allowed; nothing ran."""
+
+
 class NotFoundError(CouncilError):
     """A debate, persona, root or file that does not exist."""
 

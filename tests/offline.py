@@ -11,6 +11,8 @@ import pytest
 
 # Variables that would let a test reach a real provider, another root, or a slow stand-in.
 SCRUBBED_PREFIXES = ("ANTHROPIC_", "OPENAI_", "DREAMCONTEXT_")
+# The user's config dir holds the trust file of `command:` models: tests keep theirs in HOME.
+SCRUBBED_NAMES = ("XDG_CONFIG_HOME",)
 
 
 def clean_environment(base: Mapping[str, str], home: Path) -> dict[str, str]:
@@ -18,7 +20,9 @@ def clean_environment(base: Mapping[str, str], home: Path) -> dict[str, str]:
     env = {
         k: v
         for k, v in base.items()
-        if not k.startswith(SCRUBBED_PREFIXES) and not k.lower().endswith("_proxy")
+        if not k.startswith(SCRUBBED_PREFIXES)
+        and k not in SCRUBBED_NAMES
+        and not k.lower().endswith("_proxy")
     }
     env.update(
         NO_PROXY="127.0.0.1,localhost",
@@ -41,7 +45,7 @@ def scrub_environment(
     and the Anthropic SDK's profile directory (`home/anthropic-config` unless given) at
     private folders."""
     for name in list(os.environ):
-        if name.startswith(prefixes) or name.lower().endswith("_proxy"):
+        if name.startswith(prefixes) or name in SCRUBBED_NAMES or name.lower().endswith("_proxy"):
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
     monkeypatch.setenv("HOME", str(home))

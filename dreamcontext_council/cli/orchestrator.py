@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from dreamcontext_council.actions import closing, convene, interlude, rounds
@@ -14,7 +16,7 @@ from dreamcontext_council.cli.base import (
     read_stdin_bytes,
     root_option,
 )
-from dreamcontext_council.folder.paths import root_for_new
+from dreamcontext_council.folder.paths import Root, root_for_new
 from dreamcontext_council.rules.grounding import check_attachments
 from dreamcontext_council.rules.roster import PersonaSpec, load_roster
 
@@ -87,6 +89,8 @@ def new(
         personas=roster,
         attachments=attachments,
     )
+    if roster:
+        _allow_named_models(root, debate.id, [p.model for p in roster])
     if as_json:
         emit(
             {
@@ -152,12 +156,21 @@ def agent_create(
     text = read_body(body, read_stdin_bytes(body), "persona text")
     spec = PersonaSpec(slug, text, model, [a.strip() for a in aspects.split(",") if a.strip()])
     result = convene.create_agent(root, debate_id, spec, force=force)
+    _allow_named_models(root, debate_id, [model])
     verb = "added to" if result.created else "updated in"
     emit(
         {"debate": debate_id, "slug": result.slug, "created": result.created},
         as_json,
         f"Persona {result.slug} {verb} {debate_id}.",
     )
+
+
+def _allow_named_models(root: Root, debate_id: str, models: list[str]) -> None:
+    """A `command:` model the user typed (or put in the roster file they named) may run."""
+    from dreamcontext_council.actions.files import DebateFiles
+    from dreamcontext_council.engine.consent import allow_named_models
+
+    allow_named_models(DebateFiles(root, debate_id), models, dict(os.environ))
 
 
 @agent.command("list")

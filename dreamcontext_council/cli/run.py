@@ -49,6 +49,13 @@ def register(cli: click.Group, council: click.Group) -> None:
 @click.option(
     "--model", help="Model for personas that name none (default: from the keys set, else scripted)."
 )
+@click.option(
+    "--allow-command",
+    "allow_commands",
+    multiple=True,
+    metavar="COMMAND",
+    help="Let this debate run a persona's `command:` program (repeatable); remembered.",
+)
 @click.option("--check-model", help="Model for the convergence check (default: --model).")
 @click.option("--synth-model", help="Model for the synthesizer (default: --model).")
 @click.option(
@@ -121,6 +128,7 @@ def run(
     attach: tuple[str, ...],
     compact: bool,
     model: str | None,
+    allow_commands: tuple[str, ...],
     check_model: str | None,
     synth_model: str | None,
     base_url: str | None,
@@ -144,6 +152,10 @@ def run(
     With no API key set, it runs on the built-in scripted provider: an offline,
     deterministic stand-in that shows the whole flow (it is not a model).
 
+    A `command:` model found in a debate folder (a persona's `model:`) runs only if
+    you named it this time (--model, --allow-command) or allowed it before for this
+    folder; otherwise `run` stops with exit 2 before any call.
+
     \b
     Examples:
       dreamcontext council run --topic "Should we migrate the session store to Postgres?" \\
@@ -163,6 +175,7 @@ def run(
         attach=list(attach),
         compact=compact,
         model=model,
+        allow_commands=list(allow_commands),
         check_model=check_model,
         synth_model=synth_model,
         base_url=base_url,

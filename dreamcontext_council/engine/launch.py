@@ -6,11 +6,12 @@ import asyncio
 import json
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dreamcontext_council.actions import convene
 from dreamcontext_council.actions.files import DebateFiles
+from dreamcontext_council.engine import consent
 from dreamcontext_council.engine.accounting import ORCHESTRATOR_CALLER, load_prices
 from dreamcontext_council.engine.progress import make_progress
 from dreamcontext_council.engine.providers.models import default_model, parse_model
@@ -44,6 +45,7 @@ class Launch:
     attach: list[str] = field(default_factory=list)
     compact: bool = False
     model: str | None = None
+    allow_commands: list[str] = field(default_factory=list)
     check_model: str | None = None
     synth_model: str | None = None
     base_url: str | None = None
@@ -121,6 +123,8 @@ async def launch(request: Launch, echo: Callable[[str], None]) -> dict[str, Any]
         root = require_root(request.root)
         files = DebateFiles(root, request.debate_id)
         debate = files.debate()
+        if not request.dry_run:  # a dry run calls nothing
+            consent.require_consent(files, _named_commands(request), request.env)
         # The guard stands before the first call; a debate already under way is resumed.
         fresh = debate.current_round == 0 and not files.paths.usage.exists()
         if fresh and not request.yes and not request.resynthesize:
@@ -139,6 +143,8 @@ async def launch(request: Launch, echo: Callable[[str], None]) -> dict[str, Any]
         offline = parse_model(default_model(request.env)).provider == "scripted"
         echo(SCRIPTED_NOTICE if offline else SCRIPTED_SOME_NOTICE)
     providers = _provider_set(request)
+    if files is not None:
+        consent.allow_commands(files, _named_commands(request, flags=False), request.env)
     try:
         if files is None:
             assert request.topic is not None
@@ -159,7 +165,13 @@ async def launch(request: Launch, echo: Callable[[str], None]) -> dict[str, Any]
                 echo(f"Debate {debate.id} created in {files.paths.folder}")
             if request.personas_spec == "auto":
                 with _resumable(files.id):
-                    await _auto_personas(root, files, request, providers, prices)
+                    await _auto_personas(root, files, request, providers, prices, echo)
+            # Naming the roster file or the command on the command line was the consent.
+            consent.allow_commands(
+                files,
+                [*_named_commands(request), *(c.command for c in consent.folder_commands(files))],
+                request.env,
+            )
         progress = make_progress(quiet=request.quiet, tty=request.tty)
         run_options = RunOptions(
             model=request.model,
@@ -196,6 +208,12 @@ async def launch(request: Launch, echo: Callable[[str], None]) -> dict[str, Any]
     }
 
 
+def _named_commands(request: Launch, *, flags: bool = True) -> set[str]:
+    """The command lines the user named this time: in model flags and `--allow-command`."""
+    models = (request.model, request.check_model, request.synth_model) if flags else ()
+    return consent.named_commands(models, request.allow_commands)
+
+
 @contextmanager
 def _resumable(debate_id: str) -> Iterator[None]:
     """Ctrl-C cancels the run at its next await; say how to go on instead of "Aborted."."""
@@ -217,9 +235,17 @@ def _has_files(files: DebateFiles) -> bool:
 
 
 async def _auto_personas(
-    root: Root, files: DebateFiles, request: Launch, providers: ProviderSet, prices: Any
+    root: Root,
+    files: DebateFiles,
+    request: Launch,
+    providers: ProviderSet,
+    prices: Any,
+    echo: Callable[[str], None],
 ) -> None:
-    """`--personas auto`: the orchestrator model writes topic-specific personas."""
+    """`--personas auto`: the orchestrator model writes topic-specific personas.
+
+    Their models come from the user, never from the answer: a `model` in it is dropped.
+    """
     from dreamcontext_council.engine import prompts
     from dreamcontext_council.engine.accounting import Ledger
     from dreamcontext_council.engine.calls import Caller
@@ -247,5 +273,12 @@ async def _auto_personas(
         raise UsageError(
             "The model did not return a JSON list of personas for --personas auto; run again or pass a preset."
         )
-    for persona in parse_roster(json.dumps(data), "--personas auto"):
-        convene.create_agent(root, files.id, persona)
+    roster = parse_roster(json.dumps(data), "--personas auto")
+    dropped = [p.slug for p in roster if p.model]
+    if dropped and not request.quiet:
+        echo(
+            f"--personas auto: ignored the model the answer named for {', '.join(dropped)}; "
+            "models come only from --model, a preset or a roster file."
+        )
+    for persona in roster:
+        convene.create_agent(root, files.id, replace(persona, model=""))

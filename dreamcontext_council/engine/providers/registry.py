@@ -5,10 +5,11 @@ from __future__ import annotations
 import importlib
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dreamcontext_council.engine.providers.base import Completion, Prompt, Provider
+from dreamcontext_council.engine.providers.keys import answer_keys, hide_keys
 from dreamcontext_council.engine.providers.limits import CallLimits
 from dreamcontext_council.engine.providers.models import ModelSpec
 from dreamcontext_council.engine.providers.retry import RetryPolicy
@@ -81,8 +82,22 @@ class ProviderSet:
         return self._providers[key]
 
     async def complete(self, spec: ModelSpec, prompt: Prompt) -> Completion:
-        """Ask the model of `spec` for an answer to `prompt`."""
-        return await self.get(spec).complete(prompt, spec.model)
+        """Ask the model of `spec` for an answer to `prompt`, with any key it echoed hidden."""
+        completion = await self.get(spec).complete(prompt, spec.model)
+        keys = self.answer_keys()
+        return replace(
+            completion,
+            text=hide_keys(completion.text, keys),
+            model=hide_keys(completion.model, keys),
+        )
+
+    def answer_keys(self) -> tuple[str, ...]:
+        """The keys no answer may carry: `*_API_KEY` values and base-URL credentials."""
+        urls = [
+            *self.settings.base_urls.values(),
+            *(self.env.get(n) for n in BASE_URL_ENVS.values()),
+        ]
+        return answer_keys((self.env, os.environ), urls)
 
     async def aclose(self) -> None:
         """Close the HTTP clients the providers opened in the running event loop."""

@@ -1,0 +1,64 @@
+"""Keys an answer must never carry into the debate folder, the exports or the terminal.
+
+A model (or a `command:` program, or a server) may echo a key it was given or found in
+its environment. Every answer passes through `hide_keys` in `ProviderSet.complete`, the
+one place all calls go through, before anything stores, parses or prints it. Only the
+exact values of known keys are hidden, so an answer that discusses API keys keeps its
+prose and code.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from urllib.parse import parse_qsl, urlsplit
+
+from dreamcontext_council.engine.providers.retry import REDACTED
+
+# `ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, `MY_PROXY_API_KEY`, `ANTHROPIC_AUTH_TOKEN`, ...
+_KEY_ENV_NAME = re.compile(r"(?i)(?:^|_)(?:API_KEY|AUTH_TOKEN)$")
+# Query parameters that carry credentials in a base URL (`?api-key=…`, `&token=…`).
+_KEY_PARAM = re.compile(r"(?i)(key|token|secret|password|passwd|auth|sig)")
+MIN_KEY_LENGTH = 8
+MIN_URL_SECRET_LENGTH = 4
+
+
+def env_keys(env: Mapping[str, str]) -> list[str]:
+    """The values of every `*_API_KEY` (and `*_AUTH_TOKEN`) variable in `env`."""
+    return [
+        value.strip()
+        for name, value in env.items()
+        if _KEY_ENV_NAME.search(name) and len(value.strip()) >= MIN_KEY_LENGTH
+    ]
+
+
+def url_credentials(url: str | None) -> list[str]:
+    """Credentials written into a server URL: `user:pass@` and key-like query parameters."""
+    if not url:
+        return []
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return []
+    found = []
+    if parts.password:
+        found += [parts.password, f"{parts.username or ''}:{parts.password}"]
+    elif parts.username and "@" in parts.netloc:
+        found.append(parts.username)  # a bare token as userinfo (`https://TOKEN@host`)
+    found += [value for name, value in parse_qsl(parts.query) if _KEY_PARAM.search(name)]
+    return [s for s in found if len(s) >= MIN_URL_SECRET_LENGTH]
+
+
+def answer_keys(envs: Iterable[Mapping[str, str]], urls: Iterable[str | None]) -> tuple[str, ...]:
+    """Every key an answer must not carry: env keys and base-URL credentials, longest first."""
+    keys = {k for env in envs for k in env_keys(env)}
+    keys |= {c for url in urls for c in url_credentials(url)}
+    return tuple(sorted(keys, key=len, reverse=True))
+
+
+def hide_keys(text: str, keys: Iterable[str]) -> str:
+    """`text` with every occurrence of each key replaced by `[redacted]`."""
+    for key in keys:
+        if key in text:
+            text = text.replace(key, REDACTED)
+    return text
