@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from dreamcontext_council.cli.base import current_root, root_option
+from dreamcontext_council.cli.base import current_root, echo, root_option
 
 
 def register(cli: click.Group, council: click.Group) -> None:
@@ -47,7 +47,7 @@ def serve(port: int, host: str, open_browser: bool) -> None:
         host=host,
         port=port,
         open_browser=open_browser,
-        announce=lambda url: click.echo(
+        announce=lambda url: echo(
             f"Council dashboard for {root.path} at {url}\nPress Ctrl-C to stop."
         ),
     )
@@ -69,7 +69,7 @@ def watch(debate_id: str) -> None:
 
     from dreamcontext_council.dashboard.watch import watch_board
 
-    watch_board(current_root(), debate_id, Console(), write=lambda text: click.echo(text, nl=False))
+    watch_board(current_root(), debate_id, Console(), write=lambda text: echo(text, nl=False))
 
 
 @click.command()
@@ -101,7 +101,7 @@ def export(debate_id: str, fmt: str, output: Path | None) -> None:
 
     text = export_debate(load_snapshot(current_root(), debate_id), fmt)
     if output is None:
-        click.echo(text, nl=False)
+        echo(text, nl=False)
         return
     output.write_text(text, encoding="utf-8", newline="\n")
-    click.echo(f"Wrote {output} ({fmt}, {len(text.encode('utf-8')):,} bytes).")
+    echo(f"Wrote {output} ({fmt}, {len(text.encode('utf-8')):,} bytes).")
