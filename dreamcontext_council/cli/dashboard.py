@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from dreamcontext_council.cli.base import current_root, echo, root_option
+from dreamcontext_council.cli.base import current_root, echo, root_option, warn
 
 
 def register(cli: click.Group, council: click.Group) -> None:
@@ -27,11 +27,16 @@ def register(cli: click.Group, council: click.Group) -> None:
     "--host",
     default="127.0.0.1",
     show_default=True,
-    help="Address to listen on; keep the default unless others must reach it.",
+    help="Address to listen on; a loopback one unless --allow-remote.",
+)
+@click.option(
+    "--allow-remote",
+    is_flag=True,
+    help="Allow a --host other machines can reach (no login: they read every debate).",
 )
 @click.option("--open", "open_browser", is_flag=True, help="Open the dashboard in a browser.")
 @root_option
-def serve(port: int, host: str, open_browser: bool) -> None:
+def serve(port: int, host: str, allow_remote: bool, open_browser: bool) -> None:
     """The live dashboard in a browser: debates, boards, transcripts and reports,
     updated as the files change. Read-only; stop it with Ctrl-C.
 
@@ -50,6 +55,8 @@ def serve(port: int, host: str, open_browser: bool) -> None:
         announce=lambda url: echo(
             f"Council dashboard for {root.path} at {url}\nPress Ctrl-C to stop."
         ),
+        allow_remote=allow_remote,
+        warn=warn,
     )
 
 

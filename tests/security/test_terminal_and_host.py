@@ -15,12 +15,14 @@ import os
 import pty
 import select
 import signal
+import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from council_run import roster_file
 from debate_story import (
@@ -35,6 +37,7 @@ from debate_story import (
 )
 from offline import clean_environment
 
+from dreamcontext_council.dashboard.hosts import allowed_hosts, is_loopback
 from dreamcontext_council.views.terminal import printable, printable_json
 
 # An OSC window title, clear screen, CR, BS, a C1 CSI, a right-to-left override, rich markup.
@@ -387,3 +390,117 @@ def test_run_progress_on_a_terminal_shows_escapes(
     assert_terminal_safe(seen)
     assert b"[blink]b[/blink]" in seen
     assert SHOWN_TITLE.encode() in seen
+
+
+# -- the dashboard's Host check --------------------------------------------------------
+
+
+def ipv6_loopback() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(("::1", 0))
+    except OSError:
+        return False
+    return True
+
+
+@contextlib.contextmanager
+def serving(root: Path, tmp_path: Path, *args: str) -> Iterator[tuple[str, list[bytes]]]:
+    """`council serve --port 0 ARGS` as a real process: (its URL, its stderr once stopped)."""
+    process = start_process(
+        ["serve", "--port", "0", *args], cwd=tmp_path, env=council_environment(root, None)
+    )
+    stderr: list[bytes] = []
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline().decode("utf-8")
+        assert " at http://" in line, line + process.communicate(timeout=10)[1].decode()
+        url = line.rsplit(" at ", 1)[1].strip()
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                httpx.get(url, timeout=2)
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline, "the dashboard did not answer"
+                time.sleep(0.1)
+        yield url, stderr
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            _, err = process.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            raise
+        stderr.append(err)
+    assert process.returncode == 0, err.decode("utf-8", "replace")
+
+
+@pytest.mark.parametrize(
+    ("host", "names"),
+    [
+        ("127.0.0.2", ["127.0.0.2", "localhost"]),
+        ("127.1.2.3", ["127.1.2.3"]),
+        ("localhost", ["127.0.0.1", "localhost"]),
+        ("::1", ["[::1]", "localhost"]),
+    ],
+)
+def test_serve_on_any_loopback_address_answers_only_its_own_names(
+    hostile: tuple[Path, str], tmp_path: Path, host: str, names: list[str]
+) -> None:
+    if host == "::1" and not ipv6_loopback():
+        pytest.skip("this machine has no IPv6 loopback (::1)")
+    root, debate_id = hostile
+    with serving(root, tmp_path, "--host", host) as (url, _):
+        port = url.rstrip("/").rsplit(":", 1)[1]
+        for name in names:
+            for header in (name, f"{name}:{port}"):
+                page = httpx.get(url + f"d/{debate_id}", headers={"host": header}, timeout=5)
+                assert page.status_code == 200, header
+        for header in ("evil.example", f"evil.example:{port}", "127.0.0.1.evil.example"):
+            refused = httpx.get(url + f"d/{debate_id}", headers={"host": header}, timeout=5)
+            assert refused.status_code == 400, header
+            assert "Migrate now" not in refused.text
+
+
+def test_serve_on_a_remote_address_needs_allow_remote(
+    hostile: tuple[Path, str], tmp_path: Path
+) -> None:
+    root, _ = hostile
+    done = subprocess_runner(tmp_path, root)("serve", "--host", "0.0.0.0", "--port", "0")
+    assert done.code == 2
+    assert done.out == ""
+    [line] = done.err.splitlines()
+    assert line.startswith("Error: --host 0.0.0.0 ") and "--allow-remote" in line
+
+
+def test_serve_with_allow_remote_warns(hostile: tuple[Path, str], tmp_path: Path) -> None:
+    root, debate_id = hostile
+    with serving(root, tmp_path, "--host", "0.0.0.0", "--allow-remote") as (url, stderr):
+        port = url.rstrip("/").rsplit(":", 1)[1]
+        page = httpx.get(f"http://127.0.0.1:{port}/d/{debate_id}", timeout=5)
+        assert page.status_code == 200
+    warning = stderr[0].decode("utf-8")
+    assert warning.startswith("Warning: the dashboard on 0.0.0.0 is reachable from other machines")
+
+
+@pytest.mark.parametrize(
+    ("host", "loopback"),
+    [
+        ("127.0.0.1", True),
+        ("127.255.0.9", True),
+        ("localhost", True),
+        ("LOCALHOST", True),
+        ("::1", True),
+        ("[::1]", True),
+        ("::ffff:127.0.0.1", True),
+        ("0.0.0.0", False),
+        ("::", False),
+        ("192.168.1.20", False),
+        ("localhost.evil.example", False),
+        ("my-laptop", False),
+    ],
+)
+def test_which_addresses_are_loopback(host: str, loopback: bool) -> None:
+    assert is_loopback(host) is loopback
+    assert (allowed_hosts(host) is None) is not loopback
