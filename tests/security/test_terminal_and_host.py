@@ -35,6 +35,8 @@ from debate_story import (
     start_process,
     subprocess_runner,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from offline import clean_environment
 
 from dreamcontext_council.dashboard.hosts import allowed_hosts, is_loopback
@@ -75,6 +77,22 @@ def test_printable_shows_every_control_but_newline_and_tab() -> None:
     assert printable("\x9b2J \u202eevil\u2066") == "\\x9b2J \\u202eevil\\u2066"
     assert printable("naïve — 🙂 \u05e9\u05dc\u05d5\u05dd") == "naïve — 🙂 \u05e9\u05dc\u05d5\u05dd"
     assert printable(printable(HOSTILE)) == printable(HOSTILE)
+
+
+UNPRINTABLE = {chr(c) for c in [*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0)]}
+UNPRINTABLE |= set("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text())
+def test_printable_leaves_no_control_but_newline_and_tab(text: str) -> None:
+    shown = printable(text)
+    assert not UNPRINTABLE & set(shown)
+    assert printable(shown) == shown
+    if not UNPRINTABLE & set(text):
+        assert shown == text
+    assert json.loads(printable_json(json.dumps(text, ensure_ascii=False))) == text
+    assert not UNPRINTABLE & set(printable_json(json.dumps(text, ensure_ascii=False)))
 
 
 def test_printable_json_escapes_losslessly() -> None:
