@@ -1,4 +1,5 @@
-"""What every command shares: error translation, --root, --json output, bodies from stdin."""
+"""What every command shares: error translation, --root, --json output, bodies from stdin,
+and `echo`, the one way a command prints (control characters in model text shown, not obeyed)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import click
 
 from dreamcontext_council.errors import CouncilError
 from dreamcontext_council.folder.paths import Root, require_root
+from dreamcontext_council.views.terminal import printable, printable_json
 
 F = TypeVar("F", bound=Callable[..., Any])
 _NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
@@ -36,13 +38,13 @@ class CouncilGroup(click.Group):
             code = super().main(args, prog_name, complete_var, False, **extra)
         except click.UsageError as exc:
             path = exc.ctx.command_path if exc.ctx else (prog_name or "dreamcontext")
-            click.echo(f"Error: {exc.format_message()} (see `{path} --help`).", err=True)
+            echo(f"Error: {exc.format_message()} (see `{path} --help`).", err=True)
             sys.exit(exc.exit_code)
         except click.ClickException as exc:
-            exc.show()
+            echo(f"Error: {exc.format_message()}", err=True)
             sys.exit(exc.exit_code)
         except click.Abort:
-            click.echo("Aborted.", err=True)
+            echo("Aborted.", err=True)
             sys.exit(1)
         sys.exit(code if isinstance(code, int) else 0)
 
@@ -53,7 +55,7 @@ class CouncilGroup(click.Group):
                 arg.encode("utf-8")
             except UnicodeEncodeError:
                 shown = os.fsencode(arg).decode("ascii", "backslashreplace")
-                click.echo(
+                echo(
                     f"Error: the argument '{shown}' is not UTF-8 text; pass it in UTF-8.",
                     err=True,
                 )
@@ -64,12 +66,12 @@ class CouncilGroup(click.Group):
         try:
             return super().invoke(ctx)
         except CouncilError as exc:
-            click.echo(f"Error: {exc}", err=True)
+            echo(f"Error: {exc}", err=True)
             ctx.exit(exc.exit_code)
         except OSError as exc:
             where = f" ({exc.filename})" if exc.filename else ""
             then = " Free some space and run it again." if exc.errno in _NO_SPACE else ""
-            click.echo(f"Error: {exc.strerror or exc}{where}; nothing was changed.{then}", err=True)
+            echo(f"Error: {exc.strerror or exc}{where}; nothing was changed.{then}", err=True)
             ctx.exit(1)
 
 
@@ -103,17 +105,23 @@ def current_root() -> Root:
     return require_root(explicit_root())
 
 
+def echo(message: str, *, err: bool = False, nl: bool = True) -> None:
+    """Print a line to stdout (or stderr): every command's output goes through here, so a
+    model's escape sequences, carriage returns and bidi overrides are shown, never obeyed."""
+    click.echo(printable(message), err=err, nl=nl)
+
+
 def emit(data: Any, as_json: bool, text: str | Callable[[], str]) -> None:
     """Print `data` as JSON or the human text."""
     if as_json:
-        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        echo(printable_json(json.dumps(data, indent=2, ensure_ascii=False)))
     else:
         rendered = text() if callable(text) else text
-        click.echo(rendered.rstrip("\n"))
+        echo(rendered.rstrip("\n"))
 
 
 def warn(message: str) -> None:
-    click.echo(f"Warning: {message}", err=True)
+    echo(f"Warning: {message}", err=True)
 
 
 def read_stdin_bytes(body: str | None) -> bytes | None:

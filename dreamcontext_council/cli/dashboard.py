@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from dreamcontext_council.cli.base import current_root, root_option
+from dreamcontext_council.cli.base import current_root, echo, root_option, warn
 
 
 def register(cli: click.Group, council: click.Group) -> None:
@@ -27,11 +27,16 @@ def register(cli: click.Group, council: click.Group) -> None:
     "--host",
     default="127.0.0.1",
     show_default=True,
-    help="Address to listen on; keep the default unless others must reach it.",
+    help="Address to listen on; a loopback one unless --allow-remote.",
+)
+@click.option(
+    "--allow-remote",
+    is_flag=True,
+    help="Allow a --host other machines can reach (no login: they read every debate).",
 )
 @click.option("--open", "open_browser", is_flag=True, help="Open the dashboard in a browser.")
 @root_option
-def serve(port: int, host: str, open_browser: bool) -> None:
+def serve(port: int, host: str, allow_remote: bool, open_browser: bool) -> None:
     """The live dashboard in a browser: debates, boards, transcripts and reports,
     updated as the files change. Read-only; stop it with Ctrl-C.
 
@@ -47,9 +52,11 @@ def serve(port: int, host: str, open_browser: bool) -> None:
         host=host,
         port=port,
         open_browser=open_browser,
-        announce=lambda url: click.echo(
+        announce=lambda url: echo(
             f"Council dashboard for {root.path} at {url}\nPress Ctrl-C to stop."
         ),
+        allow_remote=allow_remote,
+        warn=warn,
     )
 
 
@@ -69,7 +76,7 @@ def watch(debate_id: str) -> None:
 
     from dreamcontext_council.dashboard.watch import watch_board
 
-    watch_board(current_root(), debate_id, Console(), write=lambda text: click.echo(text, nl=False))
+    watch_board(current_root(), debate_id, Console(), write=lambda text: echo(text, nl=False))
 
 
 @click.command()
@@ -101,7 +108,7 @@ def export(debate_id: str, fmt: str, output: Path | None) -> None:
 
     text = export_debate(load_snapshot(current_root(), debate_id), fmt)
     if output is None:
-        click.echo(text, nl=False)
+        echo(text, nl=False)
         return
     output.write_text(text, encoding="utf-8", newline="\n")
-    click.echo(f"Wrote {output} ({fmt}, {len(text.encode('utf-8')):,} bytes).")
+    echo(f"Wrote {output} ({fmt}, {len(text.encode('utf-8')):,} bytes).")

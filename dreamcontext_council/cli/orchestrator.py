@@ -10,6 +10,7 @@ from dreamcontext_council.actions import closing, convene, interlude, rounds
 from dreamcontext_council.actions.files import read_body
 from dreamcontext_council.cli.base import (
     current_root,
+    echo,
     emit,
     explicit_root,
     json_option,
@@ -104,14 +105,14 @@ def new(
         )
         return
     if created:
-        click.echo(f"Created {root.path} (no _dream_context/ was found here or above).")
-    click.echo(f"Debate created: {debate.topic}")
+        echo(f"Created {root.path} (no _dream_context/ was found here or above).")
+    echo(f"Debate created: {debate.topic}")
     if debate.personas:
-        click.echo(f"Personas: {', '.join(debate.personas)}")
-    click.echo(
+        echo(f"Personas: {', '.join(debate.personas)}")
+    echo(
         f"Next: dreamcontext council agent create {debate.id} <slug> --body ...  then  round start {debate.id} 1"
     )
-    click.echo(debate.id)
+    echo(debate.id)
 
 
 @click.group()

@@ -9,6 +9,7 @@ from dreamcontext_council.actions.context import round_context
 from dreamcontext_council.actions.files import read_body
 from dreamcontext_council.cli.base import (
     current_root,
+    echo,
     emit,
     json_option,
     read_stdin_bytes,
@@ -36,7 +37,7 @@ def round_context_command(debate_id: str, slug: str) -> None:
     Example:
       dreamcontext council round-context council_AbC12345 risk-auditor
     """
-    click.echo(round_context(current_root(), debate_id, slug).rstrip("\n"))
+    echo(round_context(current_root(), debate_id, slug).rstrip("\n"))
 
 
 @click.command()

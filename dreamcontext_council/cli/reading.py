@@ -6,6 +6,7 @@ import click
 
 from dreamcontext_council.cli.base import (
     current_root,
+    echo,
     emit,
     explicit_root,
     json_option,
@@ -145,4 +146,4 @@ def live_clear() -> None:
 
     root = find_root(explicit_root())
     removed = bool(root) and clear_live(root.live_file)  # type: ignore[union-attr]
-    click.echo("Live file removed." if removed else "No live file.")
+    echo("Live file removed." if removed else "No live file.")

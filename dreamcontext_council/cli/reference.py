@@ -12,6 +12,7 @@ from pathlib import Path
 
 import click
 
+from dreamcontext_council.cli.base import echo
 from dreamcontext_council.folder.storage import atomic_write_text
 
 HELP_WIDTH = 88
@@ -124,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     target = Path(args[0]) if args else REFERENCE_PATH
     atomic_write_text(target, render_reference(cli))
-    print(f"Wrote {target}")
+    echo(f"Wrote {target}")
     return 0
 
 

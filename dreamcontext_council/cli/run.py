@@ -7,7 +7,14 @@ import os
 
 import click
 
-from dreamcontext_council.cli.base import emit, explicit_root, is_terminal, json_option, root_option
+from dreamcontext_council.cli.base import (
+    echo,
+    emit,
+    explicit_root,
+    is_terminal,
+    json_option,
+    root_option,
+)
 
 
 def register(cli: click.Group, council: click.Group) -> None:
@@ -196,11 +203,11 @@ def run(
         tty=is_terminal() and not as_json,
         env=dict(os.environ),
     )
-    result = asyncio.run(launch(request, echo=lambda line: click.echo(line, err=True)))
+    result = asyncio.run(launch(request, echo=lambda line: echo(line, err=True)))
     if not (quiet or as_json) and result.get("stopped") in ("complete", "interlude"):
-        click.echo(_board(result["id"]), err=True)
+        echo(_board(result["id"]), err=True)
     if not (quiet or as_json) and result.get("stopped") == "complete":
-        click.echo(
+        echo(
             f"Next: `dreamcontext council board {result['id']}`, `dreamcontext council serve`, "
             f"`dreamcontext council export {result['id']} --format html`",
             err=True,

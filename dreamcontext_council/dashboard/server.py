@@ -12,12 +12,12 @@ import uvicorn
 
 from dreamcontext_council.dashboard.app import create_app
 from dreamcontext_council.dashboard.events import ChangeFeed
+from dreamcontext_council.dashboard.hosts import allowed_hosts, check_bind
 from dreamcontext_council.errors import CouncilError, UsageError
 from dreamcontext_council.folder.paths import Root
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 class DashboardServer(uvicorn.Server):
@@ -59,8 +59,7 @@ def url_for(host: str, port: int) -> str:
 def build_server(root: Root, host: str, sock: socket.socket) -> DashboardServer:
     """The app and its uvicorn server, ready to run on an already bound socket."""
     # On loopback only local names may reach the app (a rebinding DNS name may not).
-    allowed = ["127.0.0.1", "localhost"] if host in LOOPBACK and host != "::1" else None
-    app = create_app(root, allowed_hosts=allowed)
+    app = create_app(root, allowed_hosts=allowed_hosts(host))
     config = uvicorn.Config(
         app,
         log_level="warning",
@@ -77,8 +76,17 @@ def serve(
     port: int = DEFAULT_PORT,
     open_browser: bool = False,
     announce: Callable[[str], None] | None = None,
+    *,
+    allow_remote: bool = False,
+    warn: Callable[[str], None] | None = None,
 ) -> None:
-    """Serve the dashboard until interrupted; `announce` gets the URL once it is bound."""
+    """Serve the dashboard until interrupted; `announce` gets the URL once it is bound.
+
+    A non-loopback `host` needs `allow_remote` (else UsageError) and is reported to `warn`.
+    """
+    warning = check_bind(host, allow_remote)
+    if warning is not None and warn is not None:
+        warn(warning)
     sock = bind(host, port)
     url = url_for(host, sock.getsockname()[1])
     server = build_server(root, host, sock)

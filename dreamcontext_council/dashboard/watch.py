@@ -17,17 +17,19 @@ from dreamcontext_council.errors import CouncilError
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.views.board import render_board
 from dreamcontext_council.views.board_extras import board_extra_lines
+from dreamcontext_council.views.terminal import printable
 
 DEBOUNCE_S = 0.1
 
 
 def board_text(root: Root, debate_id: str) -> str:
-    """The board with usage and flags; a debate that does not parse says so instead."""
+    """The board with usage and flags, ready for a terminal (control characters shown as
+    escapes); a debate that does not parse says so instead."""
     try:
         snapshot = load_snapshot(root, debate_id)
     except CouncilError as exc:
-        return f"Cannot read {debate_id} right now: {exc}"
-    return render_board(snapshot, None, board_extra_lines(snapshot))
+        return printable(f"Cannot read {debate_id} right now: {exc}")
+    return printable(render_board(snapshot, None, board_extra_lines(snapshot)))
 
 
 class _Changed(FileSystemEventHandler):

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
+
+from dreamcontext_council.views.terminal import printable
+
+if TYPE_CHECKING:
+    from rich.text import Text
 
 
 @dataclass
@@ -27,7 +32,7 @@ class PlainProgress:
         pass
 
     def note(self, message: str) -> None:
-        print(message, file=self.stream, flush=True)
+        print(printable(message), file=self.stream, flush=True)
 
     def round_started(self, number: int, title: str, personas: list[str]) -> None:
         self.note(f"Round {number} ({title}): {', '.join(personas)}")
@@ -57,7 +62,7 @@ class LiveProgress:
     def _table(self) -> object:
         from rich.table import Table
 
-        table = Table(title=self.title, expand=False)
+        table = Table(title=_cell(self.title), expand=False)
         table.add_column("persona")
         table.add_column("state")
         table.add_column("tokens", justify="right")
@@ -71,10 +76,10 @@ class LiveProgress:
         }
         for slug, line in self.lines.items():
             table.add_row(
-                slug,
-                f"[{styles.get(line.state, '')}]{line.state}[/]",
+                _cell(slug),
+                _cell(line.state, styles.get(line.state, "")),
                 str(line.tokens or ""),
-                line.detail,
+                _cell(line.detail),
             )
         return table
 
@@ -85,7 +90,7 @@ class LiveProgress:
         self.live.stop()
 
     def note(self, message: str) -> None:
-        self.live.console.print(message, markup=False, highlight=False)
+        self.live.console.print(_cell(message), highlight=False)
 
     def round_started(self, number: int, title: str, personas: list[str]) -> None:
         if self.lines:
@@ -100,6 +105,13 @@ class LiveProgress:
         line.state, line.detail = state, detail
         line.tokens = tokens or line.tokens
         self.live.update(self._table(), refresh=True)  # type: ignore[arg-type]
+
+
+def _cell(text: str, style: str = "") -> Text:
+    """Text for the live table as it is: never read as rich markup, control characters shown."""
+    from rich.text import Text
+
+    return Text(printable(text), style=style)
 
 
 class QuietProgress(PlainProgress):

@@ -10,6 +10,7 @@ from rich.cells import cell_len
 from dreamcontext_council.actions.snapshot import DebateSnapshot
 from dreamcontext_council.folder.names import slugify
 from dreamcontext_council.rules import metrics
+from dreamcontext_council.views.terminal import printable
 
 WIDTH = 94
 TITLE_LIMIT = 43
@@ -132,7 +133,8 @@ def render_board(
     tally = "   ".join(f"{t.key} {t.label} ({t.count} · {t.conviction})" for t in figures.tally)
     lines.append(f"OPTIONS  {tally}" if tally else "OPTIONS  (none yet)")
     lines += extra_lines or []
-    body = [f"│ {_pad(_cut(line, inner), inner)} │" for line in lines]
+    # Escapes are shown before measuring, so a hostile headline cannot break the frame.
+    body = [f"│ {_pad(_cut(printable(line), inner), inner)} │" for line in lines]
     bottom = "╰" + "─" * (WIDTH - 2) + "╯"
     return "\n".join([top, *body, bottom])
 

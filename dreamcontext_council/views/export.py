@@ -20,6 +20,7 @@ from dreamcontext_council.views.debate_page import build_debate_page
 from dreamcontext_council.views.html import debate_html
 from dreamcontext_council.views.persona_page import research_notes
 from dreamcontext_council.views.report_page import knowledge_file
+from dreamcontext_council.views.terminal import printable, printable_json
 from dreamcontext_council.views.timeline import render_timeline, timeline_data
 
 FORMATS = ("html", "json", "md")
@@ -28,13 +29,20 @@ EXPORT_VERSION = 1
 
 
 def export_debate(snapshot: DebateSnapshot, fmt: str) -> str:
-    """The export of a debate in `fmt` (html, json or md), as text ending in a newline."""
+    """The export of a debate in `fmt` (html, json or md), as text ending in a newline.
+
+    Whether it goes to a terminal or to a file someone may `cat` later, no export carries
+    a raw control character: html and md show them as escapes (`\\x1b`), json escapes them
+    losslessly (`\\u001b`).
+    """
     if fmt == "html":
-        return export_html(snapshot)
+        return printable(export_html(snapshot))
     if fmt == "json":
-        return json.dumps(export_json(snapshot), indent=2, ensure_ascii=False) + "\n"
+        return (
+            printable_json(json.dumps(export_json(snapshot), indent=2, ensure_ascii=False)) + "\n"
+        )
     if fmt == "md":
-        return export_markdown(snapshot)
+        return printable(export_markdown(snapshot))
     raise UsageError(f"'{fmt}' is not an export format; use one of {', '.join(FORMATS)}.")
 
 

@@ -29,6 +29,7 @@ from dreamcontext_council.engine.providers.base import (
     Usage,
 )
 from dreamcontext_council.engine.providers.limits import CallLimits
+from dreamcontext_council.views.terminal import printable
 
 log = logging.getLogger(__name__)
 
@@ -162,7 +163,7 @@ def missing_key(target: CallTarget) -> Failure:
 
 def command_failed(target: CallTarget, returncode: int, stderr: str) -> Failure:
     """A command provider program that exited with an error."""
-    detail = redact(tail(stderr), target.secrets)
+    detail = printable(redact(tail(stderr), target.secrets))
     message = f"command {target.model!r} failed with exit code {returncode}"
     message += f": {detail}" if detail else " and printed nothing on stderr."
     return Failure(retryable=False, reason=f"exit code {returncode}", message=message)
@@ -237,7 +238,7 @@ def status_failure(
     target: CallTarget, status: int, body: object, headers: Mapping[str, str]
 ) -> Failure:
     """Classify an HTTP error status from the provider's server."""
-    said = redact(shorten(server_message(body)), target.secrets)
+    said = printable(redact(shorten(server_message(body)), target.secrets))
     if status in _STATUS_REASONS and (status in (408, 409, 429) or status >= 500):
         return Failure(
             retryable=True,

@@ -1,0 +1,40 @@
+"""Text from models and programs made safe to print: its control characters shown, not obeyed.
+
+A terminal obeys control characters wherever they come from: an escape sequence in a verdict
+headline can retitle the window, clear the screen or rewrite lines above it, and a bidi
+override can make a line read differently from what it says. Everything the council prints
+passes through `printable` (or `printable_json` for JSON) on its way out.
+"""
+
+from __future__ import annotations
+
+import re
+
+# C0 controls but tab and newline, DEL, C1 controls, and the bidi embeddings, overrides
+# and isolates (the "Trojan Source" set).
+_BIDI = "\u202a-\u202e\u2066-\u2069"
+_UNPRINTABLE = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}]")
+# Outside JSON strings JSON is plain ASCII, and json.dumps already escapes C0 controls.
+_JSON_UNPRINTABLE = re.compile(f"[\x7f-\x9f{_BIDI}]")
+
+
+def _shown(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def printable(text: str) -> str:
+    """`text` with every control character other than newline and tab shown as its escape.
+
+    ESC becomes the four characters `\\x1b`, CSI (U+009B) `\\x9b`, a right-to-left override
+    `\\u202e`; a CR that ends a line (CRLF) is dropped. Applying it twice changes nothing.
+    """
+    return _UNPRINTABLE.sub(_shown, text.replace("\r\n", "\n"))
+
+
+def printable_json(text: str) -> str:
+    """JSON text (as `json.dumps` writes it) with DEL, C1 and bidi controls `\\u`-escaped.
+
+    Unlike `printable` this loses nothing: the JSON still decodes to the same strings.
+    """
+    return _JSON_UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
