@@ -221,7 +221,7 @@ async def _auto_personas(
 ) -> None:
     """`--personas auto`: the orchestrator model writes topic-specific personas."""
     from dreamcontext_council.engine import prompts
-    from dreamcontext_council.engine.accounting import Ledger
+    from dreamcontext_council.engine.accounting import Ledger, with_outcome
     from dreamcontext_council.engine.calls import Caller
     from dreamcontext_council.engine.progress import QuietProgress
     from dreamcontext_council.rules.roster import parse_roster
@@ -234,7 +234,7 @@ async def _auto_personas(
         QuietProgress(),
     )
     prompt = prompts.personas_prompt(debate.topic, debate.options, AUTO_COUNT)
-    completion = await caller.call(
+    completion, line = await caller.ask(
         spec, prompt, persona="orchestrator", round=0, phase="persona-generation"
     )
     text = completion.text.strip()
@@ -243,9 +243,14 @@ async def _auto_personas(
         data = json.loads(text[start : end + 1]) if start >= 0 else None
     except ValueError:
         data = None
-    if not isinstance(data, list):
-        raise UsageError(
-            "The model did not return a JSON list of personas for --personas auto; run again or pass a preset."
-        )
-    for persona in parse_roster(json.dumps(data), "--personas auto"):
-        convene.create_agent(root, files.id, persona)
+    try:
+        if not isinstance(data, list):
+            raise UsageError(
+                "The model did not return a JSON list of personas for --personas auto; run again or pass a preset."
+            )
+        for persona in parse_roster(json.dumps(data), "--personas auto"):
+            convene.create_agent(root, files.id, persona)
+    except Exception as exc:
+        await caller.append(with_outcome(line, "failed", str(exc)))
+        raise
+    await caller.append(line)  # `ok` once the personas are on disk

@@ -268,6 +268,7 @@ class CouncilRun:
         votes = verdicts.round(number)
         lead = metrics.leading(votes)
         bullets = [f"Numeric convergence: {levels[-1]}%" + (f" → {lead}" if lead else "")]
+        line: str | None = None
         if conv.early_stop(levels):
             answer, bullets = (
                 "CONVERGED",
@@ -297,7 +298,7 @@ class CouncilRun:
                 rows,
             )
             spec = parse_model(self._check_model())
-            completion = await self.caller.call(
+            completion, line = await self.caller.ask(
                 spec, prompt, persona="orchestrator", round=number, phase="check"
             )
             answer = completion.text.strip() or "(empty)"
@@ -305,6 +306,8 @@ class CouncilRun:
         going_on = conv.is_continue(answer)
         bullets.append("Decision: another round" if going_on else "Decision: synthesis")
         self.files.append_log(conv.check_heading(number, answer), bullets)
+        if line:
+            await self.caller.append(line)  # `ok` once the answer is in round-log.md
         self.progress.note(
             f"Convergence check after round {number}: {answer.strip()[:40]} ({bullets[0]}); {bullets[-1]}."
         )

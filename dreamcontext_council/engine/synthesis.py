@@ -10,6 +10,7 @@ from typing import Any
 from dreamcontext_council.actions.files import DebateFiles, today
 from dreamcontext_council.actions.snapshot import load_snapshot
 from dreamcontext_council.engine import prompts
+from dreamcontext_council.engine.accounting import BROKEN, with_outcome
 from dreamcontext_council.engine.calls import Caller
 from dreamcontext_council.engine.providers.base import Prompt
 from dreamcontext_council.engine.providers.models import parse_model
@@ -158,19 +159,22 @@ class Synthesizer:
         atomic_write_text(self.files.paths.synthesis_input, synthesis_record(prompt))
         spec = parse_model(self.model)
         number = self.files.debate().current_round
-        completion = await self.caller.call(
+        completion, line = await self.caller.ask(
             spec, prompt, persona="synthesizer", round=number, phase="synthesis"
         )
         draft = self.parse(completion.text)
         problems = draft_problems(draft)
         if problems:
+            # Paid for, but only quoted in the repair request: a rerun asks again.
+            await self.caller.append(with_outcome(line, BROKEN))
             repair = repair_prompt(prompt, completion.text, "; ".join(problems) + ".")
             atomic_write_text(self.files.paths.synthesis_input, synthesis_record(prompt, repair))
-            completion = await self.caller.call(
+            completion, line = await self.caller.ask(
                 spec, repair, persona="synthesizer", round=number, phase="repair"
             )
             draft = self.parse(completion.text)
         if not draft.sections.get(normalize_title("Verdict"), "").strip():
+            await self.caller.append(with_outcome(line, BROKEN))
             raise CouncilError(
                 f"The synthesizer wrote no ## Verdict section, even after a repair request; run "
                 f"`dreamcontext council run {self.files.id}` again, perhaps with --synth-model."
@@ -180,7 +184,14 @@ class Synthesizer:
             if completion.model == completion.provider
             else f"{completion.provider}:{completion.model}"
         )
-        self.write(draft, used)
+        try:
+            self.write(draft, used)
+        except Exception as exc:
+            await self.caller.append(
+                with_outcome(line, "failed", f"the report could not be saved: {exc}")
+            )
+            raise
+        await self.caller.append(line)  # `ok` only now that final-report.md is on disk
 
     def parse(self, text: str) -> SynthesisDraft:
         from dreamcontext_council.engine.ledger import parse_claims

@@ -1,0 +1,91 @@
+"""What `run` writes: it never overwrites what a person wrote meanwhile, never stores an
+answer of unbounded size, and never marks a call `ok` before its result is on disk."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from council_run import Council
+from debate_story import OPTIONS, TOPIC
+from offline import clean_environment
+from offline import no_provider_environment as no_provider_environment
+
+from dreamcontext_council.folder.storage import locked
+from dreamcontext_council.rules.usage import calls_of, usage_totals
+
+from .engine_writes_support import gated_command, wait_for
+
+
+@pytest.fixture
+def council(root_path: Path, workdir: Path, tmp_path: Path) -> Council:
+    """The CLI against a fresh workspace (`_dream_context/` not created yet)."""
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    return Council(root_path, workdir, clean_environment(os.environ, home))
+
+
+# -- usage truth ----------------------------------------------------------------------
+
+
+def test_a_run_killed_between_the_synthesis_call_and_its_report_left_no_ok_line(
+    council: Council, tmp_path: Path
+) -> None:
+    gate = tmp_path / "gate"
+    synthesizer = gated_command(tmp_path, gate, phases=("synthesis",))
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({synthesizer: [1000.0, 1000.0]}), encoding="utf-8")
+    args = ("--synth-model", synthesizer, "--prices", str(prices))
+    process = council.spawn("run", "--topic", TOPIC, "--options", OPTIONS, "--rounds", "1", *args)
+    try:
+        wait_for(lambda: (gate.parent / "waiting").exists() or process.poll() is not None)
+        assert process.poll() is None, process.communicate()[1].decode()
+        [debate_id] = council.ids()
+        folder = council.folder(debate_id)
+        # Holding the debate's lock stops the run at its first locked write after the call.
+        with locked(folder):
+            gate.touch()
+            wait_for(lambda: any(r["phase"] == "synthesis" for r in council.usage_lines(debate_id)))
+            process.kill()
+            process.communicate()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+
+    assert not (folder / "final-report.md").exists()
+    synthesis = [r for r in council.usage_lines(debate_id) if r["phase"] == "synthesis"]
+    assert [r["outcome"] for r in synthesis] == ["pending"]
+    paid = synthesis[0]["cost_usd"]
+    assert paid > 0
+
+    again = council.proc("run", debate_id, *args)
+
+    assert again.code == 0, again.err
+    assert council.status(debate_id) == "complete"
+    calls = [r for r in council.usage(debate_id) if r["phase"] == "synthesis"]
+    assert [r["outcome"] for r in calls] == ["pending", "ok"]
+    shown = council("show", debate_id, "--json")
+    assert shown.code == 0, shown.err
+    usage = json.loads(shown.out)["usage"]
+    everything = council.usage(debate_id)
+    assert usage["calls"] == len(everything)
+    assert usage["cost_usd"] == pytest.approx(sum(r["cost_usd"] for r in everything))
+    assert usage["cost_usd"] >= paid + calls[1]["cost_usd"]
+
+
+def test_a_call_with_two_lines_counts_once_and_a_pending_call_counts_as_paid() -> None:
+    lines = [
+        {"call": "a1", "outcome": "pending", "cost_usd": 0.5, "provider": "openai"},
+        {"call": "b2", "outcome": "pending", "cost_usd": 0.25, "provider": "openai"},
+        {"call": "a1", "outcome": "ok", "cost_usd": 0.5, "provider": "openai"},
+        {"outcome": "ok", "cost_usd": 0.125, "provider": "scripted"},  # before call ids
+        {"call": "c3", "outcome": "discarded", "cost_usd": 1.0, "provider": "openai"},
+    ]
+
+    assert [r.get("call") for r in calls_of(lines)] == ["a1", "b2", None, "c3"]
+    assert calls_of(lines)[0]["outcome"] == "ok"
+    totals = usage_totals(lines)
+    assert (totals.calls, totals.failed, totals.cost_usd) == (4, 0, 1.875)
