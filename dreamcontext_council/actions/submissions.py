@@ -120,6 +120,45 @@ def append_report(
     return ReportResult(number, replaced, warnings)
 
 
+def record_answer(
+    root: Root,
+    debate_id: str,
+    slug: str,
+    number: int,
+    *,
+    stance: str,
+    conviction: str | int,
+    headline: str,
+    concession: str | None,
+    body: str,
+) -> bool:
+    """Record a model's verdict and round entry in one step, only if the persona has neither.
+
+    The check and both writes happen under one hold of the debate's lock, so a verdict or
+    entry a person recorded while the model was answering is kept, never overwritten.
+    Returns False, with nothing written, when one was there.
+    """
+    check_entry_body(clean_entry_body(body)[0])  # before the verdict: all or nothing
+    files = DebateFiles(root, debate_id)
+    with files.lock():
+        if slug in files.verdicts().round(number) or any(
+            e.round == number for e in files.entries(slug)
+        ):
+            return False
+        record_verdict(
+            root,
+            debate_id,
+            slug,
+            number,
+            stance=stance,
+            conviction=conviction,
+            headline=headline,
+            concession=concession,
+        )
+        append_report(root, debate_id, slug, body, number=number)
+    return True
+
+
 def recount_entries(root: Root, debate_id: str, slug: str) -> bool:
     """Make the persona's `round_entries` match its report again; True when it was off.
 

@@ -11,7 +11,7 @@ from dreamcontext_council.actions import submissions
 from dreamcontext_council.actions.files import DebateFiles, today
 from dreamcontext_council.actions.rounds import participants
 from dreamcontext_council.engine import prompts
-from dreamcontext_council.engine.accounting import BROKEN, BudgetReached, with_outcome
+from dreamcontext_council.engine.accounting import BROKEN, DISCARDED, BudgetReached, with_outcome
 from dreamcontext_council.engine.calls import Caller
 from dreamcontext_council.engine.contract import (
     ContractError,
@@ -32,12 +32,15 @@ CROSS_EXAM_DIRECTIVE = (
     "Cross-examine {peer}: find the factual errors, logical gaps and missing perspectives in its "
     "round 1 answer (not matters of opinion) and score it 1-10."
 )
+KEPT_DETAIL = "hand-written entry kept; the model's answer was not saved"
 
 
 @dataclass
 class RoundResult:
     answered: list[str] = field(default_factory=list)
     failed: dict[str, str] = field(default_factory=dict)
+    kept: list[str] = field(default_factory=list)
+    """Personas whose hand-written verdict or entry was kept over the model's answer."""
     skipped: list[str] = field(default_factory=list)
     budget: str | None = None
 
@@ -149,8 +152,10 @@ class RoundRunner:
                 return_exceptions=True,
             )
         for slug, outcome in zip(pending, outcomes, strict=True):
-            if outcome is None:
+            if outcome is True:
                 result.answered.append(slug)
+            elif outcome is False:
+                result.kept.append(slug)
             elif isinstance(outcome, BudgetReached):
                 result.budget = str(outcome)
             elif isinstance(outcome, CouncilError | ContractError):
@@ -168,7 +173,8 @@ class RoundRunner:
 
     async def _persona(
         self, debate: Debate, slug: str, number: int, roster: list[str], verdicts: Verdicts
-    ) -> None:
+    ) -> bool:
+        """Ask one persona and save its answer; False when a hand-written entry was kept."""
         progress = self.caller.progress
         context = self.files.context(slug)
         spec = self.model_for(context)
@@ -209,11 +215,15 @@ class RoundRunner:
         save = functools.partial(
             self._save_answer, debate, slug, number, roster, answer, usage_line
         )
-        await asyncio.get_running_loop().run_in_executor(self._writer, save)
+        saved = await asyncio.get_running_loop().run_in_executor(self._writer, save)
+        if not saved:
+            progress.persona(slug, "kept", tokens=tokens, detail=KEPT_DETAIL)
+            return False
         verdict = answer.verdict
         progress.persona(
             slug, "done", tokens=tokens, detail=f"{verdict.stance} {verdict.conviction}"
         )
+        return True
 
     def _save_answer(
         self,
@@ -223,12 +233,14 @@ class RoundRunner:
         roster: list[str],
         answer: PersonaAnswer,
         usage_line: str,
-    ) -> None:
-        """Write the answer with the library calls a persona makes by hand (verdict, then
-        report), then its usage line: a rerun asks again exactly the answers not on disk."""
+    ) -> bool:
+        """Write the answer with the library calls a persona makes by hand (verdict and
+        report, in one step), then its usage line: a rerun asks again exactly the answers
+        not on disk. False when a person recorded this round's verdict or entry while the
+        model was answering: theirs is kept, the answer is not saved, and both are logged."""
         verdict = answer.verdict
         try:
-            submissions.record_verdict(
+            saved = submissions.record_answer(
                 self.root,
                 debate.id,
                 slug,
@@ -237,14 +249,26 @@ class RoundRunner:
                 conviction=verdict.conviction,
                 headline=verdict.headline,
                 concession=verdict.concession,
+                body=answer.body,
             )
-            submissions.append_report(self.root, debate.id, slug, answer.body, number=number)
         except BaseException as exc:
             # Paid for but not on disk (a full disk): not `ok`, so a rerun asks again.
             failed = with_outcome(usage_line, "failed", f"the answer could not be saved: {exc}")
             self.caller.ledger.append(failed)
             raise
+        if not saved:
+            self.caller.ledger.append(with_outcome(usage_line, DISCARDED, KEPT_DETAIL))
+            self.files.append_log(
+                f"Hand-written entry kept — {slug} in round {number} — {today()}",
+                [
+                    f"A verdict or report for {slug} in round {number} was recorded by hand "
+                    "while the model was answering.",
+                    "The hand-written entry was kept; the model's answer was not saved.",
+                ],
+            )
+            return False
         self.caller.ledger.append(usage_line)
+        return True
 
     def _record_reviews(self, debate: Debate, roster: list[str]) -> None:
         """Each critic's score from its round-2 entry into reviews.json (same values on a rerun)."""

@@ -217,13 +217,17 @@ class CouncilRun:
         result = await runner.run(number)
         if result.budget:
             raise BudgetReached(result.budget)
-        if not result.answered and not result.skipped:
+        if not result.answered and not result.skipped and not result.kept:
             reasons = "; ".join(f"{s}: {r}" for s, r in result.failed.items())
             raise CouncilError(
                 f"Every persona failed in round {number} ({reasons}). Fix the cause and run "
                 f"`dreamcontext council run {self.id}` to resume."
             )
-        end_round(self.root, self.id, number, excused=list(result.failed))
+        # A kept hand-written verdict whose report is still to come does not hold the round.
+        unreported = [
+            s for s in result.kept if not any(e.round == number for e in self.files.entries(s))
+        ]
+        end_round(self.root, self.id, number, excused=[*result.failed, *unreported])
 
     def _attachments(self) -> list[dict[str, object]]:
         from dreamcontext_council.engine.attachments import attachments_for_prompt

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from council_run import Council
-from debate_story import OPTIONS, TOPIC
+from debate_story import OPTIONS, TOPIC, entry
 from offline import clean_environment
 from offline import no_provider_environment as no_provider_environment
 
@@ -89,3 +89,53 @@ def test_a_call_with_two_lines_counts_once_and_a_pending_call_counts_as_paid() -
     assert calls_of(lines)[0]["outcome"] == "ok"
     totals = usage_totals(lines)
     assert (totals.calls, totals.failed, totals.cost_usd) == (4, 0, 1.875)
+
+
+# -- a person's entry is never overwritten ---------------------------------------------
+
+
+@pytest.mark.parametrize("with_report", [True, False], ids=["verdict and report", "verdict"])
+def test_a_verdict_and_report_written_by_hand_while_the_model_answers_are_kept(
+    council: Council, tmp_path: Path, with_report: bool
+) -> None:
+    gate = tmp_path / "gate"
+    debate_id = council.new_debate("--rounds", "1")
+    slow = gated_command(tmp_path, gate, phases=("opening",), personas=("risk-auditor",))
+    council.add_persona(debate_id, "risk-auditor", model=slow)
+    for slug in ("growth-cfo", "platform-lead"):
+        council.add_persona(debate_id, slug)
+    process = council.spawn("run", debate_id, "--yes")
+    try:
+        wait_for(lambda: (gate.parent / "waiting").exists() or process.poll() is not None)
+        assert process.poll() is None, process.communicate()[1].decode()
+        verdict = ("verdict", debate_id, "risk-auditor", "1", "--stance", "B")
+        by_hand = council(*verdict, "--conviction", "91", "--headline", "Written by hand.")
+        assert by_hand.code == 0, by_hand.err
+        if with_report:
+            report = council(
+                "report", "append", debate_id, "risk-auditor", input=entry("Hand-written summary.")
+            )
+            assert report.code == 0, report.err
+        gate.touch()
+        _, err = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+
+    assert process.returncode == 0, err.decode()
+    assert council.status(debate_id) == "complete"
+    kept = council.json_file(debate_id, "verdicts.json")["rounds"]["1"]["risk-auditor"]
+    assert (kept["stance"], kept["conviction"], kept["headline"]) == ("B", 91, "Written by hand.")
+    report_path = council.folder(debate_id) / "risk-auditor" / "report.md"
+    report_md = report_path.read_text("utf-8") if report_path.exists() else ""
+    assert ("Hand-written summary." in report_md) is with_report
+    assert "scripted reasoning trace" not in report_md
+    if not with_report:  # the round closes without the report still to come
+        assert "Missing: risk-auditor" in council.log(debate_id)
+    log = council.log(debate_id)
+    assert "## Hand-written entry kept — risk-auditor in round 1" in log
+    assert "The hand-written entry was kept; the model's answer was not saved." in log
+    assert "risk-auditor: kept" in err.decode()
+    [call] = [r for r in council.usage(debate_id) if r["persona"] == "risk-auditor"]
+    assert call["outcome"] == "discarded"
