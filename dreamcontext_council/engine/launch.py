@@ -12,6 +12,7 @@ from typing import Any
 from dreamcontext_council.actions import convene
 from dreamcontext_council.actions.files import DebateFiles
 from dreamcontext_council.engine.accounting import load_prices
+from dreamcontext_council.engine.answer_cap import DEFAULT_MAX_ANSWER_KB
 from dreamcontext_council.engine.progress import make_progress
 from dreamcontext_council.engine.providers.models import default_model, parse_model
 from dreamcontext_council.engine.providers.registry import ProviderSet, ProviderSettings
@@ -55,6 +56,7 @@ class Launch:
     prices: str | None = None
     gate: int | None = None
     window: int = 100_000
+    max_answer_kb: int = DEFAULT_MAX_ANSWER_KB
     dry_run: bool = False
     resynthesize: bool = False
     promote: bool = False
@@ -172,6 +174,7 @@ async def launch(request: Launch, echo: Callable[[str], None]) -> dict[str, Any]
             resynthesize=request.resynthesize,
             prices=prices,
             env=request.env,
+            max_answer_kb=request.max_answer_kb,
         )
         from dreamcontext_council.engine.synthesis_input import CompressionSettings
 

@@ -12,6 +12,7 @@ from dreamcontext_council.actions.files import DebateFiles, today
 from dreamcontext_council.actions.rounds import participants
 from dreamcontext_council.engine import prompts
 from dreamcontext_council.engine.accounting import BROKEN, DISCARDED, BudgetReached, with_outcome
+from dreamcontext_council.engine.answer_cap import DEFAULT_MAX_ANSWER_KB, CappedAnswer, cap_answer
 from dreamcontext_council.engine.calls import Caller
 from dreamcontext_council.engine.contract import (
     ContractError,
@@ -24,6 +25,7 @@ from dreamcontext_council.engine.providers.models import ModelSpec, parse_model
 from dreamcontext_council.engine.reviews import load_reviews, record_reviews
 from dreamcontext_council.errors import CouncilError
 from dreamcontext_council.folder.paths import Root
+from dreamcontext_council.folder.storage import atomic_write_text
 from dreamcontext_council.rules.debate import Debate
 from dreamcontext_council.rules.persona import PersonaContext
 from dreamcontext_council.rules.verdicts import Verdicts
@@ -64,6 +66,7 @@ class RoundRunner:
     caller: Caller
     default_model: str
     attachments: list[dict[str, object]] = field(default_factory=list)
+    max_answer_kb: int = DEFAULT_MAX_ANSWER_KB
     # One writer thread: answers are saved in arrival order without blocking the event
     # loop, and never wait on each other's file lock.
     _writer: ThreadPoolExecutor | None = field(default=None, init=False, repr=False)
@@ -188,18 +191,20 @@ class RoundRunner:
             )
             tokens = completion.usage.output_tokens
             registered, known = debate.options, verdicts.options
+            capped = self._cap(completion.text, slug, number)
             try:
-                answer = parse_persona_answer(completion.text, registered, known)
+                answer = parse_persona_answer(capped.text, registered, known)
             except ContractError as problem:
                 await self.caller.append(with_outcome(usage_line, BROKEN))
-                repair = prompts.repair_prompt(prompt, completion.text, str(problem))
+                repair = prompts.repair_prompt(prompt, capped.text, str(problem))
                 completion, usage_line = await self.caller.ask(
                     spec, repair, persona=slug, round=number, phase="repair"
                 )
                 tokens += completion.usage.output_tokens
+                capped = self._cap(completion.text, slug, number)
                 try:
                     answer = parse_persona_answer(
-                        completion.text, registered, self.files.verdicts().options
+                        capped.text, registered, self.files.verdicts().options
                     )
                 except ContractError as again:
                     await self.caller.append(with_outcome(usage_line, BROKEN))
@@ -212,8 +217,9 @@ class RoundRunner:
             raise
         # File writes block (locks, fsync): off the event loop, so the calls still in
         # flight are read, timed and timed out as they arrive.
+        raw = completion.text if capped.truncated else None
         save = functools.partial(
-            self._save_answer, debate, slug, number, roster, answer, usage_line
+            self._save_answer, debate, slug, number, roster, answer, usage_line, raw
         )
         saved = await asyncio.get_running_loop().run_in_executor(self._writer, save)
         if not saved:
@@ -233,24 +239,31 @@ class RoundRunner:
         roster: list[str],
         answer: PersonaAnswer,
         usage_line: str,
+        raw: str | None = None,
     ) -> bool:
         """Write the answer with the library calls a persona makes by hand (verdict and
         report, in one step), then its usage line: a rerun asks again exactly the answers
         not on disk. False when a person recorded this round's verdict or entry while the
-        model was answering: theirs is kept, the answer is not saved, and both are logged."""
+        model was answering: theirs is kept, the answer is not saved, and both are logged.
+        `raw` is the whole answer when it was cut to the size cap, kept beside the report."""
         verdict = answer.verdict
         try:
-            saved = submissions.record_answer(
-                self.root,
-                debate.id,
-                slug,
-                number,
-                stance=verdict.stance_text or verdict.stance,  # a new option keeps its label
-                conviction=verdict.conviction,
-                headline=verdict.headline,
-                concession=verdict.concession,
-                body=answer.body,
-            )
+            with self.files.lock():
+                saved = submissions.record_answer(
+                    self.root,
+                    debate.id,
+                    slug,
+                    number,
+                    stance=verdict.stance_text or verdict.stance,  # a new option keeps its label
+                    conviction=verdict.conviction,
+                    headline=verdict.headline,
+                    concession=verdict.concession,
+                    body=answer.body,
+                )
+                if saved and raw is not None:
+                    path = self.files.persona_paths(slug).raw_answer(number)
+                    path.parent.mkdir(exist_ok=True)
+                    atomic_write_text(path, raw)
         except BaseException as exc:
             # Paid for but not on disk (a full disk): not `ok`, so a rerun asks again.
             failed = with_outcome(usage_line, "failed", f"the answer could not be saved: {exc}")
@@ -269,6 +282,11 @@ class RoundRunner:
             return False
         self.caller.ledger.append(usage_line)
         return True
+
+    def _cap(self, text: str, slug: str, number: int) -> CappedAnswer:
+        """The answer cut to --max-answer-kb; the whole one goes to `<slug>/raw/round-N.md`."""
+        kept_at = f"{slug}/raw/round-{number}.md"
+        return cap_answer(text, self.max_answer_kb, keep_block="verdict", kept_at=kept_at)
 
     def _record_reviews(self, debate: Debate, roster: list[str]) -> None:
         """Each critic's score from its round-2 entry into reviews.json (same values on a rerun)."""

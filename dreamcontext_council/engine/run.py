@@ -20,6 +20,7 @@ from dreamcontext_council.actions.rounds import end_round, start_round
 from dreamcontext_council.engine import convergence as conv
 from dreamcontext_council.engine import prompts
 from dreamcontext_council.engine.accounting import BudgetReached, Ledger, PriceTable
+from dreamcontext_council.engine.answer_cap import DEFAULT_MAX_ANSWER_KB
 from dreamcontext_council.engine.calls import Caller
 from dreamcontext_council.engine.pairing import new_seed
 from dreamcontext_council.engine.progress import Progress
@@ -60,6 +61,7 @@ class RunOptions:
     resynthesize: bool = False
     prices: PriceTable = field(default_factory=PriceTable)
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    max_answer_kb: int = DEFAULT_MAX_ANSWER_KB
 
 
 @dataclass
@@ -184,7 +186,12 @@ class CouncilRun:
 
     def _synthesizer(self) -> Synthesizer:
         return Synthesizer(
-            self.root, self.files, self.caller, self._synth_model(), self.compression
+            self.root,
+            self.files,
+            self.caller,
+            self._synth_model(),
+            self.compression,
+            self.options.max_answer_kb,
         )
 
     def _synthesis_written(self) -> bool:
@@ -212,7 +219,12 @@ class CouncilRun:
 
     async def _run_round(self, number: int) -> None:
         runner = RoundRunner(
-            self.root, self.files, self.caller, self.default_model, self._attachments()
+            self.root,
+            self.files,
+            self.caller,
+            self.default_model,
+            self._attachments(),
+            self.options.max_answer_kb,
         )
         result = await runner.run(number)
         if result.budget:

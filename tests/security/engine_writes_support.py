@@ -40,3 +40,29 @@ def wait_for(condition: Callable[[], bool], timeout: float = 60.0) -> None:
         if time.monotonic() > deadline:
             raise AssertionError("condition never held")
         time.sleep(0.01)
+
+
+LONG_SCRIPT = """\
+import sys
+from pathlib import Path
+from dreamcontext_council.engine.providers.scripted import scripted_text, task_from_text
+out = Path(sys.argv[1])
+task = task_from_text(sys.stdin.read())
+text = scripted_text(task)
+filler = "```python\\n" + "x = 1  # a line of a long listing\\n" * 50000 + "```\\n"
+filler += "A long paragraph of reasoning, said again and again.\\n" * 10000
+heading = "## Why\\n" if task.get("phase") == "synthesis" else "### Reasoning\\n"
+text = text.replace(heading, heading + filler, 1)
+name = task.get("persona") or "synthesizer"
+(out / f"{name}-{task.get('phase')}.md").write_text(text, encoding="utf-8")
+print(text)
+"""
+
+
+def long_command(folder: Path) -> str:
+    """A `command:` model that answers every call with ~2 MB: a valid answer whose
+    Reasoning (or the synthesis's Why) holds a long code listing and long prose. Each
+    answer is also written to `folder / "<persona or synthesizer>-<phase>.md"`."""
+    script = folder / "long_model.py"
+    script.write_text(LONG_SCRIPT, encoding="utf-8")
+    return f"command:{sys.executable} {script} {folder}"

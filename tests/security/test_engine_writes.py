@@ -12,11 +12,18 @@ from council_run import Council
 from debate_story import OPTIONS, TOPIC, entry
 from offline import clean_environment
 from offline import no_provider_environment as no_provider_environment
+from starlette.testclient import TestClient
 
+from dreamcontext_council.dashboard import create_app
+from dreamcontext_council.engine.answer_cap import cap_answer
+from dreamcontext_council.engine.compression import find_fenced_blocks
+from dreamcontext_council.engine.contract import parse_persona_answer
+from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.storage import locked
+from dreamcontext_council.rules.report import REQUIRED_SECTIONS
 from dreamcontext_council.rules.usage import calls_of, usage_totals
 
-from .engine_writes_support import gated_command, wait_for
+from .engine_writes_support import gated_command, long_command, wait_for
 
 
 @pytest.fixture
@@ -139,3 +146,69 @@ def test_a_verdict_and_report_written_by_hand_while_the_model_answers_are_kept(
     assert "risk-auditor: kept" in err.decode()
     [call] = [r for r in council.usage(debate_id) if r["persona"] == "risk-auditor"]
     assert call["outcome"] == "discarded"
+
+
+# -- answers have a size cap -----------------------------------------------------------
+
+CAP = 200_000
+SLACK = 2_000  # the marker, the entry's heading, the frontmatter
+
+
+def test_an_answer_over_the_cap_is_cut_and_kept_whole_beside_it(
+    council: Council, tmp_path: Path
+) -> None:
+    said = tmp_path / "said"
+    said.mkdir()
+    model = long_command(said)
+
+    done = council.proc(
+        "run", "--topic", TOPIC, "--options", OPTIONS, "--rounds", "1", "--model", model
+    )
+
+    assert done.code == 0, done.err
+    debate_id = done.last_line
+    folder = council.folder(debate_id)
+    for slug in council.meta(debate_id)["personas"]:
+        answer = (said / f"{slug}-opening.md").read_text(encoding="utf-8").rstrip()
+        assert len(answer.encode()) > 2_000_000
+        report = (folder / slug / "report.md").read_text(encoding="utf-8")
+        assert len(report.encode()) <= CAP + SLACK
+        assert f"This answer was {len(answer.encode()):,} bytes" in report
+        assert f"`{slug}/raw/round-1.md`" in report
+        assert report.count("```") % 2 == 0
+        assert (folder / slug / "raw" / "round-1.md").read_text(encoding="utf-8") == answer
+    verdicts = council.json_file(debate_id, "verdicts.json")["rounds"]["1"]
+    assert sorted(verdicts) == sorted(council.meta(debate_id)["personas"])
+    synthesis = (said / "synthesizer-synthesis.md").read_text(encoding="utf-8").rstrip()
+    final = (folder / "final-report.md").read_text(encoding="utf-8")
+    assert len(final.encode()) <= CAP + 20_000  # plus what the engine renders itself
+    assert f"This answer was {len(synthesis.encode()):,} bytes" in final
+    assert (folder / "synthesis-raw.md").read_text(encoding="utf-8") == synthesis
+    assert (folder / "synthesis-input.md").stat().st_size <= 4 * CAP
+    with TestClient(create_app(Root(council.root))) as client:
+        page = client.get(f"/d/{debate_id}")
+    assert page.status_code == 200
+    assert len(page.content) <= 10 * CAP
+
+
+def test_every_section_is_cut_in_its_middle_with_fences_closed_and_the_verdict_kept() -> None:
+    listing = "```python\n" + "x = 1\n" * 20_000 + "```\n"
+    body = "".join(
+        f"### {title}\n{title} starts here.\n{listing}{title} ends here.\n\n"
+        for title in REQUIRED_SECTIONS
+    )
+    verdict = "```verdict\nstance: A\nconviction: 70\nheadline: Long but sound.\n```"
+    text = body + verdict
+
+    capped = cap_answer(text, 50, keep_block="verdict", kept_at="p/raw/round-1.md")
+
+    assert capped.truncated and capped.original_bytes == len(text.encode())
+    assert len(capped.text.encode()) <= 50_000
+    answer = parse_persona_answer(capped.text, [], [])
+    assert answer.verdict.headline == "Long but sound."
+    for title in REQUIRED_SECTIONS:
+        assert f"{title} starts here." in answer.body and f"{title} ends here." in answer.body
+    blocks = find_fenced_blocks(capped.text)
+    assert all(b.closed for b in blocks) and len(blocks) == 2 * len(REQUIRED_SECTIONS) + 1
+    assert capped.text.count(f"This answer was {len(text.encode()):,} bytes") == 5
+    assert cap_answer(verdict, 50, keep_block="verdict", kept_at="x").text == verdict
