@@ -131,17 +131,20 @@ def record_answer(
     headline: str,
     concession: str | None,
     body: str,
+    verdict_before: Verdict | None = None,
 ) -> bool:
-    """Record a model's verdict and round entry in one step, only if the persona has neither.
+    """Record a model's verdict and round entry in one step, unless a person wrote either
+    while the model was answering.
 
-    The check and both writes happen under one hold of the debate's lock, so a verdict or
-    entry a person recorded while the model was answering is kept, never overwritten.
-    Returns False, with nothing written, when one was there.
+    `verdict_before` is the persona's verdict for the round when the model was asked (one
+    a killed run left without its entry is replaced); any other verdict, or any entry for
+    the round, was written meanwhile and is kept. The check and both writes happen under
+    one hold of the debate's lock. Returns False, with nothing written, when one was kept.
     """
     check_entry_body(clean_entry_body(body)[0])  # before the verdict: all or nothing
     files = DebateFiles(root, debate_id)
     with files.lock():
-        if slug in files.verdicts().round(number) or any(
+        if files.verdicts().round(number).get(slug) != verdict_before or any(
             e.round == number for e in files.entries(slug)
         ):
             return False

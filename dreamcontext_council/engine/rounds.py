@@ -28,7 +28,7 @@ from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.storage import atomic_write_text
 from dreamcontext_council.rules.debate import Debate
 from dreamcontext_council.rules.persona import PersonaContext
-from dreamcontext_council.rules.verdicts import Verdicts
+from dreamcontext_council.rules.verdicts import Verdict, Verdicts
 
 CROSS_EXAM_DIRECTIVE = (
     "Cross-examine {peer}: find the factual errors, logical gaps and missing perspectives in its "
@@ -218,8 +218,9 @@ class RoundRunner:
         # File writes block (locks, fsync): off the event loop, so the calls still in
         # flight are read, timed and timed out as they arrive.
         raw = completion.text if capped.truncated else None
+        before = verdicts.round(number).get(slug)
         save = functools.partial(
-            self._save_answer, debate, slug, number, roster, answer, usage_line, raw
+            self._save_answer, debate, slug, number, answer, usage_line, before, raw
         )
         saved = await asyncio.get_running_loop().run_in_executor(self._writer, save)
         if not saved:
@@ -236,15 +237,16 @@ class RoundRunner:
         debate: Debate,
         slug: str,
         number: int,
-        roster: list[str],
         answer: PersonaAnswer,
         usage_line: str,
+        verdict_before: Verdict | None = None,
         raw: str | None = None,
     ) -> bool:
         """Write the answer with the library calls a persona makes by hand (verdict and
         report, in one step), then its usage line: a rerun asks again exactly the answers
         not on disk. False when a person recorded this round's verdict or entry while the
-        model was answering: theirs is kept, the answer is not saved, and both are logged.
+        model was answering (a verdict other than `verdict_before`, the one the round began
+        with): theirs is kept, the answer is not saved, and both are logged.
         `raw` is the whole answer when it was cut to the size cap, kept beside the report."""
         verdict = answer.verdict
         try:
@@ -259,6 +261,7 @@ class RoundRunner:
                     headline=verdict.headline,
                     concession=verdict.concession,
                     body=answer.body,
+                    verdict_before=verdict_before,
                 )
                 if saved and raw is not None:
                     path = self.files.persona_paths(slug).raw_answer(number)

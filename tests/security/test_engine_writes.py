@@ -212,3 +212,22 @@ def test_every_section_is_cut_in_its_middle_with_fences_closed_and_the_verdict_k
     assert all(b.closed for b in blocks) and len(blocks) == 2 * len(REQUIRED_SECTIONS) + 1
     assert capped.text.count(f"This answer was {len(text.encode()):,} bytes") == 5
     assert cap_answer(verdict, 50, keep_block="verdict", kept_at="x").text == verdict
+
+
+def test_a_verdict_left_without_its_entry_by_a_killed_run_is_replaced(council: Council) -> None:
+    """Only what appears while the model answers is kept: a verdict already there when the
+    round's calls began (a run killed between the verdict and the report) is answered over."""
+    debate_id = council.new_debate("--rounds", "1", "--personas", "cognitive")
+    assert council("round", "start", debate_id, "1").code == 0
+    slug = council.meta(debate_id)["personas"][0]
+    left = ("verdict", debate_id, slug, "1", "--stance", "B", "--conviction", "12")
+    assert council(*left, "--headline", "Left by a killed run.").code == 0
+
+    again = council("run", debate_id)
+
+    assert again.code == 0, again.err
+    verdict = council.json_file(debate_id, "verdicts.json")["rounds"]["1"][slug]
+    assert verdict["headline"] != "Left by a killed run."
+    assert "Hand-written entry kept" not in council.log(debate_id)
+    asked = [r for r in council.usage(debate_id) if (r["persona"], r["phase"]) == (slug, "opening")]
+    assert [r["outcome"] for r in asked] == ["ok"]
