@@ -53,6 +53,7 @@ from dreamcontext_council.engine.providers.scripted import (  # noqa: E402
     scripted_text,
     task_from_text,
 )
+from dreamcontext_council.rules.usage import calls_of  # noqa: E402
 
 # socketserver listens with a backlog of 5: the sixth connection opened at the same
 # moment waits for a SYN retry (a whole second), which is the stub's cost, not ours.
@@ -164,7 +165,7 @@ def run_debate(
 def measure(name: str, run: tuple[float, float, Path, str]) -> Figures:
     wall, cpu, root, debate_id = run
     usage = root / "council" / debate_id / "usage.jsonl"
-    records = [json.loads(line) for line in usage.read_text(encoding="utf-8").splitlines()]
+    records = calls_of(json.loads(line) for line in usage.read_text(encoding="utf-8").splitlines())
     critical, rounds, checks = critical_path(records)
     return Figures(name, wall, cpu, critical, len(records), rounds, checks)
 

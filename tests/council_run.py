@@ -23,6 +23,7 @@ from stub_server import StubServer, prompt_text
 
 from dreamcontext_council.engine.providers.scripted import scripted_text, task_from_text
 from dreamcontext_council.folder import frontmatter_io
+from dreamcontext_council.rules.usage import calls_of
 
 
 @dataclass
@@ -123,6 +124,11 @@ class Council:
         return path.read_text(encoding="utf-8") if path.exists() else ""
 
     def usage(self, debate_id: str) -> list[dict[str, Any]]:
+        """usage.jsonl, one record per call (a call's `pending` line folded into its outcome)."""
+        return calls_of(self.usage_lines(debate_id))
+
+    def usage_lines(self, debate_id: str) -> list[dict[str, Any]]:
+        """usage.jsonl line by line, as written."""
         path = self.folder(debate_id) / "usage.jsonl"
         if not path.exists():
             return []

@@ -12,6 +12,7 @@ from dreamcontext_council.folder.storage import read_text
 from dreamcontext_council.rules.debate import Debate
 from dreamcontext_council.rules.persona import PersonaContext
 from dreamcontext_council.rules.report import RoundEntry
+from dreamcontext_council.rules.usage import calls_of
 from dreamcontext_council.rules.verdicts import Verdicts
 
 PERSONA_PHASES = ("opening", "cross-exam", "rebuttal", "repair")
@@ -52,7 +53,8 @@ class DebateSnapshot:
         return read_text(path) if path.exists() else None
 
     def usage_records(self) -> list[dict[str, Any]]:
-        """usage.jsonl lines; a torn or foreign line is skipped, never fatal."""
+        """usage.jsonl, one record per call (its lines folded); a torn or foreign line is
+        skipped, never fatal."""
         path = self.paths.usage
         if not path.exists():
             return []
@@ -65,7 +67,7 @@ class DebateSnapshot:
                     continue
                 if isinstance(record, dict):
                     records.append(record)
-        return records
+        return calls_of(records)
 
     def persona_models(self) -> dict[str, str]:
         """The model each persona answered with (from usage.jsonl), else the one it names."""

@@ -120,6 +120,48 @@ def append_report(
     return ReportResult(number, replaced, warnings)
 
 
+def record_answer(
+    root: Root,
+    debate_id: str,
+    slug: str,
+    number: int,
+    *,
+    stance: str,
+    conviction: str | int,
+    headline: str,
+    concession: str | None,
+    body: str,
+    verdict_before: Verdict | None = None,
+) -> bool:
+    """Record a model's verdict and round entry in one step, unless a person wrote either
+    while the model was answering.
+
+    `verdict_before` is the persona's verdict for the round when the model was asked (one
+    a killed run left without its entry is replaced); any other verdict, or any entry for
+    the round, was written meanwhile and is kept. The check and both writes happen under
+    one hold of the debate's lock. Returns False, with nothing written, when one was kept.
+    """
+    check_entry_body(clean_entry_body(body)[0])  # before the verdict: all or nothing
+    files = DebateFiles(root, debate_id)
+    with files.lock():
+        if files.verdicts().round(number).get(slug) != verdict_before or any(
+            e.round == number for e in files.entries(slug)
+        ):
+            return False
+        record_verdict(
+            root,
+            debate_id,
+            slug,
+            number,
+            stance=stance,
+            conviction=conviction,
+            headline=headline,
+            concession=concession,
+        )
+        append_report(root, debate_id, slug, body, number=number)
+    return True
+
+
 def recount_entries(root: Root, debate_id: str, slug: str) -> bool:
     """Make the persona's `round_entries` match its report again; True when it was off.
 

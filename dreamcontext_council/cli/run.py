@@ -111,6 +111,13 @@ def register(cli: click.Group, council: click.Group) -> None:
     help="Synthesizer window in characters.",
 )
 @click.option(
+    "--max-answer-kb",
+    type=click.IntRange(min=8),
+    default=200,
+    show_default=True,
+    help="Cut a model answer longer than this many KB (the whole answer is kept beside it).",
+)
+@click.option(
     "--dry-run", is_flag=True, help="Print the planned calls and an estimated cost; call nothing."
 )
 @click.option(
@@ -147,6 +154,7 @@ def run(
     prices: str | None,
     gate: int | None,
     window: int,
+    max_answer_kb: int,
     dry_run: bool,
     resynthesize: bool,
     promote: bool,
@@ -194,6 +202,7 @@ def run(
         prices=prices,
         gate=gate,
         window=window,
+        max_answer_kb=max_answer_kb,
         dry_run=dry_run,
         resynthesize=resynthesize,
         promote=promote,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -80,6 +81,11 @@ def load_prices(path: str | None = None) -> PriceTable:
 # The outcome of a call whose answer broke the persona contract: it was paid for, but it is
 # not on disk, so the persona is asked again (`ok` lines stand only for answers on disk).
 BROKEN = "broken"
+# A call that returned but whose result is not on disk yet: a line with the same `call` id
+# follows once it is saved (`ok`) or given up; a kill in between leaves it pending, paid for.
+PENDING = "pending"
+# An answer not saved because a person wrote that persona's entry while the call was in flight.
+DISCARDED = "discarded"
 
 
 def with_outcome(line: str, outcome: str, error: str | None = None) -> str:
@@ -146,7 +152,9 @@ class Ledger:
     ) -> str:
         """Count one call and return its usage line (also for failed calls, with zero tokens).
 
-        The caller appends the line with `append`, which may block on the disk.
+        The line carries a new `call` id: later lines for the same call (its outcome once
+        the result is saved) repeat it. The caller appends the line with `append`, which
+        may block on the disk.
         """
         self.calls += 1
         tokens_in = completion.usage.input_tokens if completion else 0
@@ -154,6 +162,7 @@ class Ledger:
         cost = self.prices.cost(spec, tokens_in, tokens_out)
         self.cost += cost
         record: dict[str, Any] = {
+            "call": uuid.uuid4().hex[:12],
             "at": now_iso(),
             "persona": persona,
             "round": round_number,

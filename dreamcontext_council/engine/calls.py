@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 
-from dreamcontext_council.engine.accounting import Ledger
+from dreamcontext_council.engine.accounting import PENDING, Ledger, with_outcome
 from dreamcontext_council.engine.progress import Progress
 from dreamcontext_council.engine.providers.base import Completion, Prompt
 from dreamcontext_council.engine.providers.models import ModelSpec
@@ -20,28 +21,31 @@ DEFAULT_EXPECTED_OUTPUT = 1200
 
 @dataclass
 class Caller:
-    """Makes calls for a run; every call is admitted by the ledger and recorded in usage.jsonl."""
+    """Makes calls for a run; every call is admitted by the ledger and recorded in usage.jsonl.
+
+    A call is `pending` until its caller appends the line `ask` returned, after the write.
+    """
 
     providers: ProviderSet
     ledger: Ledger
     progress: Progress
-
-    async def call(
-        self, spec: ModelSpec, prompt: Prompt, *, persona: str, round: int, phase: str
-    ) -> Completion:
-        """Ask the model and record the call; BudgetReached before a call that would cross a limit."""
-        completion, line = await self.ask(spec, prompt, persona=persona, round=round, phase=phase)
-        await self.append(line)
-        return completion
+    # One thread appends usage lines: in the order the calls returned, off the event loop.
+    _appender: ThreadPoolExecutor = field(
+        default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix="council-usage"),
+        init=False,
+        repr=False,
+    )
 
     async def ask(
         self, spec: ModelSpec, prompt: Prompt, *, persona: str, round: int, phase: str
     ) -> tuple[Completion, str]:
-        """Ask the model; the answer comes with its usage line, which the caller appends.
+        """Ask the model; BudgetReached before a call that would cross a limit.
 
-        A persona's answer appends its line only once the answer is on disk, so every
-        `ok` line of usage.jsonl stands for work a rerun will not ask for again. A
-        failed call is recorded here at once.
+        The answer comes with its `ok` usage line, which the caller appends only once the
+        result is on disk (or replaces with another outcome), so every `ok` line of
+        usage.jsonl stands for work a rerun will not ask for again. Until then the call
+        stands as `pending` (appended here): paid for, whatever happens next. A failed
+        call is recorded here at once.
         """
         estimated_in = (len(prompt.system) + len(prompt.user)) // 4
         estimate = self.ledger.admit(
@@ -71,8 +75,9 @@ class Caller:
         line = self.ledger.record(
             spec=spec, persona=persona, round_number=round, phase=phase, completion=completion
         )
+        await self.append(with_outcome(line, PENDING))
         return completion, line
 
     async def append(self, line: str) -> None:
         """Append a usage line; the write waits for the disk, so off the event loop."""
-        await asyncio.to_thread(self.ledger.append, line)
+        await asyncio.get_running_loop().run_in_executor(self._appender, self.ledger.append, line)

@@ -13,6 +13,7 @@ from dreamcontext_council.actions import convene
 from dreamcontext_council.actions.files import DebateFiles
 from dreamcontext_council.engine import consent
 from dreamcontext_council.engine.accounting import ORCHESTRATOR_CALLER, load_prices
+from dreamcontext_council.engine.answer_cap import DEFAULT_MAX_ANSWER_KB
 from dreamcontext_council.engine.progress import make_progress
 from dreamcontext_council.engine.providers.models import default_model, parse_model
 from dreamcontext_council.engine.providers.registry import ProviderSet, ProviderSettings
@@ -57,6 +58,7 @@ class Launch:
     prices: str | None = None
     gate: int | None = None
     window: int = 100_000
+    max_answer_kb: int = DEFAULT_MAX_ANSWER_KB
     dry_run: bool = False
     resynthesize: bool = False
     promote: bool = False
@@ -184,6 +186,7 @@ async def launch(request: Launch, echo: Callable[[str], None]) -> dict[str, Any]
             resynthesize=request.resynthesize,
             prices=prices,
             env=request.env,
+            max_answer_kb=request.max_answer_kb,
         )
         from dreamcontext_council.engine.synthesis_input import CompressionSettings
 
@@ -247,7 +250,7 @@ async def _auto_personas(
     Their models come from the user, never from the answer: a `model` in it is dropped.
     """
     from dreamcontext_council.engine import prompts
-    from dreamcontext_council.engine.accounting import Ledger
+    from dreamcontext_council.engine.accounting import Ledger, with_outcome
     from dreamcontext_council.engine.calls import Caller
     from dreamcontext_council.engine.progress import QuietProgress
     from dreamcontext_council.rules.roster import parse_roster
@@ -260,7 +263,7 @@ async def _auto_personas(
         QuietProgress(),
     )
     prompt = prompts.personas_prompt(debate.topic, debate.options, AUTO_COUNT)
-    completion = await caller.call(
+    completion, line = await caller.ask(
         spec, prompt, persona=ORCHESTRATOR_CALLER, round=0, phase="persona-generation"
     )
     text = completion.text.strip()
@@ -269,16 +272,21 @@ async def _auto_personas(
         data = json.loads(text[start : end + 1]) if start >= 0 else None
     except ValueError:
         data = None
-    if not isinstance(data, list):
-        raise UsageError(
-            "The model did not return a JSON list of personas for --personas auto; run again or pass a preset."
-        )
-    roster = parse_roster(json.dumps(data), "--personas auto")
-    dropped = [p.slug for p in roster if p.model]
-    if dropped and not request.quiet:
-        echo(
-            f"--personas auto: ignored the model the answer named for {', '.join(dropped)}; "
-            "models come only from --model, a preset or a roster file."
-        )
-    for persona in roster:
-        convene.create_agent(root, files.id, replace(persona, model=""))
+    try:
+        if not isinstance(data, list):
+            raise UsageError(
+                "The model did not return a JSON list of personas for --personas auto; run again or pass a preset."
+            )
+        roster = parse_roster(json.dumps(data), "--personas auto")
+        dropped = [p.slug for p in roster if p.model]
+        if dropped and not request.quiet:
+            echo(
+                f"--personas auto: ignored the model the answer named for {', '.join(dropped)}; "
+                "models come only from --model, a preset or a roster file."
+            )
+        for persona in roster:
+            convene.create_agent(root, files.id, replace(persona, model=""))
+    except Exception as exc:
+        await caller.append(with_outcome(line, "failed", str(exc)))
+        raise
+    await caller.append(line)  # `ok` once the personas are on disk

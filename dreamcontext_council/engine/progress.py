@@ -73,6 +73,7 @@ class LiveProgress:
             "done": "green",
             "failed": "red",
             "skipped": "dim",
+            "kept": "cyan",
         }
         for slug, line in self.lines.items():
             table.add_row(

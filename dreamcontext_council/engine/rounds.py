@@ -11,7 +11,8 @@ from dreamcontext_council.actions import submissions
 from dreamcontext_council.actions.files import DebateFiles, today
 from dreamcontext_council.actions.rounds import participants
 from dreamcontext_council.engine import prompts
-from dreamcontext_council.engine.accounting import BROKEN, BudgetReached, with_outcome
+from dreamcontext_council.engine.accounting import BROKEN, DISCARDED, BudgetReached, with_outcome
+from dreamcontext_council.engine.answer_cap import DEFAULT_MAX_ANSWER_KB, CappedAnswer, cap_answer
 from dreamcontext_council.engine.calls import Caller
 from dreamcontext_council.engine.contract import (
     ContractError,
@@ -24,20 +25,24 @@ from dreamcontext_council.engine.providers.models import ModelSpec, parse_model
 from dreamcontext_council.engine.reviews import load_reviews, record_reviews
 from dreamcontext_council.errors import CouncilError
 from dreamcontext_council.folder.paths import Root
+from dreamcontext_council.folder.storage import atomic_write_text
 from dreamcontext_council.rules.debate import Debate
 from dreamcontext_council.rules.persona import PersonaContext
-from dreamcontext_council.rules.verdicts import Verdicts
+from dreamcontext_council.rules.verdicts import Verdict, Verdicts
 
 CROSS_EXAM_DIRECTIVE = (
     "Cross-examine {peer}: find the factual errors, logical gaps and missing perspectives in its "
     "round 1 answer (not matters of opinion) and score it 1-10."
 )
+KEPT_DETAIL = "hand-written entry kept; the model's answer was not saved"
 
 
 @dataclass
 class RoundResult:
     answered: list[str] = field(default_factory=list)
     failed: dict[str, str] = field(default_factory=dict)
+    kept: list[str] = field(default_factory=list)
+    """Personas whose hand-written verdict or entry was kept over the model's answer."""
     skipped: list[str] = field(default_factory=list)
     budget: str | None = None
 
@@ -61,6 +66,7 @@ class RoundRunner:
     caller: Caller
     default_model: str
     attachments: list[dict[str, object]] = field(default_factory=list)
+    max_answer_kb: int = DEFAULT_MAX_ANSWER_KB
     # One writer thread: answers are saved in arrival order without blocking the event
     # loop, and never wait on each other's file lock.
     _writer: ThreadPoolExecutor | None = field(default=None, init=False, repr=False)
@@ -149,8 +155,10 @@ class RoundRunner:
                 return_exceptions=True,
             )
         for slug, outcome in zip(pending, outcomes, strict=True):
-            if outcome is None:
+            if outcome is True:
                 result.answered.append(slug)
+            elif outcome is False:
+                result.kept.append(slug)
             elif isinstance(outcome, BudgetReached):
                 result.budget = str(outcome)
             elif isinstance(outcome, CouncilError | ContractError):
@@ -168,7 +176,8 @@ class RoundRunner:
 
     async def _persona(
         self, debate: Debate, slug: str, number: int, roster: list[str], verdicts: Verdicts
-    ) -> None:
+    ) -> bool:
+        """Ask one persona and save its answer; False when a hand-written entry was kept."""
         progress = self.caller.progress
         context = self.files.context(slug)
         spec = self.model_for(context)
@@ -182,18 +191,20 @@ class RoundRunner:
             )
             tokens = completion.usage.output_tokens
             registered, known = debate.options, verdicts.options
+            capped = self._cap(completion.text, slug, number)
             try:
-                answer = parse_persona_answer(completion.text, registered, known)
+                answer = parse_persona_answer(capped.text, registered, known)
             except ContractError as problem:
                 await self.caller.append(with_outcome(usage_line, BROKEN))
-                repair = prompts.repair_prompt(prompt, completion.text, str(problem))
+                repair = prompts.repair_prompt(prompt, capped.text, str(problem))
                 completion, usage_line = await self.caller.ask(
                     spec, repair, persona=slug, round=number, phase="repair"
                 )
                 tokens += completion.usage.output_tokens
+                capped = self._cap(completion.text, slug, number)
                 try:
                     answer = parse_persona_answer(
-                        completion.text, registered, self.files.verdicts().options
+                        capped.text, registered, self.files.verdicts().options
                     )
                 except ContractError as again:
                     await self.caller.append(with_outcome(usage_line, BROKEN))
@@ -206,45 +217,79 @@ class RoundRunner:
             raise
         # File writes block (locks, fsync): off the event loop, so the calls still in
         # flight are read, timed and timed out as they arrive.
+        raw = completion.text if capped.truncated else None
+        before = verdicts.round(number).get(slug)
         save = functools.partial(
-            self._save_answer, debate, slug, number, roster, answer, usage_line
+            self._save_answer, debate, slug, number, answer, usage_line, before, raw
         )
-        await asyncio.get_running_loop().run_in_executor(self._writer, save)
+        saved = await asyncio.get_running_loop().run_in_executor(self._writer, save)
+        if not saved:
+            progress.persona(slug, "kept", tokens=tokens, detail=KEPT_DETAIL)
+            return False
         verdict = answer.verdict
         progress.persona(
             slug, "done", tokens=tokens, detail=f"{verdict.stance} {verdict.conviction}"
         )
+        return True
 
     def _save_answer(
         self,
         debate: Debate,
         slug: str,
         number: int,
-        roster: list[str],
         answer: PersonaAnswer,
         usage_line: str,
-    ) -> None:
-        """Write the answer with the library calls a persona makes by hand (verdict, then
-        report), then its usage line: a rerun asks again exactly the answers not on disk."""
+        verdict_before: Verdict | None = None,
+        raw: str | None = None,
+    ) -> bool:
+        """Write the answer with the library calls a persona makes by hand (verdict and
+        report, in one step), then its usage line: a rerun asks again exactly the answers
+        not on disk. False when a person recorded this round's verdict or entry while the
+        model was answering (a verdict other than `verdict_before`, the one the round began
+        with): theirs is kept, the answer is not saved, and both are logged.
+        `raw` is the whole answer when it was cut to the size cap, kept beside the report."""
         verdict = answer.verdict
         try:
-            submissions.record_verdict(
-                self.root,
-                debate.id,
-                slug,
-                number,
-                stance=verdict.stance_text or verdict.stance,  # a new option keeps its label
-                conviction=verdict.conviction,
-                headline=verdict.headline,
-                concession=verdict.concession,
-            )
-            submissions.append_report(self.root, debate.id, slug, answer.body, number=number)
+            with self.files.lock():
+                saved = submissions.record_answer(
+                    self.root,
+                    debate.id,
+                    slug,
+                    number,
+                    stance=verdict.stance_text or verdict.stance,  # a new option keeps its label
+                    conviction=verdict.conviction,
+                    headline=verdict.headline,
+                    concession=verdict.concession,
+                    body=answer.body,
+                    verdict_before=verdict_before,
+                )
+                if saved and raw is not None:
+                    path = self.files.persona_paths(slug).raw_answer(number)
+                    path.parent.mkdir(exist_ok=True)
+                    atomic_write_text(path, raw)
         except BaseException as exc:
             # Paid for but not on disk (a full disk): not `ok`, so a rerun asks again.
             failed = with_outcome(usage_line, "failed", f"the answer could not be saved: {exc}")
             self.caller.ledger.append(failed)
             raise
+        if not saved:
+            self.caller.ledger.append(with_outcome(usage_line, DISCARDED, KEPT_DETAIL))
+            self.files.append_log(
+                f"Hand-written entry kept — {slug} in round {number} — {today()}",
+                [
+                    f"A verdict or report for {slug} in round {number} was recorded by hand "
+                    "while the model was answering.",
+                    "The hand-written entry was kept; the model's answer was not saved.",
+                ],
+            )
+            return False
         self.caller.ledger.append(usage_line)
+        return True
+
+    def _cap(self, text: str, slug: str, number: int) -> CappedAnswer:
+        """The answer cut to --max-answer-kb; the whole one goes to `<slug>/raw/round-N.md`."""
+        kept_at = f"{slug}/raw/round-{number}.md"
+        return cap_answer(text, self.max_answer_kb, keep_block="verdict", kept_at=kept_at)
 
     def _record_reviews(self, debate: Debate, roster: list[str]) -> None:
         """Each critic's score from its round-2 entry into reviews.json (same values on a rerun)."""

@@ -25,6 +25,7 @@ from dreamcontext_council.engine.accounting import (
     Ledger,
     PriceTable,
 )
+from dreamcontext_council.engine.answer_cap import DEFAULT_MAX_ANSWER_KB
 from dreamcontext_council.engine.calls import Caller
 from dreamcontext_council.engine.pairing import new_seed
 from dreamcontext_council.engine.progress import Progress
@@ -65,6 +66,7 @@ class RunOptions:
     resynthesize: bool = False
     prices: PriceTable = field(default_factory=PriceTable)
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    max_answer_kb: int = DEFAULT_MAX_ANSWER_KB
 
 
 @dataclass
@@ -189,7 +191,12 @@ class CouncilRun:
 
     def _synthesizer(self) -> Synthesizer:
         return Synthesizer(
-            self.root, self.files, self.caller, self._synth_model(), self.compression
+            self.root,
+            self.files,
+            self.caller,
+            self._synth_model(),
+            self.compression,
+            self.options.max_answer_kb,
         )
 
     def _synthesis_written(self) -> bool:
@@ -217,18 +224,27 @@ class CouncilRun:
 
     async def _run_round(self, number: int) -> None:
         runner = RoundRunner(
-            self.root, self.files, self.caller, self.default_model, self._attachments()
+            self.root,
+            self.files,
+            self.caller,
+            self.default_model,
+            self._attachments(),
+            self.options.max_answer_kb,
         )
         result = await runner.run(number)
         if result.budget:
             raise BudgetReached(result.budget)
-        if not result.answered and not result.skipped:
+        if not result.answered and not result.skipped and not result.kept:
             reasons = "; ".join(f"{s}: {r}" for s, r in result.failed.items())
             raise CouncilError(
                 f"Every persona failed in round {number} ({reasons}). Fix the cause and run "
                 f"`dreamcontext council run {self.id}` to resume."
             )
-        end_round(self.root, self.id, number, excused=list(result.failed))
+        # A kept hand-written verdict whose report is still to come does not hold the round.
+        unreported = [
+            s for s in result.kept if not any(e.round == number for e in self.files.entries(s))
+        ]
+        end_round(self.root, self.id, number, excused=[*result.failed, *unreported])
 
     def _attachments(self) -> list[dict[str, object]]:
         from dreamcontext_council.engine.attachments import attachments_for_prompt
@@ -273,6 +289,7 @@ class CouncilRun:
         votes = verdicts.round(number)
         lead = metrics.leading(votes)
         bullets = [f"Numeric convergence: {levels[-1]}%" + (f" → {lead}" if lead else "")]
+        line: str | None = None
         if conv.early_stop(levels):
             answer, bullets = (
                 "CONVERGED",
@@ -302,7 +319,7 @@ class CouncilRun:
                 rows,
             )
             spec = parse_model(self._check_model())
-            completion = await self.caller.call(
+            completion, line = await self.caller.ask(
                 spec, prompt, persona=ORCHESTRATOR_CALLER, round=number, phase="check"
             )
             answer = completion.text.strip() or "(empty)"
@@ -310,6 +327,8 @@ class CouncilRun:
         going_on = conv.is_continue(answer)
         bullets.append("Decision: another round" if going_on else "Decision: synthesis")
         self.files.append_log(conv.check_heading(number, answer), bullets)
+        if line:
+            await self.caller.append(line)  # `ok` once the answer is in round-log.md
         self.progress.note(
             f"Convergence check after round {number}: {answer.strip()[:40]} ({bullets[0]}); {bullets[-1]}."
         )

@@ -10,7 +10,8 @@ from typing import Any
 from dreamcontext_council.actions.files import DebateFiles, today
 from dreamcontext_council.actions.snapshot import load_snapshot
 from dreamcontext_council.engine import prompts
-from dreamcontext_council.engine.accounting import SYNTHESIS_CALLER
+from dreamcontext_council.engine.accounting import BROKEN, SYNTHESIS_CALLER, with_outcome
+from dreamcontext_council.engine.answer_cap import DEFAULT_MAX_ANSWER_KB, CappedAnswer, cap_answer
 from dreamcontext_council.engine.calls import Caller
 from dreamcontext_council.engine.providers.base import Prompt
 from dreamcontext_council.engine.providers.models import parse_model
@@ -87,6 +88,7 @@ class Synthesizer:
     caller: Caller
     model: str
     compression: CompressionSettings = field(default_factory=CompressionSettings)
+    max_answer_kb: int = DEFAULT_MAX_ANSWER_KB
 
     def reopen(self) -> None:
         """For --resynthesize: keep the previous report under a dated name and go back to synthesizing."""
@@ -159,19 +161,24 @@ class Synthesizer:
         atomic_write_text(self.files.paths.synthesis_input, synthesis_record(prompt))
         spec = parse_model(self.model)
         number = self.files.debate().current_round
-        completion = await self.caller.call(
+        completion, line = await self.caller.ask(
             spec, prompt, persona=SYNTHESIS_CALLER, round=number, phase="synthesis"
         )
-        draft = self.parse(completion.text)
+        capped = self._cap(completion.text)
+        draft = self.parse(capped.text)
         problems = draft_problems(draft)
         if problems:
-            repair = repair_prompt(prompt, completion.text, "; ".join(problems) + ".")
+            # Paid for, but only quoted in the repair request: a rerun asks again.
+            await self.caller.append(with_outcome(line, BROKEN))
+            repair = repair_prompt(prompt, capped.text, "; ".join(problems) + ".")
             atomic_write_text(self.files.paths.synthesis_input, synthesis_record(prompt, repair))
-            completion = await self.caller.call(
+            completion, line = await self.caller.ask(
                 spec, repair, persona=SYNTHESIS_CALLER, round=number, phase="repair"
             )
-            draft = self.parse(completion.text)
+            capped = self._cap(completion.text)
+            draft = self.parse(capped.text)
         if not draft.sections.get(normalize_title("Verdict"), "").strip():
+            await self.caller.append(with_outcome(line, BROKEN))
             raise CouncilError(
                 f"The synthesizer wrote no ## Verdict section, even after a repair request; run "
                 f"`dreamcontext council run {self.files.id}` again, perhaps with --synth-model."
@@ -181,7 +188,21 @@ class Synthesizer:
             if completion.model == completion.provider
             else f"{completion.provider}:{completion.model}"
         )
-        self.write(draft, used)
+        try:
+            if capped.truncated:
+                atomic_write_text(self.files.paths.synthesis_raw, completion.text)
+            self.write(draft, used)
+        except Exception as exc:
+            await self.caller.append(
+                with_outcome(line, "failed", f"the report could not be saved: {exc}")
+            )
+            raise
+        await self.caller.append(line)  # `ok` only now that final-report.md is on disk
+
+    def _cap(self, text: str) -> CappedAnswer:
+        """The answer cut to --max-answer-kb; the whole one goes to synthesis-raw.md."""
+        kept_at = self.files.paths.synthesis_raw.name
+        return cap_answer(text, self.max_answer_kb, keep_block="claims", kept_at=kept_at)
 
     def parse(self, text: str) -> SynthesisDraft:
         from dreamcontext_council.engine.ledger import parse_claims

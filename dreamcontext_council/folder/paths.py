@@ -96,6 +96,11 @@ class DebatePaths(NamedTuple):
     def attachments(self) -> Path:
         return self.folder / "attachments"
 
+    @property
+    def synthesis_raw(self) -> Path:
+        """The synthesizer's whole answer, kept when it was over the size cap."""
+        return self.folder / "synthesis-raw.md"
+
     def persona(self, slug: str) -> PersonaPaths:
         """Paths of one persona; the slug is validated first."""
         return PersonaPaths(self.folder / check_slug(slug))
@@ -129,6 +134,14 @@ class PersonaPaths(NamedTuple):
     @property
     def research_index(self) -> Path:
         return self.researches / "index.json"
+
+    @property
+    def raw(self) -> Path:
+        return self.folder / "raw"
+
+    def raw_answer(self, number: int) -> Path:
+        """The persona's whole answer for round N, kept when it was over the size cap."""
+        return self.raw / f"round-{number}.md"
 
 
 def find_root(

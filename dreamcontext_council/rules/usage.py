@@ -1,4 +1,8 @@
-"""Totals over usage.jsonl records (one per model call)."""
+"""Totals over usage.jsonl records (one per model call).
+
+A call may have two lines: `pending` once it returned, then its outcome once its result
+is saved or given up, both with the same `call` id. `calls_of` folds them to one record.
+"""
 
 from __future__ import annotations
 
@@ -33,14 +37,35 @@ def _int(value: Any) -> int:
     return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
 
 
+# Outcomes that are no failure: saved, not saved yet (or lost to a kill), kept out by a person.
+NOT_FAILED = ("ok", "pending", "discarded")
+
+
+def calls_of(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One record per call, in the order the calls were made.
+
+    A call's later line replaces its earlier one (`pending`, then `ok`); a line without
+    a `call` id (written before calls had one) is a call of its own.
+    """
+    calls: dict[object, dict[str, Any]] = {}
+    for number, record in enumerate(records):
+        call = record.get("call")
+        key = call if isinstance(call, str) and call else number
+        calls[key] = record
+    return list(calls.values())
+
+
 def usage_totals(records: Iterable[dict[str, Any]]) -> UsageTotals:
-    """Sum calls, tokens and cost; count failed calls."""
+    """Sum calls, tokens and cost (a pending call was paid for); count failed calls.
+
+    `records` are usage.jsonl lines; a call's lines are folded first, so none counts twice.
+    """
     calls = failed = tokens_in = tokens_out = 0
     cost = 0.0
     providers: list[str] = []
-    for record in records:
+    for record in calls_of(records):
         calls += 1
-        failed += record.get("outcome", "ok") != "ok"
+        failed += record.get("outcome", "ok") not in NOT_FAILED
         tokens_in += _int(record.get("input_tokens"))
         tokens_out += _int(record.get("output_tokens"))
         value = record.get("cost_usd")
