@@ -49,7 +49,7 @@ class DebateSnapshot:
 
     def final_report(self) -> str | None:
         path = self.paths.final_report
-        return read_text(path) if path.exists() else None
+        return read_text(path, within=self.paths.folder) if path.exists() else None
 
     def usage_records(self) -> list[dict[str, Any]]:
         """usage.jsonl lines; a torn or foreign line is skipped, never fatal."""
@@ -57,7 +57,7 @@ class DebateSnapshot:
         if not path.exists():
             return []
         records = []
-        for line in read_text(path).split("\n"):
+        for line in read_text(path, within=self.paths.folder).split("\n"):
             if line.strip():
                 try:
                     record = json.loads(line)
@@ -83,7 +83,7 @@ class DebateSnapshot:
         if not path.exists():
             return None
         try:
-            return json.loads(read_text(path))
+            return json.loads(read_text(path, within=self.paths.folder))
         except ValueError:
             return None
 

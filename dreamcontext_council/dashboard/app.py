@@ -160,7 +160,7 @@ def create_app(
             or not is_inside(path, root.knowledge)
         ):
             raise HTTPException(404, "No such knowledge doc.")
-        text = read_text(path)
+        text = read_text(path, within=root.knowledge)
         try:
             meta, body = frontmatter_io.parse(text, name)
         except FormatError:
