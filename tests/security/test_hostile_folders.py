@@ -323,3 +323,35 @@ def test_an_impossible_value_is_refused_with_one_line_and_nothing_changes(
         [line] = result.err.strip().split("\n")
         assert f"'{field}'" in line, line
     assert changed_files(before, tree_bytes(root_path)) == []
+
+
+def test_round_context_does_not_hand_a_linked_out_attachment_to_a_persona(
+    running: str, root_path: Path, council: Runner, tmp_path: Path
+) -> None:
+    attachments = root_path / "council" / running / "attachments"
+    attachments.mkdir()
+    link_file_out(attachments, "notes.md", tmp_path)
+    result = council("round-context", running, "growth-cfo")
+    assert result.code == 1
+    assert MARKER not in result.text
+    assert "notes.md is a link out of" in result.err
+
+
+def test_a_file_over_the_size_limit_is_refused(tmp_path: Path) -> None:
+    from dreamcontext_council.folder import safe_read
+
+    path = tmp_path / "report.md"
+    path.write_bytes(b"x" * 17)
+    assert safe_read.read_bytes(path, within=tmp_path, limit=17) == b"x" * 17
+    with pytest.raises(FormatError, match="over the 16-byte limit"):
+        safe_read.read_bytes(path, within=tmp_path, limit=16)
+    assert safe_read.MAX_FILE_BYTES == 64 * 1024 * 1024
+
+
+def test_a_roster_file_with_an_alias_is_refused() -> None:
+    from dreamcontext_council.errors import UsageError
+    from dreamcontext_council.rules.roster import parse_roster
+
+    text = "- &p {slug: a, body: You are a.}\n- *p\n"
+    with pytest.raises(UsageError, match="alias"):
+        parse_roster(text, "roster.yaml")
