@@ -43,7 +43,8 @@ class DebateFiles:
         self.paths: DebatePaths = (
             root.existing_debate(debate_id) if must_exist else root.debate(debate_id)
         )
-        # A debate folder that is a link out of council/ is refused before anything in it is read.
+        # A debate folder (or council/) that is a link out is refused before anything is read.
+        inside(root.council, root.path)
         inside(self.paths.folder, root.council)
 
     @property

@@ -61,12 +61,17 @@ def _link_debate_folder(folder: Path, tmp_path: Path) -> None:
     link_folder_out(folder, tmp_path)
 
 
+def _link_council_folder(folder: Path, tmp_path: Path) -> None:
+    link_folder_out(folder.parent, tmp_path)
+
+
 LINKS: dict[str, Callable[[Path, Path], None]] = {
     "round-log.md": _link_round_log,
     "final-report.md": _link_final_report,
     "report.md": _link_report,
     "persona folder": _link_persona_folder,
     "debate folder": _link_debate_folder,
+    "council folder": _link_council_folder,
 }
 
 
