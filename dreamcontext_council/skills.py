@@ -122,7 +122,7 @@ def install_packs(
     conflicts: list[str] = []
     for pack in names:
         for item in pack_files(pack, packs_dir):
-            text = read_text(item.source)
+            text = read_text(item.source, within=item.source.parent)
             plan.append((pack, item, text))
             dest = claude / item.target
             if dest.exists() and not force:
@@ -221,7 +221,7 @@ def _load_manifest(claude: Path) -> dict[str, Any]:
     if not path.is_file():
         return _empty_manifest()
     try:
-        data = json.loads(read_text(path))
+        data = json.loads(read_text(path, within=claude))
     except json.JSONDecodeError as exc:
         raise FormatError(
             f"{path} is not valid JSON ({exc.msg} at line {exc.lineno}); fix it or delete it "

@@ -139,8 +139,8 @@ def test_a_list_racing_a_write_never_leaves_a_stale_index(
     real_read = index_module.read_text
     writers: list[threading.Thread] = []
 
-    def read_while_another_command_writes(path: Path) -> str:
-        text = real_read(path)
+    def read_while_another_command_writes(path: Path, *, within: Path) -> str:
+        text = real_read(path, within=within)
         if path.name == "debate.md" and not writers:
             # Another command raises rounds_planned between this list's read and its write.
             writer = threading.Thread(target=rounds.extend_rounds, args=(root, debate_id, 1))

@@ -86,7 +86,7 @@ def complete_debate(root: Root, debate_id: str) -> bool:
                 f"{_how_to_go_on(files, by_hand)}."
             )
         report = files.paths.final_report
-        if not report.exists() or find_section(read_text(report), 2, "Verdict") is None:
+        if not report.exists() or find_section(files.read(report), 2, "Verdict") is None:
             raise StateError(
                 f"Cannot complete {debate_id}: {report.name} is missing or has no '## Verdict' "
                 "section; the synthesizer must write it first."
@@ -127,7 +127,7 @@ def promote(root: Root, debate_id: str, *, force: bool = False) -> Promotion:
             return Promotion(debate.promoted, False)
         slug = slugify(debate.topic, KNOWLEDGE_SLUG_LIMIT) or debate_id
         relative = f"knowledge/decision-{slug}.md"
-        report = read_text(files.paths.final_report)
+        report = files.read(files.paths.final_report)
         _, report_body = frontmatter_io.parse(report, "final-report.md")
         sections = [
             {"title": found.title, "body": found.body.strip("\n")}
@@ -149,7 +149,7 @@ def promote(root: Root, debate_id: str, *, force: bool = False) -> Promotion:
         }
         target = root.path / relative
         if target.exists():
-            previous, _ = frontmatter_io.parse(read_text(target), relative)
+            previous, _ = frontmatter_io.parse(read_text(target, within=root.knowledge), relative)
             meta["id"] = previous.get("id", meta["id"])
             meta["created_at"] = previous.get("created_at", date)
         body = resources.render(

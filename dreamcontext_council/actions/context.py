@@ -5,6 +5,7 @@ from __future__ import annotations
 from dreamcontext_council import resources
 from dreamcontext_council.actions.snapshot import load_snapshot
 from dreamcontext_council.folder.paths import Root
+from dreamcontext_council.folder.safe_read import inside
 from dreamcontext_council.rules import metrics
 from dreamcontext_council.rules.report import REQUIRED_SECTIONS
 
@@ -43,9 +44,10 @@ def round_context(root: Root, debate_id: str, slug: str) -> str:
     ]
     attachments = []
     if snapshot.paths.attachments.is_dir():
-        # Full paths: a persona sub-agent reads them from wherever it runs.
+        # Full paths: a persona sub-agent reads them from wherever it runs; a link out of
+        # the debate is refused rather than handed to it.
         attachments = [
-            {"path": str(p), "size": p.stat().st_size}
+            {"path": str(p), "size": inside(p, snapshot.paths.folder).stat().st_size}
             for p in sorted(snapshot.paths.attachments.iterdir())
             if p.is_file() and not p.name.startswith(".")
         ]

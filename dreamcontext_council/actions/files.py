@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 from dreamcontext_council.errors import FormatError, NotFoundError, UsageError
 from dreamcontext_council.folder.index import update_index
 from dreamcontext_council.folder.paths import DebatePaths, PersonaPaths, Root
+from dreamcontext_council.folder.safe_read import inside
 from dreamcontext_council.folder.storage import (
     atomic_write_json,
     atomic_write_text,
@@ -42,6 +43,9 @@ class DebateFiles:
         self.paths: DebatePaths = (
             root.existing_debate(debate_id) if must_exist else root.debate(debate_id)
         )
+        # A debate folder (or council/) that is a link out is refused before anything is read.
+        inside(root.council, root.path)
+        inside(self.paths.folder, root.council)
 
     @property
     def id(self) -> str:
@@ -53,6 +57,13 @@ class DebateFiles:
         with locked(self.paths.folder):
             yield
 
+    def read(self, path: Path) -> str:
+        """The text of a file of this debate; a link out of the debate folder is refused."""
+        return read_text(path, within=self.paths.folder)
+
+    def _parsed(self, path: Path, parse: Callable[[str], T]) -> T:
+        return _parsed(path, self.paths.folder, parse)
+
     def _rel(self, path: Path) -> str:
         try:
             return str(path.relative_to(self.root.path.parent))
@@ -63,7 +74,7 @@ class DebateFiles:
     def debate(self) -> Debate:
         path = self.paths.debate_md
         try:
-            debate = _parsed(path, lambda text: parse_debate(text, self._rel(path)))
+            debate = self._parsed(path, lambda text: parse_debate(text, self._rel(path)))
         except UnicodeDecodeError as exc:
             raise FormatError(f"{self._rel(path)} is not UTF-8 text; restore it.") from exc
         if debate.id != self.id:
@@ -83,7 +94,7 @@ class DebateFiles:
         path = self.paths.verdicts
         if not path.exists():
             return Verdicts()
-        return _parsed(path, lambda text: parse_verdicts(text, self._rel(path)))
+        return self._parsed(path, lambda text: parse_verdicts(text, self._rel(path)))
 
     def save_verdicts(self, verdicts: Verdicts) -> None:
         atomic_write_text(self.paths.verdicts, render_verdicts(verdicts))
@@ -91,7 +102,7 @@ class DebateFiles:
     # round-log.md
     def log(self) -> str:
         path = self.paths.round_log
-        return read_text(path) if path.exists() else roundlog.new_log(self.id)
+        return self.read(path) if path.exists() else roundlog.new_log(self.id)
 
     def append_log(self, heading: str, bullets: list[str], *, once: bool = False) -> None:
         with self.lock():
@@ -116,7 +127,7 @@ class DebateFiles:
 
     def context(self, slug: str) -> PersonaContext:
         path = self.persona_paths(slug).context
-        return _parsed(path, lambda text: parse_context(text, self._rel(path)))
+        return self._parsed(path, lambda text: parse_context(text, self._rel(path)))
 
     def save_context(self, slug: str, context: PersonaContext) -> None:
         atomic_write_text(self.persona_paths(slug).context, render_context(context))
@@ -125,7 +136,7 @@ class DebateFiles:
         path = self.persona_paths(slug).report
         if not path.exists():
             return []
-        return _parsed(path, lambda text: parse_report(text, self._rel(path)))
+        return self._parsed(path, lambda text: parse_report(text, self._rel(path)))
 
     def save_entries(self, slug: str, entries: list[RoundEntry]) -> None:
         atomic_write_text(self.persona_paths(slug).report, render_report(slug, entries))
@@ -135,7 +146,7 @@ class DebateFiles:
         if not path.exists():
             return []
         try:
-            data = json.loads(read_text(path))
+            data = json.loads(self.read(path))
         except ValueError as exc:
             raise FormatError(f"{self._rel(path)} is not valid JSON; fix or restore it.") from exc
         entries = data if isinstance(data, list) else []
@@ -157,18 +168,19 @@ _parse_cache: dict[str, tuple[tuple[int, int, int, int], Any]] = {}
 _PARSE_CACHE_LIMIT = 1024
 
 
-def _parsed(path: Path, parse: Callable[[str], T]) -> T:
+def _parsed(path: Path, within: Path, parse: Callable[[str], T]) -> T:
     """Parse a file, reusing the last parse while the file on disk is the same one.
 
     The key is (inode, size, mtime, ctime): every atomic write makes a new inode, so a
     file rewritten by any process is parsed again. Callers get a copy they may change.
+    A link out of `within` is refused even when its target was parsed before.
     """
-    info = os.stat(path)
+    info = os.stat(inside(path, within))
     signature = (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
     key = str(path)
     hit = _parse_cache.get(key)
     if hit is None or hit[0] != signature:
-        value = parse(read_text(path))
+        value = parse(read_text(path, within=within))
         if len(_parse_cache) >= _PARSE_CACHE_LIMIT:
             _parse_cache.clear()
         _parse_cache[key] = (signature, value)

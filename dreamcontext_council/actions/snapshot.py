@@ -50,7 +50,7 @@ class DebateSnapshot:
 
     def final_report(self) -> str | None:
         path = self.paths.final_report
-        return read_text(path) if path.exists() else None
+        return read_text(path, within=self.paths.folder) if path.exists() else None
 
     def usage_records(self) -> list[dict[str, Any]]:
         """usage.jsonl, one record per call (its lines folded); a torn or foreign line is
@@ -59,7 +59,7 @@ class DebateSnapshot:
         if not path.exists():
             return []
         records = []
-        for line in read_text(path).split("\n"):
+        for line in read_text(path, within=self.paths.folder).split("\n"):
             if line.strip():
                 try:
                     record = json.loads(line)
@@ -85,7 +85,7 @@ class DebateSnapshot:
         if not path.exists():
             return None
         try:
-            return json.loads(read_text(path))
+            return json.loads(read_text(path, within=self.paths.folder))
         except ValueError:
             return None
 

@@ -38,7 +38,7 @@ from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.storage import read_text
 from dreamcontext_council.views import html
 from dreamcontext_council.views.contained import is_inside
-from dreamcontext_council.views.debate_page import build_debate_page
+from dreamcontext_council.views.debate_page import DebatePage, build_debate_page
 from dreamcontext_council.views.safe_markdown import render_markdown
 
 CSP = (
@@ -109,9 +109,10 @@ def _debate_id(request: Request) -> str:
         raise HTTPException(404, "No such debate: debate ids look like council_AbC12345.") from None
 
 
-def _page_for(root: Root, debate_id: str) -> DebateSnapshot:
+def _page_for(root: Root, debate_id: str) -> DebatePage:
+    """The debate's page; a file that is refused or does not parse gives an error card."""
     try:
-        return contained_snapshot(root, debate_id)
+        return build_debate_page(contained_snapshot(root, debate_id))
     except NotFoundError:
         raise HTTPException(404, f"No debate {debate_id} under this root.") from None
     except CouncilError as exc:
@@ -134,12 +135,11 @@ def create_app(
 
     def debate_page(request: Request) -> Response:
         debate_id = _debate_id(request)
-        page = build_debate_page(_page_for(root, debate_id))
-        return HTMLResponse(html.debate_html(page))
+        return HTMLResponse(html.debate_html(_page_for(root, debate_id)))
 
     def debate_fragment(request: Request) -> Response:
         debate_id = _debate_id(request)
-        page = build_debate_page(_page_for(root, debate_id))
+        page = _page_for(root, debate_id)
         return HTMLResponse(html.debate_html(page, fragment=True), headers=_no_store())
 
     async def list_events(request: Request) -> Response:
@@ -160,7 +160,7 @@ def create_app(
             or not is_inside(path, root.knowledge)
         ):
             raise HTTPException(404, "No such knowledge doc.")
-        text = read_text(path)
+        text = read_text(path, within=root.knowledge)
         try:
             meta, body = frontmatter_io.parse(text, name)
         except FormatError:

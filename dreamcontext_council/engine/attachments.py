@@ -23,17 +23,23 @@ from dreamcontext_council.engine.compression import (
     restore_code_blocks,
 )
 from dreamcontext_council.errors import FormatError
+from dreamcontext_council.folder.safe_read import inside, read_bytes
 
 PROMPT_BUDGET_CHARS = 40_000
 WRAP_CHARS = 200
 
 
 def attachment_paths(files: DebateFiles) -> list[Path]:
-    """The attached files: those debate.md records, in order, then any other file in the folder."""
+    """The attached files: those debate.md records, in order, then any other file in the folder.
+
+    FormatError when one is a link out of the debate folder: its target never reaches a prompt.
+    """
     folder = files.paths.attachments
     if not folder.is_dir():
         return []
     present = {p.name: p for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")}
+    for path in present.values():
+        inside(path, files.paths.folder)
     recorded = files.debate().meta.get("attachments") or []
     names = [str(item.get("name")) for item in recorded if isinstance(item, dict)]
     ordered = [present.pop(name) for name in names if name in present]
@@ -78,10 +84,10 @@ def compress_attachment(text: str, *, wrap: bool = False) -> str:
     return view if len(view) < len(text) else text
 
 
-def _read(path: Path) -> str:
+def _read(path: Path, within: Path) -> str:
     # Decoded as stored, without newline translation, so code reaches the prompt unchanged.
     try:
-        return path.read_bytes().decode("utf-8")
+        return read_bytes(path, within=within).decode("utf-8")
     except UnicodeDecodeError:
         raise FormatError(
             f"{path} is not UTF-8 text; remove it from the attachments folder or convert it."
@@ -92,7 +98,7 @@ def attachments_for_prompt(
     files: DebateFiles, budget: int = PROMPT_BUDGET_CHARS
 ) -> list[dict[str, Any]]:
     """Attachments as prompt items; over the budget each is compressed (code never cut)."""
-    texts = {path.name: _read(path) for path in attachment_paths(files)}
+    texts = {path.name: _read(path, files.paths.folder) for path in attachment_paths(files)}
     views = dict(texts)
     for wrap in (False, True):
         if sum(len(t) for t in views.values()) <= budget:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from dreamcontext_council.actions.files import DebateFiles
 from dreamcontext_council.engine.accounting import ORCHESTRATOR_CALLER, SYNTHESIS_CALLER, PriceTable
-from dreamcontext_council.engine.attachments import PROMPT_BUDGET_CHARS
+from dreamcontext_council.engine.attachments import PROMPT_BUDGET_CHARS, attachment_paths
 from dreamcontext_council.engine.calls import DEFAULT_EXPECTED_OUTPUT, EXPECTED_OUTPUT
 from dreamcontext_council.engine.providers.models import default_model, parse_model
 from dreamcontext_council.rules.roster import PersonaSpec
@@ -115,10 +115,6 @@ def estimate_run(
 
 def _attachment_tokens(request: Launch, files: DebateFiles | None) -> int:
     """Tokens the attachments add to every persona and synthesis prompt (4 characters a token)."""
-    if files is not None:
-        folder = files.paths.attachments
-        paths = [p for p in folder.iterdir() if p.is_file()] if folder.is_dir() else []
-    else:
-        paths = [Path(p) for p in request.attach]
+    paths = attachment_paths(files) if files is not None else [Path(p) for p in request.attach]
     chars = sum(p.stat().st_size for p in paths if p.is_file())
     return min(chars, PROMPT_BUDGET_CHARS) // 4

@@ -99,6 +99,7 @@ def _models_in_use(
 
 async def launch(request: Launch, echo: Callable[[str], None]) -> dict[str, Any]:
     """Create the debate if asked, check the ground, then run it; returns a summary."""
+    from dreamcontext_council.engine.attachments import attachment_paths
     from dreamcontext_council.rules.grounding import check_attachments, preflight
 
     if bool(request.debate_id) == bool(request.topic):
@@ -127,12 +128,14 @@ async def launch(request: Launch, echo: Callable[[str], None]) -> dict[str, Any]
         debate = files.debate()
         if not request.dry_run:  # a dry run calls nothing
             consent.require_consent(files, _named_commands(request), request.env)
+        # A link out of the debate among the attachments stops the run before any call.
+        attached = attachment_paths(files)
         # The guard stands before the first call; a debate already under way is resumed.
         fresh = debate.current_round == 0 and not files.paths.usage.exists()
         if fresh and not request.yes and not request.resynthesize:
             preflight(
                 debate.section("Question") or debate.topic,
-                attached=bool(debate.meta.get("attachments")) or _has_files(files),
+                attached=bool(debate.meta.get("attachments") or attached),
                 debate_id=debate.id,
             )
     models = [parse_model(m) for m in _models_in_use(request, files, roster)]
@@ -228,13 +231,6 @@ def _resumable(debate_id: str) -> Iterator[None]:
             f"Stopped by Ctrl-C; every answer already given is saved. Run `dreamcontext "
             f"council run {debate_id}` to go on from where it stopped."
         ) from None
-
-
-def _has_files(files: DebateFiles) -> bool:
-    folder = files.paths.attachments
-    return folder.is_dir() and any(
-        p.is_file() and not p.name.startswith(".") for p in folder.iterdir()
-    )
 
 
 async def _auto_personas(

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from dreamcontext_council.actions.files import DebateFiles
-from dreamcontext_council.folder.storage import atomic_write_json, read_text
+from dreamcontext_council.folder.storage import atomic_write_json
 
 
 def load_reviews(files: DebateFiles) -> dict[str, Any]:
@@ -16,7 +16,7 @@ def load_reviews(files: DebateFiles) -> dict[str, Any]:
     if not path.exists():
         return {"rounds": {}}
     try:
-        data = json.loads(read_text(path))
+        data = json.loads(files.read(path))
     except ValueError:
         return {"rounds": {}}
     return (

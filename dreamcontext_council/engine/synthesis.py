@@ -152,7 +152,7 @@ class Synthesizer:
 
     def _note(self, persona: str, slug: str) -> str:
         path = self.files.persona_paths(persona).researches / f"{slug}.md"
-        return read_text(path) if path.exists() else ""
+        return self.files.read(path) if path.exists() else ""
 
     async def run(self) -> None:
         """Call the synthesizer, repair once if sections or claims are missing, write the report."""
@@ -270,9 +270,9 @@ def keep_previous_report(report: Path) -> Path:
     When an earlier copy already holds the same bytes (a resynthesis that failed and
     is asked again), that copy is the one kept and nothing is written.
     """
-    text = read_text(report)
+    text = read_text(report, within=report.parent)
     for earlier in sorted(report.parent.glob("final-report.*.md")):
-        if read_text(earlier) == text:
+        if read_text(earlier, within=report.parent) == text:
             return earlier
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     kept = report.with_name(f"final-report.{stamp}.md")

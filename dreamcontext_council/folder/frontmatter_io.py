@@ -8,6 +8,7 @@ from functools import cache
 from typing import Any
 
 from dreamcontext_council.errors import FormatError
+from dreamcontext_council.folder import strict_yaml
 
 # The boundary gray-matter and python-frontmatter use: a line of three or more dashes.
 _BOUNDARY = re.compile(r"^-{3,}\s*$", re.MULTILINE)
@@ -21,12 +22,6 @@ def _yaml() -> Any:
     import yaml
 
     return yaml
-
-
-@cache
-def _loader() -> Any:
-    yaml = _yaml()
-    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @cache
@@ -67,10 +62,11 @@ def parse(text: str, where: str) -> tuple[dict[str, Any], str]:
     data = plain_block(block)
     if data is not None:
         return data, body.strip()
-    yaml = _yaml()
     try:
-        data = yaml.load(block, Loader=_loader())
-    except yaml.YAMLError as exc:
+        data = strict_yaml.load(block)
+    except strict_yaml.YamlRefused as exc:
+        raise FormatError(f"{where}: the frontmatter {exc}.") from None
+    except strict_yaml.yaml_error() as exc:
         problem = (str(exc).splitlines() or [type(exc).__name__])[0]
         raise FormatError(
             f"{where} has malformed frontmatter ({problem}); fix the YAML between the --- lines."
@@ -200,6 +196,8 @@ def plain_block(block: str) -> dict[str, Any] | None:
         if not key_line or _unsure_key(key_line.group(1)):
             return None
         key, rest = key_line.group(1), key_line.group(2)
+        if key in data:
+            return None  # a duplicate key: the strict loader refuses it with a clear error
         if rest is not None and rest.strip(" "):
             value = _scalar(rest)
             if value is _UNSURE:

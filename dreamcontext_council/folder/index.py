@@ -30,9 +30,9 @@ def index_entry(meta: dict[str, Any]) -> dict[str, Any]:
 
 def _read(root: Root) -> list[dict[str, Any]]:
     try:
-        data = json.loads(read_text(root.index))
-    except (OSError, ValueError):
-        return []  # a missing or corrupt index is rebuilt from the folders
+        data = json.loads(read_text(root.index, within=root.council))
+    except (OSError, ValueError, FormatError):
+        return []  # a missing, corrupt or linked-out index is rebuilt from the folders
     return (
         [e for e in data if isinstance(e, dict) and isinstance(e.get("id"), str)]
         if isinstance(data, list)
@@ -109,7 +109,7 @@ def _checked_index(root: Root) -> tuple[list[dict[str, Any]], bool]:
             listed.add(debate_id)
             continue
         try:
-            debate = parse_debate(read_text(Path(debate_md)), debate_md)
+            debate = parse_debate(read_text(Path(debate_md), within=root.council), debate_md)
         except (FormatError, OSError, UnicodeDecodeError):
             # A broken debate.md is reported by the commands that open it; its last good
             # entry stays, and without one it is not listed (and not rewritten every time).

@@ -8,7 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from dreamcontext_council.folder.storage import atomic_write_json
+from dreamcontext_council.errors import CouncilError
+from dreamcontext_council.folder.storage import atomic_write_json, read_text
 
 
 def now_iso() -> str:
@@ -20,8 +21,8 @@ def write_live(path: Path, state: dict[str, Any]) -> None:
     """Write the live file, keeping `started` from the same debate's previous state."""
     try:
         previous: dict[str, Any] = {}
-        with contextlib.suppress(OSError, ValueError):
-            previous = json.loads(path.read_text(encoding="utf-8"))
+        with contextlib.suppress(OSError, ValueError, CouncilError):
+            previous = json.loads(read_text(path, within=path.parent))
         same = previous.get("debate") == state.get("debate")
         now = now_iso()
         data = {

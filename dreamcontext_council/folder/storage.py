@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from dreamcontext_council.errors import CouncilError, EncodingError
+from dreamcontext_council.folder.safe_read import read_bytes
 
 LOCK_NAME = ".council.lock"
 LOCK_TIMEOUT_S = 60.0
@@ -217,17 +218,21 @@ def append_line(path: Path, line: str) -> None:
             os.close(fd)
 
 
-def read_text(path: Path) -> str:
-    """Read a UTF-8 file, normalising CRLF to LF; EncodingError names a file that is not UTF-8.
+def read_text(path: Path, *, within: Path) -> str:
+    """Read a UTF-8 file of the folder `within` (see `safe_read`), with newlines as LF.
 
-    A leading BOM (Windows editors write one; gray-matter ignores it) is dropped.
+    CRLF and a lone CR become LF, and a leading BOM (Windows editors write one;
+    gray-matter ignores it) is dropped. EncodingError names a file that is not UTF-8;
+    FormatError one that is a link out of `within`, not a regular file, or too large.
     """
+    data = read_bytes(path, within=within)
     try:
-        return path.read_text(encoding="utf-8-sig").replace("\r\n", "\n")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise EncodingError(
             f"{path} is not UTF-8 text (byte {exc.start}); fix it or restore it from git."
         ) from None
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
 @contextmanager

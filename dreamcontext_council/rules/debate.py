@@ -109,10 +109,12 @@ def parse_debate(text: str, where: str = "debate.md") -> Debate:
     for key in ("id", "topic", "status", "rounds_planned"):
         if key not in meta:
             raise FormatError(f"{where} has no '{key}' in its frontmatter; restore it.")
-    Status.parse(str(meta["status"]))
     for key in ("rounds_planned", "current_round"):
-        if key in meta and not isinstance(meta[key], int):
+        if key in meta and (not isinstance(meta[key], int) or isinstance(meta[key], bool)):
+            if key == "current_round" and meta[key] is None:
+                continue  # read as 0
             raise FormatError(f"{where}: '{key}' must be a whole number, not {meta[key]!r}.")
+    check_rounds(meta, where)
     personas = meta.get("personas") or []
     if not isinstance(personas, list) or not all(isinstance(p, str) for p in personas):
         raise FormatError(f"{where}: 'personas' must be a list of slugs.")
@@ -123,6 +125,33 @@ def parse_debate(text: str, where: str = "debate.md") -> Debate:
         raise FormatError(f"{where}: 'options' must be a list of {{key, label}} entries.")
     meta["topic"] = str(meta["topic"])
     return Debate(meta, body)
+
+
+def check_rounds(meta: dict[str, Any], where: str) -> None:
+    """The status is a state of the machine, and its round, current_round and rounds_planned
+    fit together: 1 <= rounds_planned <= MAX_ROUNDS, 0 <= current_round <= rounds_planned, and
+    a round status names a round from 1 to rounds_planned."""
+    try:
+        status = Status.parse(str(meta["status"]))
+    except FormatError as exc:
+        raise FormatError(f"{where}: 'status' is invalid: {exc}") from None
+    planned = meta["rounds_planned"]
+    if not 1 <= planned <= MAX_ROUNDS:
+        raise FormatError(
+            f"{where}: 'rounds_planned' is {planned}; a debate plans 1 to {MAX_ROUNDS} rounds. "
+            "Fix it in debate.md."
+        )
+    current = meta.get("current_round") or 0
+    if not 0 <= current <= planned:
+        raise FormatError(
+            f"{where}: 'current_round' is {current}; it must be from 0 to rounds_planned "
+            f"({planned}). Fix it in debate.md."
+        )
+    if status.phase in ("running", "round_complete") and not 1 <= status.round <= planned:
+        raise FormatError(
+            f"{where}: 'status' is {status}, but rounds run from 1 to rounds_planned "
+            f"({planned}). Fix it in debate.md."
+        )
 
 
 def _scalar(value: Any) -> bool:

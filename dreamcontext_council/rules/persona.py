@@ -8,6 +8,7 @@ from typing import Any
 
 from dreamcontext_council.errors import FormatError
 from dreamcontext_council.folder import frontmatter_io
+from dreamcontext_council.rules.debate import MAX_ROUNDS
 from dreamcontext_council.rules.markdown import find_section, normalize_title, sections
 
 _PANEL = re.compile(r"round (\d+) cross context loaded")
@@ -92,6 +93,11 @@ def parse_context(text: str, where: str = "context-and-persona.md") -> PersonaCo
         entries = int(entries)
     if isinstance(entries, bool) or not isinstance(entries, int):
         raise FormatError(f"{where}: 'round_entries' must be a whole number, not {entries!r}.")
+    if not 0 <= entries <= MAX_ROUNDS:
+        raise FormatError(
+            f"{where}: 'round_entries' is {entries}; it counts the report's entries, from 0 to "
+            f"{MAX_ROUNDS}. Fix it in context-and-persona.md."
+        )
     known = {"name", "model", "aspects", "round_entries"}
     return PersonaContext(
         name=str(meta.get("name", "")),

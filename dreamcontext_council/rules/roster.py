@@ -6,9 +6,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
 from dreamcontext_council.errors import UsageError
+from dreamcontext_council.folder import strict_yaml
 from dreamcontext_council.folder.names import check_slug
 
 MIN_PERSONAS = 2
@@ -106,7 +105,9 @@ def load_roster(spec: str) -> list[PersonaSpec]:
 def parse_roster(text: str, where: str) -> list[PersonaSpec]:
     """Parse a roster file: a list of {slug, body|persona, model?, aspects?}."""
     try:
-        data = json.loads(text) if text.lstrip().startswith("[") else yaml.safe_load(text)
+        data = json.loads(text) if text.lstrip().startswith("[") else strict_yaml.load(text)
+    except strict_yaml.YamlRefused as exc:
+        raise UsageError(f"{where}: the YAML {exc}.") from None
     except Exception as exc:  # PyYAML's constructors raise KeyError, AttributeError and more
         problem = (str(exc).splitlines() or [type(exc).__name__])[0]
         raise UsageError(f"{where} is not valid YAML or JSON: {problem}") from exc

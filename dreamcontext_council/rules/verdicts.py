@@ -9,6 +9,7 @@ from typing import Any, NamedTuple
 
 from dreamcontext_council.errors import FormatError, UsageError
 from dreamcontext_council.folder.names import slugify
+from dreamcontext_council.rules.debate import MAX_ROUNDS
 
 STANCE_KEY_LIMIT = 24
 
@@ -74,6 +75,11 @@ def parse_verdicts(text: str, where: str = "verdicts.json") -> Verdicts:
     for number, by_persona in rounds.items():
         if not (number.isascii() and number.isdigit()) or not isinstance(by_persona, dict):
             raise FormatError(f"{where}: round '{number}' is not a round number with verdicts.")
+        if not 1 <= int(number) <= MAX_ROUNDS:
+            raise FormatError(
+                f"{where}: round '{number}' is out of range; rounds run from 1 to {MAX_ROUNDS}. "
+                "Fix or restore it from git."
+            )
         parsed.rounds[int(number)] = {
             slug: _verdict(entry, f"{where} round {number} {slug}")
             for slug, entry in by_persona.items()
@@ -96,8 +102,12 @@ def _verdict(entry: Any, where: str) -> Verdict:
         not isinstance(conviction, int | float)
         or isinstance(conviction, bool)
         or not math.isfinite(conviction)
+        or not 0 <= conviction <= 100
     ):
-        raise FormatError(f"{where}: conviction must be a number.")
+        raise FormatError(
+            f"{where}: 'conviction' is {conviction!r}; it must be a number from 0 to 100. "
+            "Fix or restore it from git."
+        )
     concession = entry.get("concession")
     return Verdict(
         stance=str(entry["stance"]),

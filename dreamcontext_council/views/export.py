@@ -12,6 +12,7 @@ from typing import Any
 from dreamcontext_council.actions.snapshot import DebateSnapshot, PersonaSnapshot
 from dreamcontext_council.errors import FormatError, UsageError
 from dreamcontext_council.folder import frontmatter_io
+from dreamcontext_council.folder.storage import read_text
 from dreamcontext_council.rules.markdown import headings, sections
 from dreamcontext_council.rules.usage import usage_totals
 from dreamcontext_council.views.board import board_figures, render_board
@@ -147,7 +148,7 @@ def export_json(snapshot: DebateSnapshot) -> dict[str, Any]:
         },
         "round_log": snapshot.log,
         "knowledge": (
-            {"path": debate.promoted, "text": knowledge.read_text(encoding="utf-8")}
+            {"path": debate.promoted, "text": read_text(knowledge, within=knowledge.parent)}
             if knowledge is not None
             else None
         ),

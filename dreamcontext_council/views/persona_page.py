@@ -84,7 +84,7 @@ def research_notes(persona: PersonaSnapshot, snapshot: DebateSnapshot) -> list[N
         if not path.is_file() or not is_inside(path, snapshot.paths.folder):
             notes.append(NoteText(name, topic, added, None, "note file missing"))
             continue
-        lines = read_text(path).split("\n")
+        lines = read_text(path, within=snapshot.paths.folder).split("\n")
         # Drop the note's own `# topic` and `_Added … by …_` lines: they are shown apart.
         while lines and (not lines[0].strip() or lines[0].startswith("# ")):
             lines.pop(0)

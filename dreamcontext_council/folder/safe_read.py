@@ -1,0 +1,104 @@
+"""Opening a file of a debate: only a regular file that stays inside its folder, and not huge.
+
+A debate folder may come from someone else's repository or be edited by hand, so its
+files are untrusted. Every reader goes through `read_bytes` with the folder the file
+belongs to: a symlink whose target leaves that folder is refused (its target is never
+opened), so is anything that is not a regular file (a FIFO would block the reader), and
+so is a file over `MAX_FILE_BYTES`.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from dreamcontext_council.errors import FormatError
+
+# Far above any debate file (a 200-round report is a few MB); below what would exhaust memory.
+MAX_FILE_BYTES = 64 * 1024 * 1024
+# O_NONBLOCK: opening a FIFO for reading returns at once instead of waiting for a writer.
+_OPEN_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+    | getattr(os, "O_BINARY", 0)
+)
+
+
+def inside(path: Path, within: Path) -> Path:
+    """`path`, or where its symlinks lead; FormatError when that leaves `within`.
+
+    `within` itself is taken as it is (callers check the debate folder against council/
+    once). A path that does not exist passes, so opening it still gives FileNotFoundError.
+    """
+    text, boundary = os.fspath(path), os.fspath(within)
+    # The usual case, without resolving the whole path: below `within`, no part is a link.
+    if text.startswith(boundary + os.sep):
+        parts = text[len(boundary) + 1 :].split(os.sep)
+        if ".." not in parts and _no_links(boundary, parts):
+            return path
+    resolved = os.path.realpath(text)
+    real_boundary = os.path.realpath(boundary)
+    if resolved != real_boundary and not resolved.startswith(real_boundary.rstrip(os.sep) + os.sep):
+        raise FormatError(
+            f"{path} is a link out of {real_boundary}; it is not read. Replace the link with "
+            "the file itself or delete it."
+        )
+    return Path(resolved)
+
+
+def _no_links(boundary: str, parts: list[str]) -> bool:
+    current = boundary
+    for part in parts:
+        current = os.path.join(current, part)
+        try:
+            if stat.S_ISLNK(os.lstat(current).st_mode):
+                return False
+        except FileNotFoundError:
+            return True
+        except OSError:  # a file where a folder should be, a name too long: let open say so
+            return True
+    return True
+
+
+def read_bytes(path: Path, *, within: Path, limit: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of the regular file `path`, which must resolve inside `within`.
+
+    FormatError (one line, naming the file) for a link out of `within`, for a FIFO, device
+    or folder, and for a file over `limit` bytes. FileNotFoundError when it is missing.
+    """
+    resolved = inside(path, within)
+    # O_NOFOLLOW: the last part was just resolved; a link put there meanwhile is refused.
+    fd = os.open(resolved, _OPEN_FLAGS)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise FormatError(
+                f"{path} is not a regular file (a FIFO, device or folder); it is not read. "
+                "Replace it with the file itself or delete it."
+            )
+        if info.st_size > limit:
+            raise FormatError(
+                f"{path} is {info.st_size:,} bytes, over the {limit:,}-byte limit for a "
+                "debate file; trim it or restore it from git."
+            )
+        if hasattr(os, "O_NONBLOCK"):
+            os.set_blocking(fd, True)
+        chunks: list[bytes] = []
+        size = 0
+        while size <= limit:  # a file that grows while it is read stops at the limit
+            chunk = os.read(fd, min(limit + 1 - size, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    finally:
+        os.close(fd)
+    if size > limit:
+        raise FormatError(
+            f"{path} grew over the {limit:,}-byte limit for a debate file while it was read; "
+            "trim it or restore it from git."
+        )
+    return b"".join(chunks)
