@@ -14,6 +14,27 @@ _STATUS = re.compile(r"round_(\d+)_(running|complete)")
 MAX_ROUNDS = 10
 
 
+def bounded_round(digits: str) -> int | None:
+    """The round that ASCII `digits` name when it is 1 to MAX_ROUNDS; None otherwise.
+
+    Checked before int() so a file cannot hand a reader a number too large to use."""
+    if not (digits.isascii() and digits.isdigit()) or len(digits.lstrip("0")) > 2:
+        return None
+    number = int(digits)
+    return number if 1 <= number <= MAX_ROUNDS else None
+
+
+def parse_round(digits: str, where: str, what: str = "round") -> int:
+    """A round number read from a file; FormatError unless it is 1 to MAX_ROUNDS."""
+    number = bounded_round(digits)
+    if number is None:
+        shown = digits if len(digits) <= 12 else digits[:12] + "…"
+        raise FormatError(
+            f"{where}: {what} '{shown}' is not a round from 1 to {MAX_ROUNDS}; fix or remove it."
+        )
+    return number
+
+
 class Status(NamedTuple):
     """A parsed status: phase is created, running, complete_round, synthesizing or complete."""
 
