@@ -7,6 +7,7 @@ import click
 from dreamcontext_council.actions import closing, convene, interlude, rounds
 from dreamcontext_council.actions.files import read_body
 from dreamcontext_council.cli.base import (
+    ROUND_NUMBER,
     current_root,
     emit,
     explicit_root,
@@ -197,7 +198,7 @@ def _round_result(change: rounds.RoundChange, as_json: bool) -> None:
 
 @round_group.command("start")
 @click.argument("debate_id")
-@click.argument("number", type=click.IntRange(min=1))
+@click.argument("number", type=ROUND_NUMBER)
 @root_option
 @json_option
 def round_start(debate_id: str, number: int, as_json: bool) -> None:
@@ -212,7 +213,7 @@ def round_start(debate_id: str, number: int, as_json: bool) -> None:
 
 @round_group.command("end")
 @click.argument("debate_id")
-@click.argument("number", type=click.IntRange(min=1))
+@click.argument("number", type=ROUND_NUMBER)
 @click.option(
     "--excuse", multiple=True, help="A persona whose missing report is accepted (repeatable)."
 )
