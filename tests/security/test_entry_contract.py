@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from council_run import Council, roster_file
 from debate_story import OPTIONS, TOPIC, Chair, Result, Runner, entry, tree_bytes
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from offline import clean_environment
 from offline import no_provider_environment as no_provider_environment
 
@@ -19,6 +21,13 @@ from dreamcontext_council.actions.files import DebateFiles
 from dreamcontext_council.engine.reviews import load_reviews
 from dreamcontext_council.errors import FormatError
 from dreamcontext_council.folder.paths import Root
+from dreamcontext_council.rules.entry_markup import parsed_headings, seal_entry_body
+from dreamcontext_council.rules.report import (
+    RoundEntry,
+    clean_entry_body,
+    parse_report,
+    render_report,
+)
 
 HUGE = "99999999999999999999999"
 # Past Python's int-from-text limit (4300 digits): int() itself raises on it.
@@ -363,3 +372,46 @@ def test_reviews_with_an_impossible_round_are_a_format_error(
 
     with pytest.raises(FormatError, match="not a round from 1 to 10"):
         load_reviews(DebateFiles(Root(root_path), debate_id))
+
+
+# -- any answer, stored, keeps its neighbours whole -----------------------------------
+
+TRICKY_LINES = [
+    "```",
+    "````python",
+    "~~~",
+    "```not`a fence",
+    "## Round 1 — 2026-11-30",
+    "## Round 1",
+    "   ## Round 1",
+    "# Title",
+    "Title",
+    "===",
+    "---",
+    "> ## Quoted",
+    "> Quoted",
+    "- item",
+    "  ## In a list",
+    "### Position",
+    "",
+    "text",
+]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(TRICKY_LINES), max_size=12))
+def test_any_model_answer_is_stored_without_harm_to_the_entry_below(tail: list[str]) -> None:
+    answer = entry(summary_of("risk-auditor", 2)) + "\n" + "\n".join(tail)
+    cleaned, _ = clean_entry_body(answer, demote=True)
+    stored, _ = seal_entry_body(cleaned)
+    older = RoundEntry(1, "2026-11-30", entry(summary_of("risk-auditor", 1)).strip("\n"))
+
+    parsed = parse_report(
+        render_report("risk-auditor", [RoundEntry(2, "2026-12-01", stored), older])
+    )
+
+    assert [e.round for e in parsed] == [2, 1]
+    assert parsed[1] == older
+    assert parsed[0].body == stored.strip("\n")
+    assert parsed[0].executive_summary == summary_of("risk-auditor", 2)
+    assert not [h for h in parsed_headings(parsed[0].body) if h.level <= 2]
