@@ -51,8 +51,13 @@ class Status(NamedTuple):
                 f"status '{text}' is not one of created, round_N_running, round_N_complete, "
                 "synthesizing, complete; fix it in debate.md."
             )
+        number = bounded_round(match.group(1))
+        if number is None:
+            raise FormatError(
+                f"status '{text[:40]}' names a round outside 1 to {MAX_ROUNDS}; fix it in debate.md."
+            )
         phase = "running" if match.group(2) == "running" else "round_complete"
-        return cls(phase, int(match.group(1)))
+        return cls(phase, number)
 
     def __str__(self) -> str:
         if self.phase == "running":

@@ -362,6 +362,17 @@ def test_a_round_log_with_an_impossible_round_does_not_break_round_end(
     assert ended.code == 0, ended.err
 
 
+def test_a_status_naming_an_endless_round_is_a_one_line_error(
+    chair: Chair, council: Runner, root_path: Path
+) -> None:
+    debate_id = hold_two_rounds(chair, "risk-auditor")
+    path = root_path / "council" / debate_id / "debate.md"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("status: round_2_running", f"status: round_{ENDLESS}_running"))
+
+    assert "debate.md" in one_line_error(council("show", debate_id))
+
+
 @pytest.mark.parametrize("key", [HUGE, ENDLESS, "two"])
 def test_reviews_with_an_impossible_round_are_a_format_error(
     chair: Chair, root_path: Path, key: str
