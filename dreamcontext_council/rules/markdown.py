@@ -75,6 +75,13 @@ def open_fence(lines: list[str]) -> str | None:
     return fence
 
 
+def fenced(text: str, info: str = "text") -> str:
+    """A code block whose fence is longer than any backtick run inside (model text may have one)."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{info}\n{text.rstrip(chr(10))}\n{fence}"
+
+
 class Section(NamedTuple):
     """A heading and the lines under it up to the next heading of the same or higher level."""
 

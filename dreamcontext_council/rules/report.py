@@ -15,8 +15,9 @@ from dreamcontext_council.rules.entry_markup import (
     normalize_newlines,
     parsed_headings,
     rewrite_heading,
+    seal_entry_body,
 )
-from dreamcontext_council.rules.markdown import headings, normalize_title, sections
+from dreamcontext_council.rules.markdown import fenced, headings, normalize_title, sections
 
 REQUIRED_SECTIONS = (
     "Executive Summary",
@@ -122,6 +123,18 @@ def clean_entry_body(body: str, *, demote: bool = False) -> tuple[str, int | Non
     if left is not None:
         raise UsageError(_heading_refusal(left))
     return cleaned, named
+
+
+def as_stored(body: str) -> str:
+    """An entry read from a file, in the form this tool stores: `###` at most, fences closed.
+
+    For text made from a hand-edited report.md, so its entry cannot reshape what follows it.
+    """
+    try:
+        cleaned, _ = clean_entry_body(body, demote=True)
+    except UsageError:
+        return fenced(body)
+    return seal_entry_body(cleaned)[0]
 
 
 def _known(heading: ParsedHeading) -> bool:

@@ -172,6 +172,10 @@ def test_a_hand_edited_report_with_an_open_fence_lists_every_entry(
     [persona] = [p for p in json.loads(exported.out)["personas"] if p["slug"] == "risk-auditor"]
     assert [e["round"] for e in persona["entries"]] == [1, 2]
     assert summary_of("risk-auditor", 1) in council("summaries", debate_id, "1").out
+    markdown = council("export", debate_id, "--format", "md").out
+    rounds = [h.title for h in parsed_headings(markdown) if h.level == 4]
+    # Round 1 of each persona is a heading, not text inside the open fence above it.
+    assert len([t for t in rounds if t.startswith("Round 1 — ")]) == 3
 
 
 def test_a_report_quoted_in_a_code_block_stays_one_entry(
@@ -259,6 +263,9 @@ def test_a_hand_edited_setext_heading_does_not_render_as_a_round_heading(
     blocks = prose_blocks(exported.out)
     assert any("Round 9" in block for block in blocks)
     assert not [b for b in blocks if re.search(r"<h[12][ >]", b)]
+    markdown = council("export", debate_id, "--format", "md").out
+    forged = [h for h in parsed_headings(markdown) if h.title in ("Round 9", "Round 8")]
+    assert forged and all(h.level > 4 for h in forged)  # under `#### Round N`, not beside it
 
 
 # -- round numbers are bounded --------------------------------------------------------
