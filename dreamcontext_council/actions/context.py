@@ -7,13 +7,14 @@ from dreamcontext_council.actions.snapshot import load_snapshot
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.safe_read import inside
 from dreamcontext_council.rules import metrics
+from dreamcontext_council.rules.debate import bounded_round
 from dreamcontext_council.rules.report import REQUIRED_SECTIONS
 
 
 def _fact_round(fact: str) -> int | None:
     if fact.startswith("**[Interlude R"):
         digits = fact[len("**[Interlude R") :].split("]", 1)[0]
-        return int(digits) if digits.isdigit() else None
+        return bounded_round(digits)
     return None
 
 

@@ -13,6 +13,7 @@ from dreamcontext_council.folder.names import slugify
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.storage import atomic_write_text
 from dreamcontext_council.rules.debate import Debate
+from dreamcontext_council.rules.entry_markup import seal_entry_body
 from dreamcontext_council.rules.persona import PersonaContext
 from dreamcontext_council.rules.report import (
     RoundEntry,
@@ -88,9 +89,13 @@ class ReportResult:
 def append_report(
     root: Root, debate_id: str, slug: str, body: str, *, number: int | None = None
 ) -> ReportResult:
-    """Add the persona's round entry (newest on top); a later entry for the round replaces it."""
+    """Add the persona's round entry (newest on top); a later entry for the round replaces it.
+
+    An entry left inside an open code fence is closed before it is stored, so it cannot hide
+    the older entries below it; the warnings and the round log say so."""
     cleaned, named = clean_entry_body(body)
     check_entry_body(cleaned)
+    cleaned, repairs = seal_entry_body(cleaned)
     files = DebateFiles(root, debate_id)
     with files.lock():
         debate = files.debate()
@@ -110,7 +115,12 @@ def append_report(
         entries = with_entry(entries, RoundEntry(number, today(), cleaned))
         files.save_entries(slug, entries)
         _count_entries(files, slug, context, entries)
-        warnings = []
+        warnings = [f"The round {number} entry of {slug} was repaired: {note}." for note in repairs]
+        if repairs:
+            files.append_log(
+                f"Entry repaired — {today()}",
+                [f"Persona: {slug}", f"Round: {number}", *(f"Repair: {note}" for note in repairs)],
+            )
         if not has_verdict:
             warnings.append(
                 f"No verdict recorded for {slug} in round {number}; run `dreamcontext council "

@@ -14,9 +14,12 @@ import click
 
 from dreamcontext_council.errors import CouncilError
 from dreamcontext_council.folder.paths import Root, require_root
+from dreamcontext_council.rules.debate import MAX_ROUNDS
 from dreamcontext_council.views.terminal import printable, printable_json
 
 F = TypeVar("F", bound=Callable[..., Any])
+# A round number on the command line: a debate has at most MAX_ROUNDS rounds.
+ROUND_NUMBER = click.IntRange(1, MAX_ROUNDS)
 _NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
 
 

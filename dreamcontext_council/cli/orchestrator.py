@@ -9,6 +9,7 @@ import click
 from dreamcontext_council.actions import closing, convene, interlude, rounds
 from dreamcontext_council.actions.files import read_body
 from dreamcontext_council.cli.base import (
+    ROUND_NUMBER,
     current_root,
     echo,
     emit,
@@ -211,7 +212,7 @@ def _round_result(change: rounds.RoundChange, as_json: bool) -> None:
 
 @round_group.command("start")
 @click.argument("debate_id")
-@click.argument("number", type=click.IntRange(min=1))
+@click.argument("number", type=ROUND_NUMBER)
 @root_option
 @json_option
 def round_start(debate_id: str, number: int, as_json: bool) -> None:
@@ -226,7 +227,7 @@ def round_start(debate_id: str, number: int, as_json: bool) -> None:
 
 @round_group.command("end")
 @click.argument("debate_id")
-@click.argument("number", type=click.IntRange(min=1))
+@click.argument("number", type=ROUND_NUMBER)
 @click.option(
     "--excuse", multiple=True, help="A persona whose missing report is accepted (repeatable)."
 )

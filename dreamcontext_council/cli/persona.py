@@ -8,6 +8,7 @@ from dreamcontext_council.actions import submissions
 from dreamcontext_council.actions.context import round_context
 from dreamcontext_council.actions.files import read_body
 from dreamcontext_council.cli.base import (
+    ROUND_NUMBER,
     current_root,
     echo,
     emit,
@@ -43,7 +44,7 @@ def round_context_command(debate_id: str, slug: str) -> None:
 @click.command()
 @click.argument("debate_id")
 @click.argument("slug")
-@click.argument("number", type=click.IntRange(min=1))
+@click.argument("number", type=ROUND_NUMBER)
 @click.option(
     "--stance",
     required=True,
@@ -96,9 +97,7 @@ def report() -> None:
 @report.command("append")
 @click.argument("debate_id")
 @click.argument("slug")
-@click.option(
-    "--round", "number", type=click.IntRange(min=1), help="The round (default: the current one)."
-)
+@click.option("--round", "number", type=ROUND_NUMBER, help="The round (default: the current one).")
 @click.option("--body", help="The round entry (else read from stdin).")
 @root_option
 @json_option

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from dreamcontext_council.cli.base import (
+    ROUND_NUMBER,
     current_root,
     echo,
     emit,
@@ -25,7 +26,7 @@ def register_reading(council: click.Group) -> None:
 
 @click.command()
 @click.argument("debate_id")
-@click.argument("number", type=click.IntRange(min=1))
+@click.argument("number", type=ROUND_NUMBER)
 @root_option
 @json_option
 def summaries(debate_id: str, number: int, as_json: bool) -> None:
@@ -47,7 +48,7 @@ def summaries(debate_id: str, number: int, as_json: bool) -> None:
 @click.option(
     "--round",
     "number",
-    type=click.IntRange(min=1),
+    type=ROUND_NUMBER,
     help="Show this round (default: the latest with verdicts).",
 )
 @click.option("--plain", is_flag=True, help="Plain text without colour.")

@@ -74,7 +74,9 @@ def parse_persona_answer(
         raise ContractError(str(exc)) from None
     body = (text[: block.start()] + text[block.end() :]).strip()
     try:
-        body, _ = clean_entry_body(body)
+        # A model's stray `##` or `Title\n---` is demoted to ###, not a paid repair: stored,
+        # it could not pass for an entry heading of report.md.
+        body, _ = clean_entry_body(body, demote=True)
     except UsageError as exc:
         raise ContractError(str(exc)) from None
     absent = missing_sections(body)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from dreamcontext_council.rules.debate import bounded_round
+
 EARLY_STOP = 90
 _LOGGED = re.compile(r"^## Convergence check after round (\d+) — (\S+)", re.M)
 
@@ -27,9 +29,8 @@ class LoggedCheck:
 
 def logged_checks(log: str) -> dict[int, LoggedCheck]:
     """Convergence checks already recorded in round-log.md, by round."""
-    return {
-        int(m.group(1)): LoggedCheck(int(m.group(1)), m.group(2)) for m in _LOGGED.finditer(log)
-    }
+    found = ((bounded_round(m.group(1)), m.group(2)) for m in _LOGGED.finditer(log))
+    return {n: LoggedCheck(n, answer) for n, answer in found if n is not None}
 
 
 def check_heading(number: int, answer: str) -> str:

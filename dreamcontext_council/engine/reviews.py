@@ -8,10 +8,13 @@ from typing import Any
 
 from dreamcontext_council.actions.files import DebateFiles
 from dreamcontext_council.folder.storage import atomic_write_json
+from dreamcontext_council.rules.debate import parse_round
 
 
 def load_reviews(files: DebateFiles) -> dict[str, Any]:
-    """`{"rounds": {"2": {"critic": {"target": "peer", "score": 7}}}}`; missing reads empty."""
+    """`{"rounds": {"2": {"critic": {"target": "peer", "score": 7}}}}`; missing reads empty.
+
+    A round key that is not a round from 1 to MAX_ROUNDS is a FormatError."""
     path = files.paths.reviews
     if not path.exists():
         return {"rounds": {}}
@@ -19,9 +22,11 @@ def load_reviews(files: DebateFiles) -> dict[str, Any]:
         data = json.loads(files.read(path))
     except ValueError:
         return {"rounds": {}}
-    return (
-        data if isinstance(data, dict) and isinstance(data.get("rounds"), dict) else {"rounds": {}}
-    )
+    if not isinstance(data, dict) or not isinstance(data.get("rounds"), dict):
+        return {"rounds": {}}
+    for number in data["rounds"]:
+        parse_round(str(number), "reviews.json")
+    return data
 
 
 def record_review(

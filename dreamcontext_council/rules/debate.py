@@ -14,6 +14,27 @@ _STATUS = re.compile(r"round_(\d+)_(running|complete)")
 MAX_ROUNDS = 10
 
 
+def bounded_round(digits: str) -> int | None:
+    """The round that ASCII `digits` name when it is 1 to MAX_ROUNDS; None otherwise.
+
+    Checked before int() so a file cannot hand a reader a number too large to use."""
+    if not (digits.isascii() and digits.isdigit()) or len(digits.lstrip("0")) > 2:
+        return None
+    number = int(digits)
+    return number if 1 <= number <= MAX_ROUNDS else None
+
+
+def parse_round(digits: str, where: str, what: str = "round") -> int:
+    """A round number read from a file; FormatError unless it is 1 to MAX_ROUNDS."""
+    number = bounded_round(digits)
+    if number is None:
+        shown = digits if len(digits) <= 12 else digits[:12] + "…"
+        raise FormatError(
+            f"{where}: {what} '{shown}' is not a round from 1 to {MAX_ROUNDS}; fix or remove it."
+        )
+    return number
+
+
 class Status(NamedTuple):
     """A parsed status: phase is created, running, complete_round, synthesizing or complete."""
 
@@ -30,8 +51,13 @@ class Status(NamedTuple):
                 f"status '{text}' is not one of created, round_N_running, round_N_complete, "
                 "synthesizing, complete; fix it in debate.md."
             )
+        number = bounded_round(match.group(1))
+        if number is None:
+            raise FormatError(
+                f"status '{text[:40]}' names a round outside 1 to {MAX_ROUNDS}; fix it in debate.md."
+            )
         phase = "running" if match.group(2) == "running" else "round_complete"
-        return cls(phase, int(match.group(1)))
+        return cls(phase, number)
 
     def __str__(self) -> str:
         if self.phase == "running":

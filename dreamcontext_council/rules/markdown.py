@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+# A backtick fence's info string may not hold a backtick (CommonMark): "```a`" is inline code.
+_FENCE = re.compile(r"^ {0,3}(`{3,}(?!.*`)|~{3,})")
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t#]*$")
 
 
@@ -22,19 +23,22 @@ def normalize_title(title: str) -> str:
     return " ".join(re.sub(r"[^\w]+", " ", title.casefold()).split())
 
 
-def headings(lines: list[str]) -> list[Heading]:
-    """Every ATX heading that is not inside a fenced code block."""
+def headings(lines: list[str], boundary: re.Pattern[str] | None = None) -> list[Heading]:
+    """Every ATX heading that is not inside a fenced code block.
+
+    A line matching `boundary` at the start of the text or after a blank line ends any open
+    fence first: report.md uses it so one unclosed fence cannot swallow the entries below.
+    """
     found: list[Heading] = []
     fence: str | None = None
     for number, line in enumerate(lines):
         opened = _FENCE.match(line)
         if fence is not None:
-            closes = (
-                opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence)
-            )
-            if closes and not line.strip().lstrip(fence[0]):
-                fence = None
-            continue
+            if boundary is None or not _breaks_fence(lines, number, boundary):
+                if _closes(fence, line, opened):
+                    fence = None
+                continue
+            fence = None
         if opened:
             fence = opened.group(1)
             continue
@@ -42,6 +46,40 @@ def headings(lines: list[str]) -> list[Heading]:
         if match:
             found.append(Heading(number, len(match.group(1)), match.group(2).strip()))
     return found
+
+
+def _closes(fence: str, line: str, opened: re.Match[str] | None) -> bool:
+    """Whether `line` closes the code block `fence` opened."""
+    return bool(
+        opened
+        and opened.group(1)[0] == fence[0]
+        and len(opened.group(1)) >= len(fence)
+        and not line.strip().lstrip(fence[0])
+    )
+
+
+def _breaks_fence(lines: list[str], number: int, boundary: re.Pattern[str]) -> bool:
+    return (number == 0 or not lines[number - 1].strip()) and bool(boundary.match(lines[number]))
+
+
+def open_fence(lines: list[str]) -> str | None:
+    """The opening run of the fenced code block still open after the last line, if any."""
+    fence: str | None = None
+    for line in lines:
+        opened = _FENCE.match(line)
+        if fence is not None:
+            if _closes(fence, line, opened):
+                fence = None
+        elif opened:
+            fence = opened.group(1)
+    return fence
+
+
+def fenced(text: str, info: str = "text") -> str:
+    """A code block whose fence is longer than any backtick run inside (model text may have one)."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{info}\n{text.rstrip(chr(10))}\n{fence}"
 
 
 class Section(NamedTuple):

@@ -8,7 +8,7 @@ from typing import Any
 
 from dreamcontext_council.errors import FormatError
 from dreamcontext_council.folder import frontmatter_io
-from dreamcontext_council.rules.debate import MAX_ROUNDS
+from dreamcontext_council.rules.debate import MAX_ROUNDS, bounded_round
 from dreamcontext_council.rules.markdown import find_section, normalize_title, sections
 
 _PANEL = re.compile(r"round (\d+) cross context loaded")
@@ -33,17 +33,14 @@ class PersonaContext:
 
     def panel_rounds(self) -> set[int]:
         """Rounds whose cross-context panel is already injected."""
-        return {
-            int(m.group(1))
-            for s in sections(self.body, 2)
-            if (m := _PANEL.fullmatch(normalize_title(s.title)))
-        }
+        found = (_PANEL.fullmatch(normalize_title(s.title)) for s in sections(self.body, 2))
+        return {n for m in found if m and (n := bounded_round(m.group(1))) is not None}
 
     def panel(self, number: int) -> str | None:
         """The injected panel of round `number`, if any."""
         for s in sections(self.body, 2):
             m = _PANEL.fullmatch(normalize_title(s.title))
-            if m and int(m.group(1)) == number:
+            if m and bounded_round(m.group(1)) == number:
                 return s.body
         return None
 
@@ -52,7 +49,7 @@ class PersonaContext:
         found: list[str] = []
         for s in sections(self.body, 2):
             m = _DIRECTIVES.fullmatch(normalize_title(s.title))
-            if m and int(m.group(1)) == number:
+            if m and bounded_round(m.group(1)) == number:
                 found += [line[2:].strip() for line in s.body.split("\n") if line.startswith("- ")]
         return found
 
@@ -67,7 +64,8 @@ class PersonaContext:
         existing = [
             s
             for s in sections(self.body, 2)
-            if (m := _DIRECTIVES.fullmatch(normalize_title(s.title))) and int(m.group(1)) == number
+            if (m := _DIRECTIVES.fullmatch(normalize_title(s.title)))
+            and bounded_round(m.group(1)) == number
         ]
         if not existing:
             self.append_section(f"Round {number} — Directives", f"- {directive}")

@@ -7,7 +7,17 @@ from typing import NamedTuple
 
 from dreamcontext_council.errors import UsageError
 from dreamcontext_council.folder import frontmatter_io
-from dreamcontext_council.rules.markdown import headings, normalize_title, sections
+from dreamcontext_council.rules.debate import MAX_ROUNDS, bounded_round, parse_round
+from dreamcontext_council.rules.entry_markup import (
+    ENTRY_HEADING,
+    ParsedHeading,
+    is_scanned_form,
+    normalize_newlines,
+    parsed_headings,
+    rewrite_heading,
+    seal_entry_body,
+)
+from dreamcontext_council.rules.markdown import fenced, headings, normalize_title, sections
 
 REQUIRED_SECTIONS = (
     "Executive Summary",
@@ -45,20 +55,25 @@ class RoundEntry(NamedTuple):
 
 
 def parse_report(text: str, where: str = "report.md") -> list[RoundEntry]:
-    """Round entries in file order (newest first); headings inside code are content."""
+    """Round entries in file order (newest first); headings inside code are content.
+
+    A line written exactly as this tool writes entry headings, after a blank line, starts an
+    entry even inside an open fence: a fence left unclosed by a hand edit ends there.
+    """
     _, body = frontmatter_io.parse(text, where)
     lines = body.split("\n")
     marks = [
         (h.line, _ROUND_TITLE.fullmatch(h.title))
-        for h in headings(lines)
+        for h in headings(lines, boundary=ENTRY_HEADING)
         if h.level == 2 and _ROUND_TITLE.fullmatch(h.title)
     ]
     entries = []
     for i, (line, match) in enumerate(marks):
         assert match is not None
+        number = parse_round(match.group(1), where, "the entry heading's round")
         end = marks[i + 1][0] if i + 1 < len(marks) else len(lines)
         entry_body = "\n".join(lines[line + 1 : end]).strip("\n")
-        entries.append(RoundEntry(int(match.group(1)), (match.group(2) or "").strip(), entry_body))
+        entries.append(RoundEntry(number, (match.group(2) or "").strip(), entry_body))
     return entries
 
 
@@ -74,31 +89,76 @@ def with_entry(entries: list[RoundEntry], entry: RoundEntry) -> list[RoundEntry]
     return [entry, *(e for e in entries if e.round != entry.round)]
 
 
-def clean_entry_body(body: str) -> tuple[str, int | None]:
+def clean_entry_body(body: str, *, demote: bool = False) -> tuple[str, int | None]:
     """Normalise a submitted entry: drop a leading `## Round N` heading, make known sections `###`.
 
-    Returns the body and the round number its heading named, if any.
+    Headings are found by the markdown parser (setext and indented ones too). Any other
+    level-1 or level-2 heading is a UsageError, or with `demote` becomes a `###` heading (in
+    a block quote or list, a setext underline becomes text). Returns the body and the round
+    number its heading named, if any.
     """
-    lines = body.replace("\r\n", "\n").strip("\n").split("\n")
+    text = normalize_newlines(body).strip("\n")
+    found = parsed_headings(text)
     named: int | None = None
-    marks = headings(lines)
-    if marks and marks[0].line == 0 and marks[0].level <= 2:
-        match = _ROUND_TITLE.fullmatch(marks[0].title)
+    first = found[0] if found else None
+    if first and first.start == 0 and first.level <= 2 and not first.nested:
+        match = _ROUND_TITLE.fullmatch(first.title)
         if match:
-            named = int(match.group(1))
-            lines = lines[1:]
-            marks = headings(lines)
-    for mark in marks:
-        canonical = _KNOWN.get(normalize_title(mark.title))
-        if canonical and mark.level != 3:
-            lines[mark.line] = f"### {mark.title}"
-        elif mark.level <= 2:
-            raise UsageError(
-                f"The report has a level-{mark.level} heading '{mark.title}'; round entries use "
-                "### sections (Executive Summary, Position, Reasoning, Reactions to peers, "
-                "Open questions)."
-            )
-    return "\n".join(lines).strip("\n"), named
+            named = _named_round(match.group(1))
+            text = "\n".join(text.split("\n")[first.end :]).strip("\n")
+            found = parsed_headings(text)
+    if not demote:
+        for heading in found:
+            if heading.level <= 2 and (heading.nested or not _known(heading)):
+                raise UsageError(_heading_refusal(heading))
+    lines = text.split("\n")
+    # Bottom up: a setext heading becomes one line, which would shift the lines below it.
+    for heading in reversed(found):
+        if heading.level <= 2 or (_known(heading) and heading.level != 3):
+            rewrite_heading(lines, heading, 3)
+        elif not heading.nested and not is_scanned_form(lines, heading):
+            rewrite_heading(lines, heading, heading.level)
+    cleaned = "\n".join(lines).strip("\n")
+    left = next((h for h in parsed_headings(cleaned) if h.level <= 2), None)
+    if left is not None:
+        raise UsageError(_heading_refusal(left))
+    return cleaned, named
+
+
+def as_stored(body: str) -> str:
+    """An entry read from a file, in the form this tool stores: `###` at most, fences closed.
+
+    For text made from a hand-edited report.md, so its entry cannot reshape what follows it.
+    """
+    try:
+        cleaned, _ = clean_entry_body(body, demote=True)
+    except UsageError:
+        return fenced(body)
+    return seal_entry_body(cleaned)[0]
+
+
+def _known(heading: ParsedHeading) -> bool:
+    return normalize_title(heading.title) in _KNOWN
+
+
+def _named_round(digits: str) -> int:
+    number = bounded_round(digits)
+    if number is None:
+        shown = digits if len(digits) <= 12 else digits[:12] + "…"
+        raise UsageError(
+            f"The entry is headed Round {shown}; rounds run from 1 to {MAX_ROUNDS}, fix the heading."
+        )
+    return number
+
+
+def _heading_refusal(heading: ParsedHeading) -> str:
+    how = " (a line of === or --- under text makes one; put a blank line before it)"
+    return (
+        f"The report has a level-{heading.level} heading '{heading.title}'"
+        + (how if heading.setext else "")
+        + "; round entries use ### sections (Executive Summary, Position, Reasoning, "
+        "Reactions to peers, Open questions)."
+    )
 
 
 def missing_sections(body: str) -> list[str]:

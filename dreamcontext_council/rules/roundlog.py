@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from dreamcontext_council.rules.debate import bounded_round
 from dreamcontext_council.rules.markdown import headings
 
 _STARTED = re.compile(r"round (\d+) started", re.IGNORECASE)
@@ -31,7 +32,7 @@ def round_participants(log: str, number: int) -> list[str] | None:
     found: list[str] | None = None
     for mark in headings(lines):
         match = _STARTED.match(mark.title)
-        if mark.level == 2 and match and int(match.group(1)) == number:
+        if mark.level == 2 and match and bounded_round(match.group(1)) == number:
             for line in lines[mark.line + 1 : mark.line + 6]:
                 if line.lower().startswith("- personas:"):
                     found = [p.strip() for p in line.split(":", 1)[1].split(",") if p.strip()]

@@ -9,7 +9,7 @@ from typing import Any, NamedTuple
 
 from dreamcontext_council.errors import FormatError, UsageError
 from dreamcontext_council.folder.names import slugify
-from dreamcontext_council.rules.debate import MAX_ROUNDS
+from dreamcontext_council.rules.debate import parse_round
 
 STANCE_KEY_LIMIT = 24
 
@@ -73,14 +73,9 @@ def parse_verdicts(text: str, where: str = "verdicts.json") -> Verdicts:
         [{"key": str(o["key"]), "label": str(o["label"])} for o in _checked(options, where)]
     )
     for number, by_persona in rounds.items():
-        if not (number.isascii() and number.isdigit()) or not isinstance(by_persona, dict):
+        if not isinstance(by_persona, dict):
             raise FormatError(f"{where}: round '{number}' is not a round number with verdicts.")
-        if not 1 <= int(number) <= MAX_ROUNDS:
-            raise FormatError(
-                f"{where}: round '{number}' is out of range; rounds run from 1 to {MAX_ROUNDS}. "
-                "Fix or restore it from git."
-            )
-        parsed.rounds[int(number)] = {
+        parsed.rounds[parse_round(number, where)] = {
             slug: _verdict(entry, f"{where} round {number} {slug}")
             for slug, entry in by_persona.items()
         }

@@ -13,6 +13,7 @@ from markupsafe import Markup
 
 from dreamcontext_council.actions.snapshot import DebateSnapshot
 from dreamcontext_council.rules import metrics
+from dreamcontext_council.rules.debate import MAX_ROUNDS
 from dreamcontext_council.rules.diversity import diversity
 from dreamcontext_council.rules.markdown import normalize_title, sections
 from dreamcontext_council.rules.report import RoundEntry
@@ -27,6 +28,7 @@ from dreamcontext_council.views.report_page import (
     report_cards,
 )
 from dreamcontext_council.views.safe_markdown import (
+    ENTRY_HEADING_FLOOR,
     LinkTargets,
     cell_anchor,
     persona_anchor,
@@ -172,7 +174,7 @@ def _rounds(snapshot: DebateSnapshot) -> list[int]:
         + [e.round for p in snapshot.personas for e in p.entries],
         default=0,
     )
-    return list(range(1, last + 1))
+    return list(range(1, min(last, MAX_ROUNDS) + 1))
 
 
 def _round_state(snapshot: DebateSnapshot, number: int) -> str:
@@ -182,15 +184,19 @@ def _round_state(snapshot: DebateSnapshot, number: int) -> str:
     return "complete" if number <= snapshot.debate.current_round else "not started"
 
 
+def _entry_markdown(text: str, targets: LinkTargets) -> Markup:
+    return render_markdown(text, targets, heading_floor=ENTRY_HEADING_FLOOR)
+
+
 def _entry_sections(entry: RoundEntry, targets: LinkTargets) -> list[Section]:
     found = sections(entry.body, 3)
     result = []
     preamble = "\n".join(entry.body.split("\n")[: found[0].start]) if found else entry.body
     if preamble.strip():
-        result.append(Section("", render_markdown(preamble, targets)))
+        result.append(Section("", _entry_markdown(preamble, targets)))
     for section in found:
         if normalize_title(section.title) != "executive summary":
-            result.append(Section(section.title, render_markdown(section.body, targets)))
+            result.append(Section(section.title, _entry_markdown(section.body, targets)))
     return result
 
 
@@ -218,7 +224,7 @@ def _matrix(
                     concession=verdict.concession if verdict else None,
                     shift=metrics.shift(previous, verdict) if verdict else "·",
                     date=entry.date if entry else None,
-                    summary=render_markdown(summary, targets) if summary else None,
+                    summary=_entry_markdown(summary, targets) if summary else None,
                     sections=_entry_sections(entry, targets) if entry else [],
                 )
             )

@@ -6,14 +6,14 @@ The JSON follows docs/export-schema.json (`format` and `version` name the schema
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from dreamcontext_council.actions.snapshot import DebateSnapshot, PersonaSnapshot
 from dreamcontext_council.errors import FormatError, UsageError
 from dreamcontext_council.folder import frontmatter_io
 from dreamcontext_council.folder.storage import read_text
-from dreamcontext_council.rules.markdown import headings, sections
+from dreamcontext_council.rules.markdown import fenced, headings, sections
+from dreamcontext_council.rules.report import as_stored
 from dreamcontext_council.rules.usage import usage_totals
 from dreamcontext_council.views.board import board_figures, render_board
 from dreamcontext_council.views.board_extras import board_extra_lines
@@ -155,13 +155,6 @@ def export_json(snapshot: DebateSnapshot) -> dict[str, Any]:
     }
 
 
-def fenced(text: str, info: str = "text") -> str:
-    """A code block whose fence is longer than any backtick run inside (model text may have one)."""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}{info}\n{text.rstrip(chr(10))}\n{fence}"
-
-
 def _text_or_none(value: Any) -> str | None:
     return str(value) if value is not None else None
 
@@ -245,7 +238,7 @@ def _persona_markdown(persona: PersonaSnapshot, snapshot: DebateSnapshot) -> lis
                 f"_Verdict: {verdict.stance} · conviction {verdict.conviction} · {verdict.headline}_",
                 "",
             ]
-        out += [demote(entry.body, 2).strip("\n"), ""]
+        out += [demote(as_stored(entry.body), 2).strip("\n"), ""]
     for note in research_notes(persona, snapshot):
         out += [f"#### Research: {note.topic}", ""]
         out += [demote(note.body, 4).strip("\n") if note.body else f"_{note.problem}_", ""]

@@ -12,9 +12,14 @@ from dreamcontext_council.actions.snapshot import DebateSnapshot, PersonaSnapsho
 from dreamcontext_council.errors import CouncilError
 from dreamcontext_council.folder.names import check_slug
 from dreamcontext_council.folder.storage import read_text
+from dreamcontext_council.rules.debate import bounded_round
 from dreamcontext_council.rules.markdown import normalize_title, sections
 from dreamcontext_council.views.contained import is_inside
-from dreamcontext_council.views.safe_markdown import LinkTargets, render_markdown
+from dreamcontext_council.views.safe_markdown import (
+    ENTRY_HEADING_FLOOR,
+    LinkTargets,
+    render_markdown,
+)
 
 _ROUND_SECTION = re.compile(r"round (\d+)\b.*")
 
@@ -120,16 +125,17 @@ def transcript(
     if context is not None:
         for n, section in enumerate(sections(context.body, 2)):
             title = normalize_title(section.title)
-            html = render_markdown(section.body, targets)
+            html = render_markdown(section.body, targets, heading_floor=ENTRY_HEADING_FLOOR)
             anchor = f"panel-{persona.slug}-{n}"
             if title == "persona":
                 persona_html = html
                 continue
             match = _ROUND_SECTION.fullmatch(title)
-            if match:
+            number = bounded_round(match.group(1)) if match else None
+            if number is not None:
                 kind = "directives" if "directives" in title else "cross-context"
-                item = TranscriptItem(kind, int(match.group(1)), section.title, html, anchor)
-                by_round.setdefault(int(match.group(1)), []).append(item)
+                item = TranscriptItem(kind, number, section.title, html, anchor)
+                by_round.setdefault(number, []).append(item)
             else:
                 items.append(TranscriptItem("note", None, section.title, html, anchor))
     entries = {e.round: e for e in persona.entries}
@@ -143,7 +149,7 @@ def transcript(
                     "entry",
                     number,
                     title,
-                    render_markdown(entry.body, targets),
+                    render_markdown(entry.body, targets, heading_floor=ENTRY_HEADING_FLOOR),
                     f"entry-{persona.slug}-{number}",
                 )
             )

@@ -122,6 +122,15 @@ def _mentions(children: list[Token], targets: LinkTargets) -> list[Token]:
     return out
 
 
+def _heading_floor(state: StateCore) -> None:
+    """Headings above the floor are shown at it: a round entry's text cannot pose as the
+    page's own `<h1>`/`<h2>` (a round heading), whatever a hand-edited file holds."""
+    floor = state.env.get("heading_floor", 1) if isinstance(state.env, dict) else 1
+    for token in state.tokens:
+        if token.type in ("heading_open", "heading_close") and int(token.tag[1]) < floor:
+            token.tag = f"h{floor}"
+
+
 def _council_links(state: StateCore) -> None:
     targets = state.env.get("targets") if isinstance(state.env, dict) else None
     for block in state.tokens:
@@ -157,9 +166,18 @@ def _parser() -> MarkdownIt:
     md.disable("image")  # a remote image is a request to a third party; show the link text
     md.validateLink = safe_href  # type: ignore[method-assign]
     md.core.ruler.push("council_links", _council_links)
+    md.core.ruler.push("heading_floor", _heading_floor)
     return md
 
 
-def render_markdown(text: str, targets: LinkTargets | None = None) -> Markup:
-    """Safe HTML for untrusted markdown: raw HTML is shown as text, links are checked."""
-    return Markup(_parser().render(text, {"targets": targets}))
+# Round entries and persona panels sit under the page's round and persona headings.
+ENTRY_HEADING_FLOOR = 3
+
+
+def render_markdown(
+    text: str, targets: LinkTargets | None = None, *, heading_floor: int = 1
+) -> Markup:
+    """Safe HTML for untrusted markdown: raw HTML is shown as text, links are checked, and
+    no heading renders above `<h{heading_floor}>`."""
+    env = {"targets": targets, "heading_floor": heading_floor}
+    return Markup(_parser().render(text, env))

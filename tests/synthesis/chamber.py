@@ -79,8 +79,10 @@ def long_answer(task: dict[str, Any], score: int | None, lines: int) -> str:
 
 
 def entry_body(answer: str) -> str:
-    """What report.md must hold for an answer: the answer without its verdict block."""
-    return answer[: answer.rindex("\n```verdict\n")].strip("\n")
+    """What report.md must hold for an answer: the answer without its verdict block, and an
+    answer that ends inside an open fence with that fence closed."""
+    body = answer[: answer.rindex("\n```verdict\n")].strip("\n")
+    return body + "\n~~~~" if body.endswith(UNCLOSED_CODE) else body
 
 
 def with_claims(report: str, claims: list[dict[str, Any]] | None) -> str:

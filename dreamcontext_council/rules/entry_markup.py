@@ -1,0 +1,103 @@
+"""A round entry's markdown, checked and sealed so it can sit among others in report.md.
+
+Two readers see an entry: the fast line scanner of rules/markdown.py (report.md's structure,
+the sections) and CommonMark (the pages). The entry is stored so both agree: no level-1 or
+level-2 heading as the markdown parser sees it (setext and indented ones included), every
+fenced code block closed by the end of the entry, and no line that reads as an entry heading
+of report.md, even inside code, since report.md readers treat that line as a hard boundary.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from typing import TYPE_CHECKING, NamedTuple
+
+from dreamcontext_council.rules.markdown import open_fence
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+
+# The entry heading exactly as report.md is written (`## Round 2 — 2026-11-30`); in report.md
+# such a line after a blank line starts an entry even when a fence above was left open.
+ENTRY_HEADING = re.compile(r"## Round ([0-9]+)(?: — (?:[0-9]{4}-[0-9]{2}-[0-9]{2})?)?[ \t]*$")
+_ATX_MARK = re.compile(r"#{1,2}(?=[ \t]|$)")
+_SETEXT_MARK = re.compile(r"[=-]")
+
+
+class ParsedHeading(NamedTuple):
+    """A heading as CommonMark sees it, with the lines it spans."""
+
+    start: int  # index of its first line
+    end: int  # one past its last line (a setext heading spans its text and its underline)
+    level: int
+    title: str
+    nested: bool  # inside a block quote or a list item
+    setext: bool
+
+
+@cache
+def _parser() -> MarkdownIt:
+    from markdown_it import MarkdownIt  # only submissions pay for the import
+
+    # The block rules views/safe_markdown.py renders with: CommonMark, tables, no raw HTML.
+    return MarkdownIt("commonmark", {"html": False}).enable("table")
+
+
+def normalize_newlines(text: str) -> str:
+    """CR LF and lone CR as LF: the parser counts a lone CR as a line break, str.split does not."""
+    return re.sub(r"\r\n?", "\n", text)
+
+
+def parsed_headings(text: str) -> list[ParsedHeading]:
+    """Every heading of `text` as the markdown parser sees it, in order."""
+    tokens = _parser().parse(text)
+    found = []
+    for i, token in enumerate(tokens):
+        if token.type != "heading_open" or token.map is None:
+            continue
+        title = " ".join(tokens[i + 1].content.split())
+        start, end = token.map
+        level = int(token.tag[1])
+        found.append(
+            ParsedHeading(start, end, level, title, token.level > 0, token.markup in ("=", "-"))
+        )
+    return found
+
+
+def is_scanned_form(lines: list[str], heading: ParsedHeading) -> bool:
+    """Whether the fast scanner reads this heading as it is written: one `#` line at column 0."""
+    return heading.end - heading.start == 1 and lines[heading.start].startswith("#")
+
+
+def rewrite_heading(lines: list[str], heading: ParsedHeading, level: int) -> None:
+    """Write `heading` at `level`: one `#` line at column 0, or in place when nested."""
+    if not heading.nested:
+        lines[heading.start : heading.end] = [f"{'#' * level} {heading.title}".rstrip()]
+    elif heading.setext:
+        # A block quote or list item keeps its prefix: the underline becomes literal text.
+        last = heading.end - 1
+        lines[last] = _SETEXT_MARK.sub(lambda m: "\\" + m.group(0), lines[last], count=1)
+    else:
+        lines[heading.start] = _ATX_MARK.sub("#" * level, lines[heading.start], count=1)
+
+
+def seal_entry_body(body: str) -> tuple[str, list[str]]:
+    """A cleaned entry (no level-1 or level-2 heading left) made safe to store among others:
+    a fence left open at the end is closed, and a line inside code that reads as an entry
+    heading is indented by one space. Returns the body and one note per change."""
+    lines = body.split("\n")
+    notes = []
+    quoted = [i for i, line in enumerate(lines) if ENTRY_HEADING.match(line)]
+    for i in quoted:
+        lines[i] = " " + lines[i]
+    if quoted:
+        notes.append(
+            f"{len(quoted)} line(s) inside code that read as an entry heading (## Round N) "
+            "were indented by one space"
+        )
+    fence = open_fence(lines)
+    if fence is not None:
+        lines.append(fence)
+        notes.append(f"an unclosed {fence} code fence was closed at the end of the entry")
+    return "\n".join(lines), notes
