@@ -251,3 +251,40 @@ def test_a_persona_excused_in_round_2_is_listed_and_named_in_the_verdict(
     )
     verdict = section(council.text(debate_id, "final-report.md"), "Verdict")
     assert "**The council was short:** user-advocate did not answer round 2." in verdict
+
+
+def test_the_run_record_is_read_against_the_process_and_the_status(tmp_path: Path) -> None:
+    import socket
+    import subprocess
+
+    from dreamcontext_council.actions.run_state import run_state_of
+    from dreamcontext_council.folder.run_record import RunRecord, process_start
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    here = socket.gethostname()
+    alive = RunRecord(os.getpid(), here, "2026-12-01T10:00:00.000Z", process_start(os.getpid()))
+    killed = RunRecord(gone.pid, here, "2026-12-01T10:00:00.000Z")
+    reused = RunRecord(os.getppid(), here, "2026-12-01T10:00:00.000Z", process_start=1)
+    elsewhere = RunRecord(gone.pid, here + "-other", "2026-12-01T10:00:00.000Z")
+    stopped = RunRecord(
+        gone.pid,
+        here,
+        "2026-12-01T10:00:00.000Z",
+        stopped_reason="budget: --max-calls 3 reached after 3 calls",
+        stopped_status="round_1_running",
+    )
+
+    def state(record: RunRecord, status: str = "round_1_running") -> str | None:
+        found = run_state_of(record, "council_AbC12345", status)
+        return found.state if found else None
+
+    assert state(alive) == "running"
+    assert state(killed) == "stopped"
+    if process_start(os.getppid()) is not None:  # Linux: a pid reused by another program
+        assert state(reused) == "stopped"
+    assert state(elsewhere) == "running"  # another host's process cannot be checked
+    assert state(stopped) == "stopped"
+    assert state(stopped, "round_1_complete") is None  # driven on by hand since the stop
+    assert state(killed, "complete") is None
+    assert run_state_of(None, "council_AbC12345", "round_1_running") is None
