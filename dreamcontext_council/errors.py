@@ -43,3 +43,14 @@ class Interrupted(CouncilError):
     """The user stopped the command (Ctrl-C); what is on disk is whole and can be resumed."""
 
     exit_code = 130
+
+
+class RunStopped(CouncilError):
+    """A `council run` stopped before the debate was done; the folder is whole and resumable.
+
+    `reason` is the few words the debate's status shows: `stopped: <reason>, resume with …`.
+    """
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason

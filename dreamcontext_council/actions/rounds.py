@@ -112,6 +112,17 @@ def missing_reports(files: DebateFiles, debate: Debate, number: int) -> list[str
     ]
 
 
+def absences(files: DebateFiles, debate: Debate) -> dict[str, list[int]]:
+    """Persona → the closed rounds it took part in without a report (failed or excused)."""
+    status = debate.status
+    last = debate.current_round - (1 if status.phase in ("running", "created") else 0)
+    found: dict[str, list[int]] = {}
+    for number in range(1, last + 1):
+        for slug in missing_reports(files, debate, number):
+            found.setdefault(slug, []).append(number)
+    return found
+
+
 def end_round(
     root: Root, debate_id: str, number: int, *, excused: Collection[str] = ()
 ) -> RoundChange:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dreamcontext_council.actions.files import DebateFiles
+from dreamcontext_council.actions.run_state import RunState, debate_run_state
 from dreamcontext_council.folder.paths import DebatePaths, Root
 from dreamcontext_council.folder.storage import read_text
 from dreamcontext_council.rules.debate import Debate
@@ -47,6 +48,10 @@ class DebateSnapshot:
 
     def persona(self, slug: str) -> PersonaSnapshot | None:
         return next((p for p in self.personas if p.slug == slug), None)
+
+    def run_state(self) -> RunState | None:
+        """Whether a `council run` is driving the debate or stopped short (None: neither)."""
+        return debate_run_state(self.paths.folder, self.id, str(self.debate.status))
 
     def final_report(self) -> str | None:
         path = self.paths.final_report

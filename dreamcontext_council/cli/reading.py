@@ -102,11 +102,13 @@ def list_debates(mode: str | None, as_json: bool) -> None:
     Example:
       dreamcontext council list --all
     """
+    from dreamcontext_council.actions.run_state import with_run_states
     from dreamcontext_council.folder.index import load_index
     from dreamcontext_council.views import listing
 
     chosen = mode or "active"
-    entries = listing.filter_debates(load_index(current_root()), chosen)
+    root = current_root()
+    entries = with_run_states(root, listing.filter_debates(load_index(root), chosen))
     emit(entries, as_json, lambda: listing.render_list(entries, chosen))
 
 

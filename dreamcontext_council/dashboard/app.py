@@ -28,6 +28,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from dreamcontext_council.actions.files import DebateFiles
+from dreamcontext_council.actions.run_state import with_run_states
 from dreamcontext_council.actions.snapshot import DebateSnapshot, load_snapshot
 from dreamcontext_council.dashboard.events import ChangeFeed
 from dreamcontext_council.errors import CouncilError, FormatError, NotFoundError
@@ -128,10 +129,12 @@ def create_app(
     def list_page(request: Request) -> Response:
         query = request.query_params.get("q", "")
         status = request.query_params.get("status", "")
-        return HTMLResponse(html.list_html(load_index(root), query=query, status=status))
+        entries = with_run_states(root, load_index(root))
+        return HTMLResponse(html.list_html(entries, query=query, status=status))
 
     def list_fragment(request: Request) -> Response:
-        return HTMLResponse(html.list_html(load_index(root), fragment=True), headers=_no_store())
+        entries = with_run_states(root, load_index(root))
+        return HTMLResponse(html.list_html(entries, fragment=True), headers=_no_store())
 
     def debate_page(request: Request) -> Response:
         debate_id = _debate_id(request)

@@ -20,6 +20,7 @@ from dreamcontext_council.engine.contract import (
     parse_persona_answer,
     review_score,
 )
+from dreamcontext_council.engine.failures import shorten_at_word
 from dreamcontext_council.engine.pairing import derangement
 from dreamcontext_council.engine.providers.models import ModelSpec, parse_model
 from dreamcontext_council.engine.reviews import load_reviews, record_reviews
@@ -210,7 +211,7 @@ class RoundRunner:
                     await self.caller.append(with_outcome(usage_line, BROKEN))
                     raise ContractError(f"answer broke the contract twice: {again}") from None
         except (CouncilError, ContractError) as exc:
-            progress.persona(slug, "failed", detail=str(exc)[:80])
+            progress.persona(slug, "failed", detail=shorten_at_word(str(exc), 80))
             raise
         except BudgetReached:
             progress.persona(slug, "skipped", detail="budget")

@@ -7,6 +7,8 @@ killed run started again goes on from where it stopped.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -16,7 +18,7 @@ from filelock import FileLock, Timeout
 from dreamcontext_council.actions import closing, interlude
 from dreamcontext_council.actions.files import DebateFiles, today
 from dreamcontext_council.actions.live_state import refresh_live, throttled_submissions
-from dreamcontext_council.actions.rounds import end_round, start_round
+from dreamcontext_council.actions.rounds import absences, end_round, start_round
 from dreamcontext_council.engine import convergence as conv
 from dreamcontext_council.engine import prompts
 from dreamcontext_council.engine.accounting import (
@@ -27,6 +29,7 @@ from dreamcontext_council.engine.accounting import (
 )
 from dreamcontext_council.engine.answer_cap import DEFAULT_MAX_ANSWER_KB
 from dreamcontext_council.engine.calls import Caller
+from dreamcontext_council.engine.failures import absence_lines, grouped_reasons, shorten_at_word
 from dreamcontext_council.engine.pairing import new_seed
 from dreamcontext_council.engine.progress import Progress
 from dreamcontext_council.engine.providers.models import default_model, parse_model
@@ -34,14 +37,16 @@ from dreamcontext_council.engine.providers.registry import ProviderSet
 from dreamcontext_council.engine.rounds import CROSS_EXAM_DIRECTIVE, RoundRunner, cross_exam_pairs
 from dreamcontext_council.engine.synthesis import Synthesizer
 from dreamcontext_council.engine.synthesis_input import CompressionSettings
-from dreamcontext_council.errors import CouncilError, StateError
+from dreamcontext_council.errors import ProviderError, RunStopped, StateError
 from dreamcontext_council.folder.paths import Root
+from dreamcontext_council.folder.run_record import RunRecord, begin_run, end_run, record_stop
 from dreamcontext_council.folder.storage import (
     locked,
     remove_leftover_staging,
     remove_leftover_temps,
 )
 from dreamcontext_council.rules import metrics
+from dreamcontext_council.rules.roundlog import persona_failures
 
 # Held for a whole run (an OS lock: a killed run leaves it free), so two runs never
 # ask the same personas at once.
@@ -78,6 +83,7 @@ class RunOutcome:
     message: str
     calls: int = 0
     cost: float = 0.0
+    reason: str = ""  # for a stop before the end: what run.json records
 
 
 class CouncilRun:
@@ -106,8 +112,16 @@ class CouncilRun:
     def id(self) -> str:
         return self.files.id
 
-    def _outcome(self, stopped: str, message: str) -> RunOutcome:
-        return RunOutcome(self.id, stopped, message, self.ledger.calls, self.ledger.cost)
+    def _outcome(self, stopped: str, message: str, reason: str = "") -> RunOutcome:
+        short = self._short_council()
+        if short:
+            message += "\nNot every persona answered:\n" + "\n".join(f"  {s}" for s in short)
+        return RunOutcome(self.id, stopped, message, self.ledger.calls, self.ledger.cost, reason)
+
+    def _short_council(self) -> list[str]:
+        """Personas that failed or were excused, with the rounds they did not answer."""
+        debate = self.files.debate()
+        return absence_lines(absences(self.files, debate), persona_failures(self.files.log()))
 
     async def run(self) -> RunOutcome:
         """Drive the debate, refusing to if another `run` is driving it already."""
@@ -121,10 +135,45 @@ class CouncilRun:
             ) from None
         try:
             self._remove_leftover_temps()
+            record = begin_run(self.files.paths.folder)
             with throttled_submissions(LIVE_REFRESH_S):
-                return await self._drive()
+                outcome = await self._recording_stops(record)
         finally:
             lock.release()
+        return outcome
+
+    async def _recording_stops(self, record: RunRecord) -> RunOutcome:
+        """Drive the debate; a stop before the end leaves its reason in run.json."""
+        try:
+            outcome = await self._drive()
+        except RunStopped as stop:
+            self._record_stop(record, stop.reason)
+            raise
+        except ProviderError as exc:
+            reason = shorten_at_word(str(exc)).rstrip(".")
+            self._record_stop(record, reason)
+            raise RunStopped(
+                f"{str(exc).rstrip('.')}. Run `dreamcontext council run {self.id}` to resume.",
+                reason,
+            ) from exc
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            self._record_stop(record, "interrupted by Ctrl-C")
+            raise
+        except BaseException as exc:
+            self._record_stop(record, shorten_at_word(str(exc) or type(exc).__name__))
+            raise
+        if outcome.reason:
+            self._record_stop(record, outcome.reason)
+        else:
+            end_run(self.files.paths.folder)
+        return outcome
+
+    def _record_stop(self, record: RunRecord, reason: str) -> None:
+        """Write why the run stopped; a failure here must not hide the stop itself."""
+        # The folder may be what failed (a full disk): the error the user sees comes first.
+        with contextlib.suppress(Exception):
+            status = str(self.files.debate().status)
+            record_stop(self.files.paths.folder, record, reason, status)
 
     def _remove_leftover_temps(self) -> None:
         """Delete the temps a killed run (or command) left, and the folders a killed `new`
@@ -179,6 +228,7 @@ class CouncilRun:
             return self._outcome(
                 "budget",
                 f"Stopped: {stop}. Run `dreamcontext council run {self.id}` with a higher limit to go on.",
+                reason=f"budget: {stop}",
             )
 
     def _check_models(self) -> None:
@@ -234,12 +284,16 @@ class CouncilRun:
         result = await runner.run(number)
         if result.budget:
             raise BudgetReached(result.budget)
+        grouped = grouped_reasons(result.failed)
         if not result.answered and not result.skipped and not result.kept:
-            reasons = "; ".join(f"{s}: {r}" for s, r in result.failed.items())
-            raise CouncilError(
+            reasons = "; ".join(grouped)
+            raise RunStopped(
                 f"Every persona failed in round {number} ({reasons}). Fix the cause and run "
-                f"`dreamcontext council run {self.id}` to resume."
+                f"`dreamcontext council run {self.id}` to resume.",
+                f"every persona failed in round {number} ({reasons})",
             )
+        for line in grouped:
+            self.progress.note(f"Round {number} goes on without {line}")
         # A kept hand-written verdict whose report is still to come does not hold the round.
         unreported = [
             s for s in result.kept if not any(e.round == number for e in self.files.entries(s))
@@ -330,7 +384,8 @@ class CouncilRun:
         if line:
             await self.caller.append(line)  # `ok` once the answer is in round-log.md
         self.progress.note(
-            f"Convergence check after round {number}: {answer.strip()[:40]} ({bullets[0]}); {bullets[-1]}."
+            f"Convergence check after round {number}: {shorten_at_word(answer, 40)} "
+            f"({bullets[0]}); {bullets[-1]}."
         )
         return going_on
 

@@ -8,11 +8,13 @@ from pathlib import Path
 from typing import Any
 
 from dreamcontext_council.actions.files import DebateFiles, today
+from dreamcontext_council.actions.rounds import absences
 from dreamcontext_council.actions.snapshot import load_snapshot
 from dreamcontext_council.engine import prompts
 from dreamcontext_council.engine.accounting import BROKEN, SYNTHESIS_CALLER, with_outcome
 from dreamcontext_council.engine.answer_cap import DEFAULT_MAX_ANSWER_KB, CappedAnswer, cap_answer
 from dreamcontext_council.engine.calls import Caller
+from dreamcontext_council.engine.failures import short_council_sentence
 from dreamcontext_council.engine.providers.base import Prompt
 from dreamcontext_council.engine.providers.models import parse_model
 from dreamcontext_council.engine.synthesis_input import CompressionSettings, build_answers
@@ -238,6 +240,9 @@ class Synthesizer:
             if title == "Verdict":
                 mix = diversity(snapshot.persona_models().values())
                 body += f"\n\nModel diversity: {mix.line()}."
+                short = short_council_sentence(absences(self.files, debate))
+                if short:
+                    body += f"\n\n{short}"
                 if ledger.flag_lines:
                     body += "\n\n" + "\n".join(ledger.flag_lines)
             parts.append(f"## {title}\n\n{body}")

@@ -38,3 +38,20 @@ def round_participants(log: str, number: int) -> list[str] | None:
                     found = [p.strip() for p in line.split(":", 1)[1].split(",") if p.strip()]
                     break
     return found
+
+
+_PERSONA_FAILED = re.compile(r"Persona failed — (\S+) in round (\d+)\b")
+
+
+def persona_failures(log: str) -> dict[tuple[str, int], str]:
+    """(persona, round) → why its answer was missing, from `## Persona failed` entries (latest wins)."""
+    lines = log.split("\n")
+    found: dict[tuple[str, int], str] = {}
+    for mark in headings(lines):
+        match = _PERSONA_FAILED.match(mark.title)
+        if mark.level != 2 or not match:
+            continue
+        following = lines[mark.line + 1] if mark.line + 1 < len(lines) else ""
+        reason = following[2:].strip() if following.startswith("- ") else ""
+        found[(match.group(1), int(match.group(2)))] = reason
+    return {key: reason for key, reason in found.items() if reason}

@@ -144,7 +144,8 @@ def _round_state(snapshot: DebateSnapshot, number: int) -> str:
     if number == 0 or status.phase == "created":
         return "not started"
     if status.phase == "running" and status.round == number:
-        return "running"
+        run = snapshot.run_state()
+        return "stopped" if run and run.state == "stopped" else "running"
     if status.phase in ("synthesizing", "complete") and number == snapshot.debate.current_round:
         return str(status)
     if number <= snapshot.debate.current_round:

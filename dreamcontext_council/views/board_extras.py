@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
 from dreamcontext_council.actions.snapshot import DebateSnapshot
 from dreamcontext_council.rules.diversity import diversity
 from dreamcontext_council.rules.usage import usage_totals
 
+RUN_LINE_WIDTH = 80  # the board's 90 cells, less the 9 of the label
+
 
 def board_extra_data(snapshot: DebateSnapshot) -> dict[str, Any]:
     totals = usage_totals(snapshot.usage_records())
     persona_models = snapshot.persona_models()
+    run = snapshot.run_state()
     return {
+        "run": run.to_json() if run else None,
         "models": diversity(persona_models.values()).to_json() | {"personas": persona_models},
         "usage": totals.to_json(),
         "flags": snapshot.debate.flags,
@@ -22,6 +27,11 @@ def board_extra_data(snapshot: DebateSnapshot) -> dict[str, Any]:
 def board_extra_lines(snapshot: DebateSnapshot) -> list[str]:
     totals = usage_totals(snapshot.usage_records())
     lines = []
+    run = snapshot.run_state()
+    if run:
+        # Wrapped, never cut: the resume command is at the end of the line.
+        wrapped = textwrap.wrap(run.line(), RUN_LINE_WIDTH, break_on_hyphens=False)
+        lines += [f"{'RUN' if i == 0 else '':<8} {part}" for i, part in enumerate(wrapped)]
     if snapshot.personas:
         lines.append(f"MODELS   {diversity(snapshot.persona_models().values()).line()}")
     if totals.calls:

@@ -134,6 +134,8 @@ class DebatePage:
     round_log: Markup
     persona_slugs: list[str] = field(default_factory=list)
     models: str = ""  # model diversity: providers and families on the council
+    run_state: str = ""  # `running` or `stopped` while a `council run` drives it or stopped short
+    run_line: str = ""  # `stopped: <reason>, resume with dreamcontext council run <id>`
 
 
 def status_tone(status: str) -> str:
@@ -277,13 +279,14 @@ def build_debate_page(snapshot: DebateSnapshot) -> DebatePage:
             )
         )
     status = str(debate.status)
+    run = snapshot.run_state()
     created = debate.meta.get("created_at")
     updated = debate.meta.get("updated_at")
     return DebatePage(
         id=debate.id,
         topic=debate.topic,
         status=status,
-        status_tone=status_tone(status),
+        status_tone="stopped" if run and run.state == "stopped" else status_tone(status),
         round=figures.round,
         current_round=debate.current_round,
         rounds_planned=debate.rounds_planned,
@@ -327,4 +330,6 @@ def build_debate_page(snapshot: DebateSnapshot) -> DebatePage:
         knowledge_path=debate.promoted,
         round_log=render_markdown(snapshot.log, None),
         persona_slugs=slugs,
+        run_state=run.state if run else "",
+        run_line=run.line() if run else "",
     )

@@ -84,6 +84,7 @@ STATUS_FILTERS = {
     "": "All statuses",
     "active": "In progress",
     "running": "Round running",
+    "stopped": "Run stopped",
     "complete": "Complete",
     "promoted": "Promoted",
     "unpromoted": "Complete, not promoted",
@@ -93,22 +94,29 @@ STATUS_FILTERS = {
 def _list_row(entry: dict[str, Any]) -> dict[str, Any]:
     status = str(entry.get("status") or "")
     promoted = bool(entry.get("promoted_to_knowledge"))
+    run = entry.get("run")
+    if not isinstance(run, dict):
+        run = {}
+    stopped = run.get("state") == "stopped"
     groups = ["active"] if status != "complete" else ["complete"]
-    if status.endswith("_running"):
+    if status.endswith("_running") and not stopped:
         groups.append("running")
+    if stopped:
+        groups.append("stopped")
     if status == "complete":
         groups.append("promoted" if promoted else "unpromoted")
     return {
         "id": str(entry.get("id")),
         "topic": str(entry.get("topic") or ""),
         "status": status,
-        "tone": status_tone(status),
+        "tone": "stopped" if stopped else status_tone(status),
+        "run": str(run.get("line") or ""),
         "round": f"{entry.get('current_round') or 0}/{entry.get('rounds_planned') or '?'}",
         "promoted": promoted,
         "updated": str(entry.get("updated_at") or ""),
         "created": str(entry.get("created_at") or ""),
         "groups": " ".join(groups),
-        "search": f"{entry.get('id')} {entry.get('topic')} {status}".casefold(),
+        "search": f"{entry.get('id')} {entry.get('topic')} {status} {run.get('state') or ''}".casefold(),
     }
 
 

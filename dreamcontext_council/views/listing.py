@@ -14,10 +14,12 @@ def show_data(snapshot: DebateSnapshot) -> dict[str, Any]:
     """Metadata, usage totals and the round log of a debate."""
     debate = snapshot.debate
     totals = usage_totals(snapshot.usage_records())
+    run = snapshot.run_state()
     return {
         "id": debate.id,
         "topic": debate.topic,
         "status": str(debate.status),
+        "run": run.to_json() if run else None,
         "current_round": debate.current_round,
         "rounds_planned": debate.rounds_planned,
         "personas": debate.personas,
@@ -38,6 +40,7 @@ def render_show(snapshot: DebateSnapshot) -> str:
     rows = [
         ("topic", data["topic"]),
         ("status", data["status"]),
+        *([("run", data["run"]["line"])] if data["run"] else []),
         ("round", f"{data['current_round']}/{data['rounds_planned']}"),
         ("personas", ", ".join(data["personas"]) or "(none)"),
     ]
@@ -78,4 +81,7 @@ def render_list(entries: list[dict[str, Any]], mode: str) -> str:
         lines.append(
             f"  {'':<16}  round {e.get('current_round')}/{e.get('rounds_planned')}  updated {e.get('updated_at')}"
         )
+        run = e.get("run")
+        if isinstance(run, dict) and run.get("line"):
+            lines.append(f"  {'':<16}  {run['line']}")
     return "\n".join(lines) + "\n"

@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from dreamcontext_council.engine.failures import shorten_at_word
 from dreamcontext_council.engine.providers.base import (
     Completion,
     ProviderCallError,
@@ -78,9 +79,8 @@ def secrets_from_env(env: Mapping[str, str]) -> tuple[str, ...]:
 
 
 def shorten(text: str, limit: int = SERVER_MESSAGE_LIMIT) -> str:
-    """Collapse whitespace and cut `text` to `limit` characters."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    """Collapse whitespace and cut `text` to `limit` characters, at a word boundary."""
+    return shorten_at_word(text, limit)
 
 
 def tail(text: str, limit: int = STDERR_TAIL_LIMIT) -> str:
@@ -346,14 +346,14 @@ def _final_error(target: CallTarget, failure: Failure, attempts: int) -> Provide
     elif failure.no_text:
         message = (
             f"{who} returned no text for model {model} after {attempts} "
-            f"attempt{'s' if attempts != 1 else ''} ({failure.reason}); run the same command "
-            "again to resume, or choose another model."
+            f"attempt{'s' if attempts != 1 else ''} ({failure.reason}); if it keeps happening, "
+            "choose another model."
         )
         retryable = True
     else:
         message = (
             f"{who} still failing after {attempts} attempt{'s' if attempts != 1 else ''} "
-            f"({failure.reason}); run the same command again to resume."
+            f"({failure.reason})."
         )
         retryable = True
     return ProviderCallError(
