@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dreamcontext_council.errors import CouncilError
 from dreamcontext_council.folder.live import now_iso
 from dreamcontext_council.folder.storage import atomic_write_json, read_text
 
@@ -88,8 +89,8 @@ def read_run_record(folder: Path) -> RunRecord | None:
     """The folder's run record; None without one, or when it does not parse (never fatal)."""
     path = run_record_path(folder)
     try:
-        data = json.loads(read_text(path))
-    except (OSError, ValueError):
+        data = json.loads(read_text(path, within=folder))
+    except (OSError, ValueError, CouncilError):  # a link out of the folder reads as none
         return None
     if not isinstance(data, dict):
         return None

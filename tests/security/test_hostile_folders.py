@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -360,3 +361,32 @@ def test_a_roster_file_with_an_alias_is_refused() -> None:
     text = "- &p {slug: a, body: You are a.}\n- *p\n"
     with pytest.raises(UsageError, match="alias"):
         parse_roster(text, "roster.yaml")
+
+
+def test_a_run_record_linked_out_of_the_debate_is_not_read(
+    running: str, root_path: Path, council: Runner, tmp_path: Path
+) -> None:
+    folder = root_path / "council" / running
+    status = council("show", running, "--json")
+    outside = tmp_path / "outside-run.json"
+    outside.write_text(
+        json.dumps(
+            {
+                "pid": os.getpid(),
+                "host": socket.gethostname(),
+                "started_at": "2026-12-01T00:00:00Z",
+                "stopped": {
+                    "reason": MARKER,
+                    "at": "2026-12-01T00:00:01Z",
+                    "status": "round_2_running",
+                },
+            }
+        ),
+        encoding="utf-8",
+    )
+    (folder / "run.json").symlink_to(outside)
+    for args in (("board",), ("show",), ("show", "--json"), ("list",)):
+        result = council(*args, *([running] if args[0] != "list" else []))
+        assert result.code == 0, (args, result.err)
+        assert MARKER not in result.text, args
+    assert council("show", running, "--json").out == status.out
