@@ -138,7 +138,7 @@ async def launch(request: Launch, echo: Callable[[str], None]) -> dict[str, Any]
     if request.dry_run:
         from dreamcontext_council.engine.estimate import estimate_run
 
-        result = estimate_run(request, files, roster, prices)
+        result = estimate_run(request, files, roster, prices, previous)
         if would_fail:
             result["would_fail"] = would_fail
             result["message"] += f"\nWould fail: {would_fail}"

@@ -171,3 +171,19 @@ def test_a_base_url_is_recorded_without_its_credentials(council: Council, stub: 
 
     assert again.code == 2
     assert "--base-url" in again.err and secret not in again.err
+
+
+def test_a_dry_run_plans_with_the_recorded_models_and_the_options_given(
+    council: Council,
+) -> None:
+    council("run", "--topic", TOPIC, "--options", OPTIONS, "--rounds", "2", "--max-calls", "1")
+    debate_id = council.only_id()
+    env = {"OPENAI_API_KEY": TEST_KEY}
+
+    bare = council("run", debate_id, "--dry-run", "--json", env=env).json()["plan"]
+    moved = council(
+        "run", debate_id, "--dry-run", "--json", "--model", "openai:gpt-4o-mini", env=env
+    ).json()["plan"]
+
+    assert {call["model"] for call in bare} == {"scripted"}
+    assert {call["model"] for call in moved} == {"openai:gpt-4o-mini"}
