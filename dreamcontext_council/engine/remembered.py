@@ -125,9 +125,10 @@ def record(files: DebateFiles, request: Launch, previous: RunSettings, run_lock:
     try:
         with files.lock():
             debate = files.debate()
-            settings = settings_of(request)
-            debate.meta[RUN_KEY] = settings.as_meta()
-            files.save_debate(debate)
+            settings = settings_of(request).as_meta()
+            if debate.meta.get(RUN_KEY) != settings:
+                debate.meta[RUN_KEY] = settings
+                files.save_debate(debate)
             for slug in debate.personas:
                 context = files.context(slug)
                 model, _ = persona_model(context.model, previous, request.model)

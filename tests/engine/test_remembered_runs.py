@@ -187,3 +187,49 @@ def test_a_dry_run_plans_with_the_recorded_models_and_the_options_given(
 
     assert {call["model"] for call in bare} == {"scripted"}
     assert {call["model"] for call in moved} == {"openai:gpt-4o-mini"}
+
+
+def rewrite_run_settings(council: Council, debate_id: str, run: dict[str, object]) -> None:
+    path = council.folder(debate_id) / "debate.md"
+    meta, body = frontmatter_io.parse(path.read_text(encoding="utf-8"), "debate.md")
+    path.write_text(frontmatter_io.render({**meta, "run": run}, body), encoding="utf-8")
+
+
+def test_a_run_setting_out_of_range_is_refused_with_its_name(council: Council) -> None:
+    debate_id = council.new_debate("--rounds", "1")
+    council.add_persona(debate_id, "risk-auditor")
+    rewrite_run_settings(council, debate_id, {"model": "scripted", "retries": 99})
+    before = council.tree()
+
+    result = council("run", debate_id)
+
+    assert result.code != 0
+    assert "run.retries" in result.err and "99" in result.err
+    assert council.tree() == before
+
+
+def test_a_command_model_in_the_run_settings_needs_consent(
+    council: Council, tmp_path: Path
+) -> None:
+    marker = tmp_path / "ran"
+    script = tmp_path / "marker.py"
+    script.write_text(
+        f"import pathlib, sys; pathlib.Path({str(marker)!r}).write_text('x'); print('A')",
+        encoding="utf-8",
+    )
+    debate_id = council.new_debate("--rounds", "3")
+    council.add_persona(debate_id, "risk-auditor", model="scripted")
+    # A folder from elsewhere whose recorded check model is a program.
+    rewrite_run_settings(
+        council,
+        debate_id,
+        {"model": "scripted", "check_model": f"command:{sys.executable} {script}"},
+    )
+    before = council.tree()
+
+    result = council.proc("run", debate_id, "--yes")
+
+    assert result.code == 2, result.err
+    assert "--allow-command" in result.err and "run.check_model" in result.err
+    assert council.tree() == before
+    assert not marker.exists()
