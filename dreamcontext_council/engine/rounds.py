@@ -218,7 +218,8 @@ class RoundRunner:
             raise
         # File writes block (locks, fsync): off the event loop, so the calls still in
         # flight are read, timed and timed out as they arrive.
-        raw = completion.text if capped.truncated else None
+        # The whole answer is kept beside the report when the report holds less of it.
+        raw = completion.text if capped.truncated or answer.trimmed else None
         before = verdicts.round(number).get(slug)
         save = functools.partial(
             self._save_answer, debate, slug, number, answer, usage_line, before, raw
@@ -248,7 +249,8 @@ class RoundRunner:
         not on disk. False when a person recorded this round's verdict or entry while the
         model was answering (a verdict other than `verdict_before`, the one the round began
         with): theirs is kept, the answer is not saved, and both are logged.
-        `raw` is the whole answer when it was cut to the size cap, kept beside the report."""
+        `raw` is the whole answer when the report holds less of it (cut to the size cap, or
+        chatter around the sections left out), kept beside the report."""
         verdict = answer.verdict
         try:
             with self.files.lock():
