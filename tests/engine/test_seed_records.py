@@ -4,11 +4,14 @@ was sent, and debates of any roster size move between the Node tool and this one
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
 from pathlib import Path
 
-from debate_story import Chair, entry
+from debate_story import REFERENCE_ID, Chair, Reference, Runner, entry
 
+from dreamcontext_council.folder import frontmatter_io
 from dreamcontext_council.rules.roundlog import round_participants
 
 from .support import OPTIONS, TOPIC, Council, roster_file
@@ -75,3 +78,78 @@ def test_a_run_logs_every_answer_with_its_time(council: Council, tmp_path: Path)
     for number in (1, 2):
         assert round_participants(council.log(debate_id), number) == list(slugs)
     assert council("summaries", debate_id, "2").code == 0
+
+
+# -- item 10: Node debates of more than 10 personas -----------------------------------
+
+EXTRA = [f"extra-voice-{n:02d}" for n in range(1, 10)]  # 3 + 9 = 12 personas
+
+
+def node_debate_of_twelve(reference: Path) -> str:
+    """The reference debate (Node-written) grown to 12 personas and reopened after round 2
+    of 3, as the Node tool leaves a debate whose rounds are not all run."""
+    folder = reference / "council" / REFERENCE_ID
+    for slug in EXTRA:
+        shutil.copytree(folder / "growth-cfo", folder / slug)
+        for name in ("context-and-persona.md", "report.md"):
+            path = folder / slug / name
+            path.write_text(path.read_text("utf-8").replace("growth-cfo", slug), "utf-8")
+    for context in folder.glob("*/context-and-persona.md"):
+        context.write_text(
+            context.read_text("utf-8").replace("model: sonnet", "model: scripted"), "utf-8"
+        )
+    debate = folder / "debate.md"
+    text = debate.read_text("utf-8")
+    text = text.replace(
+        "  - user-advocate\n", "  - user-advocate\n" + "".join(f"  - {slug}\n" for slug in EXTRA)
+    )
+    text = text.replace("status: complete", "status: round_2_complete")
+    text = text.replace("rounds_planned: 2", "rounds_planned: 3")
+    text = re.sub(r"promoted_to_knowledge: >-\n  \S+\n", "promoted_to_knowledge: null\n", text)
+    debate.write_text(text, "utf-8")
+    (folder / "final-report.md").unlink()
+    verdicts = json.loads((folder / "verdicts.json").read_text("utf-8"))
+    for votes in verdicts["rounds"].values():
+        for slug in EXTRA:
+            votes[slug] = dict(votes["growth-cfo"], headline=f"{slug} backs A")
+    (folder / "verdicts.json").write_text(json.dumps(verdicts, indent=2), "utf-8")
+    return REFERENCE_ID
+
+
+def test_a_node_debate_of_twelve_personas_is_read_continued_and_promoted(
+    fixture_root: Reference, ref_cli: Runner
+) -> None:
+    debate_id = node_debate_of_twelve(fixture_root.root)
+    roster = ["risk-auditor", "growth-cfo", "user-advocate", *EXTRA]
+    shown = ref_cli("show", debate_id, "--json")
+    assert shown.code == 0, shown.err
+    assert shown.json()["personas"] == roster
+    board = ref_cli("board", debate_id, "--json")
+    assert board.code == 0, board.err
+    assert {row["slug"] for row in board.json()["rows"]} == set(roster)
+    assert ref_cli("round-context", debate_id, EXTRA[-1]).code == 0
+    assert ref_cli("summaries", debate_id, "2").code == 0
+    assert ref_cli("round", "start", debate_id, "3").code == 0  # panels for all twelve
+    run = ref_cli("run", debate_id, "--model", "scripted", "--promote")
+    assert run.code == 0, run.err
+    folder = fixture_root.root / "council" / debate_id
+    meta, _ = frontmatter_io.parse((folder / "debate.md").read_text("utf-8"), "debate.md")
+    assert (meta["status"], meta["current_round"], meta["personas"]) == ("complete", 3, roster)
+    for slug in roster:
+        entries = (folder / slug / "report.md").read_text("utf-8")
+        assert entries.index("## Round 3 — ") < entries.index("## Round 2 — ")
+    report = (folder / "final-report.md").read_text("utf-8")
+    assert "## Verdict" in report and all(slug in report for slug in roster)
+    knowledge = fixture_root.root / str(meta["promoted_to_knowledge"])
+    assert debate_id in knowledge.read_text("utf-8")
+    final_board = ref_cli("board", debate_id, "--json").json()
+    assert final_board["round"] == 3 and len(final_board["rows"]) == 12
+    page = ref_cli("export", debate_id, "--format", "html")
+    assert page.code == 0, page.err
+    assert all(f'id="persona-{slug}"' in page.out for slug in roster)
+
+
+def test_creating_an_eleventh_persona_is_still_refused(chair: Chair) -> None:
+    debate_id = chair.new(personas=[f"voice-{n:02d}" for n in range(10)])
+    refused = chair.run("agent", "create", debate_id, "voice-10", "--body", "You are ten.")
+    assert refused.code == 2 and "already has 10 personas" in refused.err
