@@ -8,13 +8,26 @@ import json
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 from debate_story import REFERENCE_ID, Chair, Reference, Runner, entry
+from stub_server import StubServer
 
 from dreamcontext_council.folder import frontmatter_io
 from dreamcontext_council.rules.roundlog import round_participants
 
-from .support import OPTIONS, TOPIC, Council, roster_file
+from .support import (
+    OPTIONS,
+    TEST_KEY,
+    TOPIC,
+    Council,
+    h2_titles,
+    openai_env,
+    request_task,
+    roster_file,
+    scripted_responder,
+    section,
+)
 
 SUBMITTED = re.compile(
     r"^## Report (submitted|replaced) — (\S+) in round (\d+) — "
@@ -153,3 +166,140 @@ def test_creating_an_eleventh_persona_is_still_refused(chair: Chair) -> None:
     debate_id = chair.new(personas=[f"voice-{n:02d}" for n in range(10)])
     refused = chair.run("agent", "create", debate_id, "voice-10", "--body", "You are ten.")
     assert refused.code == 2 and "already has 10 personas" in refused.err
+
+
+# -- item 8: what a persona received, and the exact prompt a model was sent ------------
+
+RUN_SLUGS = ("risk-auditor", "growth-cfo", "platform-lead", "data-steward")
+
+
+def continue_after_checks(request_json: dict[str, Any]) -> str:
+    """Scripted answers, and CONTINUE to every convergence check: the run reaches round 3."""
+    if request_task(request_json).get("phase") == "check":
+        return "CONTINUE"
+    return scripted_responder(request_json)
+
+
+def messages(request_json: dict[str, Any]) -> tuple[str, str]:
+    """(system, user) of an OpenAI chat request."""
+    by_role = {m["role"]: m["content"] for m in request_json["messages"]}
+    return by_role.get("system", ""), by_role["user"]
+
+
+def three_round_run(council: Council, tmp_path: Path) -> tuple[str, list[Any]]:
+    """A run of RUN_SLUGS on openai through a recording stub: the id and its requests."""
+    models = dict.fromkeys(RUN_SLUGS, "openai:gpt-4o-mini")
+    roster = roster_file(tmp_path / "roster.json", models)
+    with StubServer(responder=continue_after_checks) as server:
+        result = council(
+            "run",
+            *("--topic", TOPIC, "--options", OPTIONS, "--personas", roster, "--rounds", "3"),
+            env=openai_env(server.openai_url),
+        )
+    assert result.code == 0, result.err
+    return council.only_id(), list(server.requests)
+
+
+def persona_requests(requests: list[Any]) -> dict[tuple[str, int], dict[str, Any]]:
+    found = {}
+    for request in requests:
+        task = request_task(request.json)
+        if task.get("phase") in ("opening", "cross-exam", "rebuttal"):
+            found[(str(task["persona"]), int(task["round"]))] = request.json
+    return found
+
+
+def test_prompt_prints_byte_for_byte_what_the_model_was_sent(
+    council: Council, tmp_path: Path
+) -> None:
+    debate_id, requests = three_round_run(council, tmp_path)
+    sent = persona_requests(requests)
+    assert {number for _, number in sent} == {1, 2, 3}
+    for (slug, number), request_json in sent.items():
+        shown = council("prompt", debate_id, slug, str(number), "--json")
+        assert shown.code == 0, shown.err
+        [call] = shown.json()["calls"]
+        system, user = messages(request_json)
+        assert call["system"].encode() == system.encode()
+        assert call["user"].encode() == user.encode()
+    # as a person runs it: the user message alone, to the last byte, from a real process
+    system, user = messages(sent[("growth-cfo", 3)])
+    printed = council.proc("prompt", debate_id, "growth-cfo", "3", "--part", "user")
+    assert printed.code == 0, printed.err
+    assert printed.out == user
+    both = council.proc("prompt", debate_id, "growth-cfo", "3").out
+    assert system in both and user in both and both.index(system) < both.index(user)
+    # nothing of the environment's key reaches the record
+    for path in council.folder(debate_id).glob("*/prompts/*.json"):
+        assert TEST_KEY not in path.read_text("utf-8")
+
+
+def test_context_and_persona_records_what_the_run_handed_each_persona(
+    council: Council, tmp_path: Path
+) -> None:
+    debate_id, requests = three_round_run(council, tmp_path)
+    sent = persona_requests(requests)
+    reviews = council.json_file(debate_id, "reviews.json")["rounds"]["2"]
+    for slug in RUN_SLUGS:
+        context = council.text(debate_id, f"{slug}/context-and-persona.md")
+        titles = h2_titles(context)
+        # round 2: the panel as injected, and the cross-examination directive with its peer,
+        # both what the model read
+        _, user_2 = messages(sent[(slug, 2)])
+        assert section(context, "Round 2 — Cross-context loaded") in user_2
+        peer = reviews[slug]["target"]
+        assert f"Cross-examine {peer}:" in section(context, "Round 2 — Directives")
+        assert f"cross-examination assignment: {peer}" in user_2
+        # round 3: every critique aimed at it, by critic, as the model read it
+        _, user_3 = messages(sent[(slug, 3)])
+        critics = sorted(c for c, review in reviews.items() if review["target"] == slug)
+        assert critics, "every persona is critiqued once"
+        assert "Round 3 — Critiques received" in titles
+        received = section(context, "Round 3 — Critiques received")
+        assert sorted(re.findall(r"^### From (\S+)", received, re.MULTILINE)) == critics
+        for block in re.split(r"^### From .*$", received, flags=re.MULTILINE)[1:]:
+            assert block.strip() and block.strip() in user_3
+        assert titles.count("Round 3 — Critiques received") == 1
+
+
+def test_a_debate_run_by_hand_has_no_prompt_to_print(chair: Chair) -> None:
+    debate_id = chair.new()
+    chair.ok("round", "start", debate_id, "1")
+    chair.submit(debate_id, "growth-cfo", 1)
+    refused = chair.run("prompt", debate_id, "growth-cfo", "1")
+    assert refused.code != 0 and "No prompt is recorded" in refused.err
+    assert refused.err.count("\n") == 1
+
+
+def test_a_repair_call_is_kept_after_the_call_it_repairs(council: Council, tmp_path: Path) -> None:
+    broken = {"left": 1}
+
+    def responder(request_json: dict[str, Any]) -> str:
+        task = request_task(request_json)
+        if task.get("persona") == "growth-cfo" and not task.get("repair") and broken["left"]:
+            broken["left"] -= 1
+            return "No sections and no verdict block."
+        return scripted_responder(request_json)
+
+    roster = roster_file(tmp_path / "roster.json", dict.fromkeys(RUN_SLUGS, "openai:gpt-4o"))
+    with StubServer(responder=responder) as server:
+        result = council(
+            "run",
+            *("--topic", TOPIC, "--options", OPTIONS, "--personas", roster, "--rounds", "1"),
+            env=openai_env(server.openai_url),
+        )
+        assert result.code == 0, result.err
+    asked = [
+        messages(r.json)
+        for r in server.requests
+        if request_task(r.json).get("persona") == "growth-cfo"
+    ]
+    assert len(asked) == 2
+    debate_id = council.only_id()
+    calls = council("prompt", debate_id, "growth-cfo", "1", "--json").json()["calls"]
+    assert [(c["phase"], c["system"], c["user"]) for c in calls] == [
+        ("opening", *asked[0]),
+        ("repair", *asked[1]),
+    ]
+    repair = council("prompt", debate_id, "growth-cfo", "1", "--part", "user", "--repair")
+    assert repair.out == asked[1][1]
