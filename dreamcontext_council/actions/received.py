@@ -12,6 +12,7 @@ from dreamcontext_council import resources
 from dreamcontext_council.actions.files import DebateFiles
 from dreamcontext_council.errors import FormatError, NotFoundError, UsageError
 from dreamcontext_council.folder.paths import Root
+from dreamcontext_council.folder.safe_read import inside
 from dreamcontext_council.folder.storage import atomic_write_text
 from dreamcontext_council.rules.debate import MAX_ROUNDS
 
@@ -51,6 +52,7 @@ def record_prompt(
     reads is kept, never a key or a provider setting."""
     path = files.persona_paths(slug).sent_prompt(number)
     with files.lock():
+        inside(path, files.paths.folder)  # a `prompts` link out of the debate is not written
         kept = [] if first else _read_calls(files, slug, number)
         calls = [_as_record(c) for c in [*kept, sent]]
         record = {"persona": slug, "round": number, "calls": calls}

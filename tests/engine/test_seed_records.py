@@ -303,3 +303,19 @@ def test_a_repair_call_is_kept_after_the_call_it_repairs(council: Council, tmp_p
     ]
     repair = council("prompt", debate_id, "growth-cfo", "1", "--part", "user", "--repair")
     assert repair.out == asked[1][1]
+
+
+def test_a_prompts_folder_linked_out_of_the_debate_is_not_written(
+    council: Council, tmp_path: Path
+) -> None:
+    debate_id = council.new_debate("--rounds", "1")
+    for slug in ("risk-auditor", "growth-cfo"):
+        council.add_persona(debate_id, slug, model="scripted")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (council.folder(debate_id) / "growth-cfo" / "prompts").symlink_to(outside)
+    result = council("run", debate_id)
+    assert list(outside.iterdir()) == []
+    assert "is a link out of" in council.log(debate_id)
+    assert result.code == 0, result.err  # the other persona's answer carries the round
+    assert (council.folder(debate_id) / "risk-auditor" / "prompts" / "round-1.json").exists()
