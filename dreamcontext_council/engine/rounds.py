@@ -186,9 +186,9 @@ class RoundRunner:
         material = self.material(debate, slug, number, roster, context, verdicts)
         prompt = prompts.persona_prompt(slug, context.persona_text, context.aspects, material)
         phase = prompts.phase_of(number)
-        await self._record_received(slug, number, material, phase, prompt)
         progress.persona(slug, "thinking")
         try:
+            await self._record_received(slug, number, material, phase, prompt)
             completion, usage_line = await self.caller.ask(
                 spec, prompt, persona=slug, round=number, phase=phase
             )
