@@ -7,7 +7,7 @@ import functools
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from dreamcontext_council.actions import submissions
+from dreamcontext_council.actions import received, submissions
 from dreamcontext_council.actions.files import DebateFiles, today
 from dreamcontext_council.actions.rounds import participants
 from dreamcontext_council.engine import prompts
@@ -22,6 +22,7 @@ from dreamcontext_council.engine.contract import (
 )
 from dreamcontext_council.engine.failures import shorten_at_word
 from dreamcontext_council.engine.pairing import derangement
+from dreamcontext_council.engine.providers.base import Prompt
 from dreamcontext_council.engine.providers.models import ModelSpec, parse_model
 from dreamcontext_council.engine.reviews import load_reviews, record_reviews
 from dreamcontext_council.errors import CouncilError
@@ -187,6 +188,7 @@ class RoundRunner:
         phase = prompts.phase_of(number)
         progress.persona(slug, "thinking")
         try:
+            await self._record_received(slug, number, material, phase, prompt)
             completion, usage_line = await self.caller.ask(
                 spec, prompt, persona=slug, round=number, phase=phase
             )
@@ -198,6 +200,7 @@ class RoundRunner:
             except ContractError as problem:
                 await self.caller.append(with_outcome(usage_line, BROKEN))
                 repair = prompts.repair_prompt(prompt, capped.text, str(problem))
+                await self._record_received(slug, number, None, "repair", repair)
                 completion, usage_line = await self.caller.ask(
                     spec, repair, persona=slug, round=number, phase="repair"
                 )
@@ -233,6 +236,25 @@ class RoundRunner:
             slug, "done", tokens=tokens, detail=f"{verdict.stance} {verdict.conviction}"
         )
         return True
+
+    async def _record_received(
+        self,
+        slug: str,
+        number: int,
+        material: prompts.RoundMaterial | None,
+        phase: str,
+        prompt: Prompt,
+    ) -> None:
+        """Before the call: the critiques aimed at the persona into its context file (as the
+        panels and directives already are) and the prompt into `prompts/round-N.json`."""
+
+        def write() -> None:
+            if material is not None:
+                received.record_critiques(self.files, slug, number, material.critiques)
+            sent = received.SentPrompt(phase, prompt.system, prompt.user)
+            received.record_prompt(self.files, slug, number, sent, first=material is not None)
+
+        await asyncio.get_running_loop().run_in_executor(self._writer, write)
 
     def _save_answer(
         self,
