@@ -6,15 +6,17 @@ synthesizer was sent, what the round log says and what was written.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+from typing import Any
 
-from stub_server import StubServer
+from stub_server import StubResponse, StubServer
 
 from dreamcontext_council.engine.compression import compress_answer
 
-from .chamber import Chamber, entry_body
-from .council_cli import Council
-from .reading import messages, seats, sent_answers, synthesis_calls
+from .chamber import Chamber, entry_body, request_task
+from .council_cli import Council, openai_env, roster_file
+from .reading import messages, phase_of, seats, sent_answers, synthesis_calls
 from .test_compression_in_a_run import SLUGS, run_debate
 
 # --- item 4: verbatim seats go to two voices ----------------------------------------------
@@ -67,3 +69,43 @@ def test_the_round_log_states_the_lines_each_compressed_answer_kept(
         "whole, and every compressed answer keeps its first 2 and last 1 lines." in log
     )
     assert "first 15 and last 10" not in log
+
+
+def test_a_cross_examination_without_a_score_gets_the_single_repair(
+    council: Council, chamber: Chamber, tmp_path: Path
+) -> None:
+    chamber.lines = 0
+
+    def unscored(request_json: dict[str, Any]) -> str | StubResponse:
+        answer = chamber(request_json)
+        task = request_task(request_json)
+        if task.get("phase") == "cross-exam" and not task.get("repair"):
+            assert isinstance(answer, str) and re.search(r"^Score: \d+/10$", answer, re.M)
+            return re.sub(r"^Score: \d+/10\n", "", answer, flags=re.M)
+        return answer
+
+    roster = roster_file(tmp_path / "roster.json", dict.fromkeys(SLUGS[:3], "openai:gpt-stub"))
+    with StubServer(responder=unscored) as stub:
+        result = council(
+            "run", "--topic", "Redis or Postgres?", "--options", "A=Postgres,B=Redis",
+            "--personas", roster, "--rounds", "2", "--quiet", env=openai_env(stub.openai_url),
+        )  # fmt: skip
+    assert result.code == 0, result.err
+    debate_id = council.only_id()
+    assert council.status(debate_id) == "complete"
+
+    phases = [phase_of(r) for r in stub.requests]
+    cross_exams = [r for r in stub.requests if request_task(r.json).get("phase") == "cross-exam"]
+    assert phases.count("repair") == 3  # one per critic, never a second
+    for request in cross_exams:
+        if request_task(request.json).get("repair"):
+            peer = request_task(request.json)["peer"]
+            assert (
+                f"the answer has no ### Cross-examination of {peer} ending in `Score: N/10`."
+                in messages(request)[1]
+            )
+    reviews = council.json_file(debate_id, "reviews.json")["rounds"]["2"]
+    assert sorted(reviews) == SLUGS[:3]
+    assert all(isinstance(review["score"], int | float) for review in reviews.values())
+    broken = [c for c in council.usage(debate_id) if c.get("outcome") == "broken"]
+    assert sorted(c["persona"] for c in broken) == SLUGS[:3]
