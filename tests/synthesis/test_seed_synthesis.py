@@ -13,11 +13,45 @@ from typing import Any
 from stub_server import StubResponse, StubServer
 
 from dreamcontext_council.engine.compression import compress_answer
+from dreamcontext_council.folder import frontmatter_io
 
 from .chamber import Chamber, entry_body, request_task
-from .council_cli import Council, openai_env, roster_file
+from .council_cli import Council, h2_titles, openai_env, roster_file, section
 from .reading import messages, phase_of, seats, sent_answers, synthesis_calls
 from .test_compression_in_a_run import SLUGS, run_debate
+
+APPENDIX = "Appendix: per-agent per-round summaries"
+FREE_REPORT = f"""## Verdict
+
+Migrate now (A). Confidence: medium.
+
+## What the cutover must prove
+
+The dual write holds for two weeks with no lost session. *— alpha R1*
+
+## {APPENDIX}
+
+### alpha — Round 1
+Backs A.
+
+```claims
+[{{"claim": "A two-week dual write covers every live session.", "proposer": "alpha", "round": 1, "supporters": [], "challengers": ["beta"], "retracted": false, "research": false}}]
+```
+"""
+
+
+def run_free_report(council: Council, chamber: Chamber, stub: StubServer, tmp_path: Path) -> str:
+    """A one-round debate whose synthesizer writes FREE_REPORT; returns the debate id."""
+    chamber.lines = 0
+    chamber.synthesis = lambda _task, _earlier: FREE_REPORT
+    roster = roster_file(tmp_path / "roster.json", dict.fromkeys(SLUGS[:2], "openai:gpt-stub"))
+    result = council(
+        "run", "--topic", "Redis or Postgres?", "--options", "A=Migrate now,B=Stay on Redis",
+        "--personas", roster, "--rounds", "1", "--quiet", env=openai_env(stub.openai_url),
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    return council.only_id()
+
 
 # --- item 4: verbatim seats go to two voices ----------------------------------------------
 
@@ -109,3 +143,35 @@ def test_a_cross_examination_without_a_score_gets_the_single_repair(
     assert all(isinstance(review["score"], int | float) for review in reviews.values())
     broken = [c for c in council.usage(debate_id) if c.get("outcome") == "broken"]
     assert sorted(c["persona"] for c in broken) == SLUGS[:3]
+
+
+# --- item 5: the synthesizer is free to structure the report ------------------------------
+
+
+def test_a_report_of_verdict_custom_section_and_appendix_completes_in_one_call(
+    council: Council, chamber: Chamber, stub: StubServer, tmp_path: Path
+) -> None:
+    debate_id = run_free_report(council, chamber, stub, tmp_path)
+
+    assert council.status(debate_id) == "complete"
+    calls = synthesis_calls(stub.requests)
+    assert [phase_of(r) for r in calls] == ["synthesis"]  # no repair call
+    body = frontmatter_io.parse(council.text(debate_id, "final-report.md"), "final-report.md")[1]
+    # The engine adds only what it renders from the record; nothing stands in for the
+    # suggested sections the synthesizer left out.
+    assert h2_titles(body) == [
+        "Verdict",
+        "Claims ledger",
+        "Position timeline",
+        "What the cutover must prove",
+        APPENDIX,
+    ]
+    assert "did not write this section" not in body
+    assert section(body, "What the cutover must prove") == (
+        "The dual write holds for two weeks with no lost session. *— alpha R1*"
+    )
+    # The prompt suggests the middle sections without demanding them.
+    system = messages(calls[0])[0]
+    assert "Two are required: `## Verdict` first and `## Appendix: per-agent per-round " in system
+    assert "structure the report however fits this decision" in system
+    assert "in exactly this order" not in system
