@@ -6,6 +6,7 @@ synthesizer was sent, what the round log says and what was written.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -45,12 +46,14 @@ def run_free_report(council: Council, chamber: Chamber, stub: StubServer, tmp_pa
     chamber.lines = 0
     chamber.synthesis = lambda _task, _earlier: FREE_REPORT
     roster = roster_file(tmp_path / "roster.json", dict.fromkeys(SLUGS[:2], "openai:gpt-stub"))
+    before = set(council.ids())
     result = council(
         "run", "--topic", "Redis or Postgres?", "--options", "A=Migrate now,B=Stay on Redis",
         "--personas", roster, "--rounds", "1", "--quiet", env=openai_env(stub.openai_url),
     )  # fmt: skip
     assert result.code == 0, result.err
-    return council.only_id()
+    [debate_id] = set(council.ids()) - before
+    return debate_id
 
 
 # --- item 4: verbatim seats go to two voices ----------------------------------------------
@@ -175,3 +178,112 @@ def test_a_report_of_verdict_custom_section_and_appendix_completes_in_one_call(
     assert "Two are required: `## Verdict` first and `## Appendix: per-agent per-round " in system
     assert "structure the report however fits this decision" in system
     assert "in exactly this order" not in system
+
+
+def test_the_dashboard_and_the_exports_show_a_free_report_section_by_section(
+    council: Council, chamber: Chamber, stub: StubServer, tmp_path: Path
+) -> None:
+    debate_id = run_free_report(council, chamber, stub, tmp_path)
+
+    markdown = council("export", debate_id, "--format", "md")
+    assert markdown.code == 0, markdown.err
+    report = markdown.out.split("## Final report\n", 1)[1]
+    for title in ("Verdict", "What the cutover must prove", APPENDIX):
+        assert f"\n### {title}\n" in report
+    exported = council("export", debate_id, "--format", "json")
+    assert exported.code == 0, exported.err
+    titles = [s["title"] for s in json.loads(exported.out)["final_report"]["sections"]]
+    assert titles == h2_titles(
+        frontmatter_io.parse(council.text(debate_id, "final-report.md"), "final-report.md")[1]
+    )
+    page = council("export", debate_id, "--format", "html")
+    assert page.code == 0, page.err
+    cards = re.findall(r'<h3 class="card-title">([^<]+)</h3>', page.out)
+    assert cards[0] == "Verdict" and "What the cutover must prove" in cards
+
+
+# --- item 6: promote --to <knowledge-slug> -------------------------------------------------
+
+
+def knowledge(council: Council, slug: str) -> str:
+    return (council.root / "knowledge" / f"{slug}.md").read_text(encoding="utf-8")
+
+
+def test_promote_to_writes_the_verdict_and_the_load_bearing_sections_with_a_backlink(
+    council: Council, chamber: Chamber, stub: StubServer, tmp_path: Path
+) -> None:
+    debate_id = run_free_report(council, chamber, stub, tmp_path)
+
+    result = council.proc("promote", debate_id, "--to", "session-store")
+
+    assert result.code == 0, result.err
+    assert result.out == "Promoted to knowledge/session-store.md.\n"
+    meta, body = frontmatter_io.parse(knowledge(council, "session-store"), "session-store.md")
+    assert meta["source_debate"] == debate_id and meta["type"] == "decision"
+    # The sections that exist and carry the decision; the record stays in the debate folder.
+    assert h2_titles(body) == ["Verdict", "What the cutover must prove"]
+    assert section(body, "Verdict").startswith("Migrate now (A). Confidence: medium.")
+    assert (
+        f"Debate folder: [`_dream_context/council/{debate_id}/`](../council/{debate_id}/)" in body
+    )
+    assert (council.root / "knowledge" / f"../council/{debate_id}/debate.md").is_file()
+    assert council.meta(debate_id)["promoted_to_knowledge"] == "knowledge/session-store.md"
+    assert [p.name for p in (council.root / "knowledge").iterdir()] == ["session-store.md"]
+
+    again = council("promote", debate_id, "--to", "session-store")
+    assert again.code == 0, again.err
+    assert "Already promoted to knowledge/session-store.md" in again.out
+
+
+def test_promote_to_refuses_a_doc_another_debate_promoted_unless_forced(
+    council: Council, chamber: Chamber, stub: StubServer, tmp_path: Path
+) -> None:
+    first = run_free_report(council, chamber, stub, tmp_path)
+    assert council("promote", first, "--to", "session-store").code == 0
+    second = run_free_report(council, chamber, stub, tmp_path)  # same topic, same root
+    before = council.tree()
+
+    refused = council.proc("promote", second, "--to", "session-store")
+
+    assert refused.code != 0
+    assert refused.err.strip() == (
+        f"Error: Cannot promote {second} to knowledge/session-store.md: that doc was promoted "
+        f"from debate {first}; pass --force to overwrite it, or choose another --to slug."
+    )
+    assert council.tree() == before  # nothing on disk changed
+
+    forced = council.proc("promote", second, "--to", "session-store", "--force")
+    assert forced.code == 0, forced.err
+    meta, _ = frontmatter_io.parse(knowledge(council, "session-store"), "session-store.md")
+    assert meta["source_debate"] == second
+    assert council.meta(second)["promoted_to_knowledge"] == "knowledge/session-store.md"
+
+
+def test_promote_to_refuses_a_slug_that_is_not_one(
+    council: Council, chamber: Chamber, stub: StubServer, tmp_path: Path
+) -> None:
+    debate_id = run_free_report(council, chamber, stub, tmp_path)
+    before = council.tree()
+
+    for bad in ("../debate", "Session Store", "a/b", "", "-x"):
+        refused = council("promote", debate_id, "--to", bad)
+        assert refused.code != 0, bad
+        assert "is not a valid knowledge slug; use lowercase letters" in refused.err
+    assert council.tree() == before
+
+
+def test_promote_without_to_still_writes_the_decision_doc_and_keeps_custom_sections(
+    council: Council, chamber: Chamber, stub: StubServer, tmp_path: Path
+) -> None:
+    debate_id = run_free_report(council, chamber, stub, tmp_path)
+
+    result = council("promote", debate_id)
+
+    assert result.code == 0, result.err
+    assert result.out == "Promoted to knowledge/decision-redis-or-postgres.md.\n"
+    body = knowledge(council, "decision-redis-or-postgres")
+    assert h2_titles(body) == ["Verdict", "What the cutover must prove"]
+    assert "Debate folder:" not in body  # the Node tool's doc, as before
+    assert body.rstrip("\n").endswith(
+        f"See `_dream_context/council/{debate_id}/final-report.md` for the full record._"
+    )
