@@ -287,3 +287,21 @@ def test_promote_without_to_still_writes_the_decision_doc_and_keeps_custom_secti
     assert body.rstrip("\n").endswith(
         f"See `_dream_context/council/{debate_id}/final-report.md` for the full record._"
     )
+
+
+def test_a_resynthesis_rewrites_the_doc_promote_to_wrote(
+    council: Council, chamber: Chamber, stub: StubServer, tmp_path: Path
+) -> None:
+    debate_id = run_free_report(council, chamber, stub, tmp_path)
+    assert council("promote", debate_id, "--to", "session-store").code == 0
+    chamber.synthesis = lambda _task, _earlier: FREE_REPORT.replace(
+        "What the cutover must prove", "What the rollback must prove"
+    )
+
+    again = council("run", debate_id, "--resynthesize", env=openai_env(stub.openai_url))
+
+    assert again.code == 0, again.err
+    assert "Promoted again, from the new report, to knowledge/session-store.md." in again.out
+    body = knowledge(council, "session-store")
+    assert h2_titles(body) == ["Verdict", "What the rollback must prove"]
+    assert [p.name for p in (council.root / "knowledge").iterdir()] == ["session-store.md"]
