@@ -254,7 +254,24 @@ def test_seating_by_review_score_when_there_are_scores() -> None:
 def test_seating_by_roster_priority_without_scores() -> None:
     answers = [answer("c", 2, 100), answer("a", 0, 100, rnd=1), answer("a", 0, 100, rnd=2)]
     seated = [(a.persona, a.round) for a in seat_answers(answers)]
-    assert seated == [("a", 2), ("a", 1), ("c", 1)]
+    # One voice per persona first: a's latest answer, then c's, then a's earlier one.
+    assert seated == [("a", 2), ("c", 1), ("a", 1)]
+
+
+def test_the_top_seats_go_to_the_reviewed_answers_of_two_personas() -> None:
+    # Only the round-1 answers were reviewed (round 2 cross-examined them).
+    answers = [
+        answer("a", 0, 100, 6.0, rnd=1),
+        answer("a", 0, 100, None, rnd=2),
+        answer("b", 1, 100, 9.0, rnd=1),
+        answer("b", 1, 100, None, rnd=2),
+        answer("c", 2, 100, 6.0, rnd=1),
+        answer("c", 2, 100, None, rnd=2),
+        answer("d", 3, 100, None, rnd=2),  # joined late: nothing of it was reviewed
+    ]
+    seated = [(a.persona, a.round) for a in seat_answers(answers)]
+    # By score, a tie by roster order; unreviewed personas after; then the second answers.
+    assert seated == [("b", 1), ("a", 1), ("c", 1), ("d", 2), ("b", 2), ("a", 2), ("c", 2)]
 
 
 def test_answers_under_the_gate_stay_as_they_are() -> None:

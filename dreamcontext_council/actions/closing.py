@@ -3,25 +3,28 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from dreamcontext_council import resources
 from dreamcontext_council.actions.files import DebateFiles, today
 from dreamcontext_council.actions.live_state import refresh_live
-from dreamcontext_council.errors import StateError
+from dreamcontext_council.errors import FormatError, StateError, UsageError
 from dreamcontext_council.folder import frontmatter_io
-from dreamcontext_council.folder.names import new_knowledge_id, slugify
+from dreamcontext_council.folder.names import check_slug, new_knowledge_id, slugify
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.storage import atomic_write_text, read_text
-from dreamcontext_council.rules.markdown import find_section
+from dreamcontext_council.rules.markdown import find_section, normalize_title, sections
 
 KNOWLEDGE_SLUG_LIMIT = 80
-PROMOTED_SECTIONS = (
-    "Verdict",
-    "Decision card",
-    "Why",
-    "Minority view & revisit conditions",
-    "Open risks",
+NOT_PROMOTED = (
+    "Position timeline",
+    "Claims ledger",
+    "What was debated",
+    "Appendix: per-agent per-round summaries",
 )
+"""Sections of the final report that stay in the debate folder: the record, not the decision.
+Every other `##` section is load-bearing and promoted, the Verdict first."""
 
 
 @dataclass(frozen=True)
@@ -112,8 +115,26 @@ class Promotion:
     changed: bool
 
 
-def promote(root: Root, debate_id: str, *, force: bool = False) -> Promotion:
-    """Write knowledge/decision-<slug>.md from the final report and record it in debate.md."""
+def promoted_sections(report_body: str) -> list[dict[str, str]]:
+    """The Verdict, then every other load-bearing `##` section, in the report's order."""
+    skipped = {normalize_title(t) for t in NOT_PROMOTED}
+    found = [
+        {"title": s.title, "body": s.body.strip("\n")}
+        for s in sections(report_body, 2)
+        if normalize_title(s.title) not in skipped and s.body.strip()
+    ]
+    return sorted(found, key=lambda s: normalize_title(s["title"]) != "verdict")
+
+
+def promote(root: Root, debate_id: str, *, to: str | None = None, force: bool = False) -> Promotion:
+    """Write a knowledge doc from the final report and record it in debate.md.
+
+    Without ``to`` the doc is knowledge/decision-<topic slug>.md, as the Node tool
+    writes it. With ``to`` it is knowledge/<to>.md, and a doc there that this debate
+    did not promote (another debate's, or one written by hand) is overwritten only
+    with ``force``."""
+    if to is not None:
+        check_slug(to, "knowledge slug")
     files = DebateFiles(root, debate_id)
     with files.lock():
         debate = files.debate()
@@ -123,17 +144,27 @@ def promote(root: Root, debate_id: str, *, force: bool = False) -> Promotion:
                 f"Cannot promote {debate_id}: it is {debate.status}; "
                 f"{_how_to_go_on(files, by_hand)}."
             )
-        if debate.promoted and not force:
-            return Promotion(debate.promoted, False)
-        slug = slugify(debate.topic, KNOWLEDGE_SLUG_LIMIT) or debate_id
-        relative = f"knowledge/decision-{slug}.md"
+        if to is None:
+            slug = slugify(debate.topic, KNOWLEDGE_SLUG_LIMIT) or debate_id
+            relative = f"knowledge/decision-{slug}.md"
+            if debate.promoted and not force:
+                return Promotion(debate.promoted, False)
+        else:
+            relative = f"knowledge/{to}.md"
+            if debate.promoted == relative and not force:
+                return Promotion(relative, False)
+        target = root.path / relative
+        previous = _previous_doc(root, target, relative, strict=to is None)
+        if to is not None and target.exists() and not force:
+            owner = previous.get("source_debate") if previous is not None else None
+            if owner != debate_id:
+                whose = f"debate {owner}" if isinstance(owner, str) and owner else "no debate"
+                raise StateError(
+                    f"Cannot promote {debate_id} to {relative}: that doc was promoted from "
+                    f"{whose}; pass --force to overwrite it, or choose another --to slug."
+                )
         report = files.read(files.paths.final_report)
         _, report_body = frontmatter_io.parse(report, "final-report.md")
-        sections = [
-            {"title": found.title, "body": found.body.strip("\n")}
-            for title in PROMOTED_SECTIONS
-            if (found := find_section(report_body, 2, title)) is not None
-        ]
         date = today()
         meta = {
             "id": new_knowledge_id(),
@@ -147,19 +178,57 @@ def promote(root: Root, debate_id: str, *, force: bool = False) -> Promotion:
             "updated_at": date,
             "tags": ["decision", "council"],
         }
-        target = root.path / relative
-        if target.exists():
-            previous, _ = frontmatter_io.parse(read_text(target, within=root.knowledge), relative)
+        if previous is not None and (to is None or previous.get("source_debate") == debate_id):
             meta["id"] = previous.get("id", meta["id"])
             meta["created_at"] = previous.get("created_at", date)
+        folder = f"{root.path.name}/council/{debate_id}"
         body = resources.render(
             "files/knowledge-doc.md.j2",
-            sections=sections,
+            sections=promoted_sections(report_body),
             debate_id=debate_id,
             date=date,
-            report_path=f"{root.path.name}/council/{debate_id}/final-report.md",
+            report_path=f"{folder}/final-report.md",
+            folder_link=(f"../council/{debate_id}/", f"{folder}/") if to is not None else None,
         )
         atomic_write_text(target, frontmatter_io.render(meta, body))
         debate.meta["promoted_to_knowledge"] = relative
         files.save_debate(debate)
     return Promotion(relative, True)
+
+
+def promote_again(root: Root, debate_id: str) -> Promotion:
+    """After a resynthesis: rewrite the knowledge doc the debate was promoted to, from the
+    new report, at the path debate.md records (a `--to` slug keeps its slug)."""
+    debate = DebateFiles(root, debate_id).debate()
+    default = f"knowledge/decision-{slugify(debate.topic, KNOWLEDGE_SLUG_LIMIT) or debate_id}.md"
+    recorded = debate.promoted
+    if recorded and recorded != default:
+        folder, _, name = recorded.partition("/")
+        slug = name.removesuffix(".md")
+        if folder == "knowledge" and name == f"{slug}.md" and _is_slug(slug):
+            return promote(root, debate_id, to=slug, force=True)
+    return promote(root, debate_id, force=True)
+
+
+def _is_slug(value: str) -> bool:
+    try:
+        check_slug(value, "knowledge slug")
+    except UsageError:
+        return False
+    return True
+
+
+def _previous_doc(
+    root: Root, target: Path, relative: str, *, strict: bool
+) -> dict[str, Any] | None:
+    """The frontmatter of the knowledge doc already at `target`; None when there is none.
+    A doc that does not parse raises FormatError when `strict`, else reads as nobody's."""
+    if not target.exists():
+        return None
+    try:
+        meta, _ = frontmatter_io.parse(read_text(target, within=root.knowledge), relative)
+    except FormatError:
+        if strict:
+            raise
+        return None
+    return meta

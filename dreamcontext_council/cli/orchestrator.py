@@ -348,18 +348,28 @@ def complete(debate_id: str, as_json: bool) -> None:
 @click.command()
 @click.argument("debate_id")
 @click.option(
-    "--force", is_flag=True, help="Rewrite the knowledge doc even if it was promoted before."
+    "--to",
+    "to",
+    metavar="KNOWLEDGE-SLUG",
+    help="Write knowledge/KNOWLEDGE-SLUG.md instead of knowledge/decision-<topic>.md.",
+)
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Rewrite the knowledge doc even if it was promoted before; with --to, overwrite a "
+    "doc another debate promoted.",
 )
 @root_option
 @json_option
-def promote(debate_id: str, force: bool, as_json: bool) -> None:
-    """Copy the verdict into knowledge/decision-<topic>.md and record it.
+def promote(debate_id: str, to: str | None, force: bool, as_json: bool) -> None:
+    """Copy the verdict and the load-bearing sections into a knowledge doc and record it.
 
     \b
-    Example:
+    Examples:
       dreamcontext council promote council_AbC12345
+      dreamcontext council promote council_AbC12345 --to session-store
     """
-    result = closing.promote(current_root(), debate_id, force=force)
+    result = closing.promote(current_root(), debate_id, to=to, force=force)
     message = (
         f"Promoted to {result.path}."
         if result.changed

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 from dreamcontext_council.errors import UsageError
-from dreamcontext_council.rules.markdown import headings
+from dreamcontext_council.rules.markdown import headings, normalize_title, sections
 from dreamcontext_council.rules.report import clean_entry_body, missing_sections
 from dreamcontext_council.rules.verdicts import parse_conviction, resolve_stance
 
@@ -58,9 +58,16 @@ def _fields(block: str) -> dict[str, str]:
 
 
 def parse_persona_answer(
-    text: str, registered: list[dict[str, str]], known: list[dict[str, str]]
+    text: str,
+    registered: list[dict[str, str]],
+    known: list[dict[str, str]],
+    *,
+    cross_examines: str | None = None,
 ) -> PersonaAnswer:
-    """Split an answer into its report body and verdict; ContractError says what is wrong."""
+    """Split an answer into its report body and verdict; ContractError says what is wrong.
+
+    With ``cross_examines`` (the peer a round-2 persona was assigned), the answer must
+    also hold a `### Cross-examination` section ending in `Score: N/10`."""
     matches = list(_BLOCK.finditer(text))
     if not matches:
         raise ContractError("the answer has no ```verdict block at the end.")
@@ -86,6 +93,10 @@ def parse_persona_answer(
     if absent:
         raise ContractError(
             "the report lacks the section(s) " + ", ".join(f"### {s}" for s in absent) + "."
+        )
+    if cross_examines is not None and review_score(_cross_examination(body)) is None:
+        raise ContractError(
+            f"the answer has no ### Cross-examination of {cross_examines} ending in `Score: N/10`."
         )
     concession = values.get("concession", "").strip()
     if concession.lower() in ("none", "n/a", "-", ""):
@@ -113,6 +124,12 @@ def _entry_text(before: str, after: str) -> tuple[str, bool]:
     start = marks[0].line if marks else 0
     dropped = "\n".join(lines[:start]).strip() or after.strip()
     return "\n".join(lines[start:]).strip(), bool(dropped)
+
+
+def _cross_examination(body: str) -> str | None:
+    wanted = normalize_title("Cross-examination")
+    found = [s.body for s in sections(body, 3) if normalize_title(s.title) == wanted]
+    return found[0] if found else None
 
 
 def review_score(cross_examination: str | None) -> float | None:

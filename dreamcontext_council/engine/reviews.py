@@ -51,12 +51,18 @@ def record_reviews(
         atomic_write_json(files.paths.reviews, data)
 
 
-def review_totals(data: dict[str, Any]) -> dict[str, float]:
-    """Total score each persona received across all rounds."""
-    totals: dict[str, float] = {}
-    for by_critic in data.get("rounds", {}).values():
+def answer_scores(data: dict[str, Any]) -> dict[tuple[str, int], float]:
+    """Total score each reviewed answer received, by (persona, round).
+
+    A review recorded in round N scores its target's round N-1 answer: round 2's
+    cross-examinations score the round-1 answers they were given."""
+    scores: dict[tuple[str, int], float] = {}
+    for number, by_critic in data.get("rounds", {}).items():
+        reviewed = int(number) - 1
         for entry in by_critic.values():
             score = entry.get("score")
-            if isinstance(score, int | float):
-                totals[entry["target"]] = totals.get(entry["target"], 0.0) + float(score)
-    return totals
+            target = entry.get("target")
+            if isinstance(score, int | float) and isinstance(target, str) and reviewed >= 1:
+                key = (target, reviewed)
+                scores[key] = scores.get(key, 0.0) + float(score)
+    return scores

@@ -186,6 +186,8 @@ class RoundRunner:
         material = self.material(debate, slug, number, roster, context, verdicts)
         prompt = prompts.persona_prompt(slug, context.persona_text, context.aspects, material)
         phase = prompts.phase_of(number)
+        # A cross-examination is scored, and an answer without its score is repaired.
+        peer = str(material.peer["slug"]) if material.peer else None
         progress.persona(slug, "thinking")
         try:
             await self._record_received(slug, number, material, phase, prompt)
@@ -196,7 +198,7 @@ class RoundRunner:
             registered, known = debate.options, verdicts.options
             capped = self._cap(completion.text, slug, number)
             try:
-                answer = parse_persona_answer(capped.text, registered, known)
+                answer = parse_persona_answer(capped.text, registered, known, cross_examines=peer)
             except ContractError as problem:
                 await self.caller.append(with_outcome(usage_line, BROKEN))
                 repair = prompts.repair_prompt(prompt, capped.text, str(problem))
@@ -208,7 +210,7 @@ class RoundRunner:
                 capped = self._cap(completion.text, slug, number)
                 try:
                     answer = parse_persona_answer(
-                        capped.text, registered, self.files.verdicts().options
+                        capped.text, registered, self.files.verdicts().options, cross_examines=peer
                     )
                 except ContractError as again:
                     await self.caller.append(with_outcome(usage_line, BROKEN))

@@ -405,7 +405,11 @@ class CouncilRun:
         # A new report replaces what an earlier promotion copied, or the doc would go stale.
         rewrite = self.options.resynthesize and debate.promoted is not None
         if self.options.promote or rewrite:
-            promotion = closing.promote(self.root, self.id, force=rewrite)
+            promotion = (
+                closing.promote_again(self.root, self.id)
+                if rewrite
+                else closing.promote(self.root, self.id)
+            )
             done = "Promoted again, from the new report," if rewrite else "Promoted"
             message += f"\n{done} to {promotion.path}."
         elif debate.promoted:

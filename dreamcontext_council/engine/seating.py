@@ -1,8 +1,9 @@
 """Seating before synthesis: which answers the synthesizer reads verbatim, which compressed.
 
-Under the gate nothing is compressed. Over it the answers are seated by total review
-score (or roster priority without reviews); the best seats stay verbatim and the rest
-go through `compression.compress_answer`. Pure: dataclasses in, dataclasses out.
+Under the gate nothing is compressed. Over it the answers are seated, one voice per
+persona first, by the review score each persona's reviewed answer received (or roster
+priority without reviews); the best seats stay verbatim and the rest go through
+`compression.compress_answer`. Pure: dataclasses in, dataclasses out.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ class Answer:
     priority: int
     """The persona's index in the roster (0 = first)."""
     review_score: float | None = None
-    """The persona's total review score across all reviews, or None without reviews."""
+    """The total score this answer received from its reviewers, or None when unreviewed."""
 
     def __post_init__(self) -> None:
         if self.review_score is not None and math.isnan(self.review_score):
@@ -44,16 +45,34 @@ def _seat_order(answers: list[Answer]) -> list[int]:
             return (1, 0.0, *tie_break)
         return (0, -answer.review_score, *tie_break)
 
-    return sorted(range(len(answers)), key=key)
+    leads: dict[str, int] = {}
+    for index, answer in enumerate(answers):
+        best = leads.get(answer.persona)
+        if best is None or key(index) < key(best):
+            leads[answer.persona] = index
+    voices = sorted(leads.values(), key=key)
+    rank = {answers[index].persona: place for place, index in enumerate(voices)}
+    lead_indices = set(voices)
+    rest = sorted(
+        (index for index in range(len(answers)) if index not in lead_indices),
+        key=lambda index: (rank[answers[index].persona], key(index)),
+    )
+    return voices + rest
 
 
 def seat_answers(answers: list[Answer]) -> list[Answer]:
-    """Seat the answers, best first.
+    """Seat the answers, best first, one voice per persona before any persona's second.
 
-    When any answer has a review score: by score, highest first, answers without a
-    score after all scored ones. Without scores: by roster priority. Ties go to the
-    lower roster priority, then to the later round (a persona's latest word first),
-    then to the persona slug; answers equal in all of these keep their given order.
+    Each persona is first represented by its leading answer. When any answer has a
+    review score, that is its best-reviewed answer (the answer its critics scored),
+    and the personas are ranked by that score, highest first, personas with no
+    reviewed answer after all others. Without scores (compare mode), a persona's
+    leading answer is its latest and the personas go by roster priority. Ties go to
+    the lower roster priority, then to the later round, then to the persona slug;
+    answers equal in all of these keep their given order. Every persona's other
+    answers follow, in the order of their personas, each persona's answers best
+    first (latest first when unreviewed). So the top two seats go to two different
+    personas whenever the debate has two.
     """
     return [answers[index] for index in _seat_order(answers)]
 

@@ -28,17 +28,21 @@ from dreamcontext_council.rules.diversity import diversity
 from dreamcontext_council.rules.markdown import normalize_title, sections
 from dreamcontext_council.views.timeline import render_timeline
 
-REQUIRED = (
-    "Verdict",
+VERDICT = "Verdict"
+APPENDIX = "Appendix: per-agent per-round summaries"
+REQUIRED = (VERDICT, APPENDIX)
+"""The only sections the synthesizer must write: the Verdict first, the Appendix last."""
+SUGGESTED = (
     "Decision card",
     "Why",
-    "Position timeline",
     "What was debated",
     "Minority view & revisit conditions",
     "Open risks",
-    "Appendix: per-agent per-round summaries",
 )
-ENGINE_SECTIONS = ("Position timeline",)  # written by the engine, never taken from the model
+"""Middle sections the prompt suggests; the synthesizer writes those that bear on the call."""
+ENGINE_SECTIONS = ("Claims ledger", "Position timeline")
+"""Rendered by the engine from the record, never taken from the model, placed after Why."""
+NOT_WRITTEN = "_The synthesizer did not write this section._"
 
 
 def tally_line(files: DebateFiles, number: int) -> str:
@@ -63,11 +67,7 @@ def split_sections(text: str) -> dict[str, str]:
 
 
 def missing_required(found: dict[str, str]) -> list[str]:
-    return [
-        t
-        for t in REQUIRED
-        if t not in ENGINE_SECTIONS and not found.get(normalize_title(t), "").strip()
-    ]
+    return [t for t in REQUIRED if not found.get(normalize_title(t), "").strip()]
 
 
 @dataclass
@@ -75,7 +75,8 @@ class SynthesisDraft:
     """The synthesizer's answer, parsed."""
 
     sections: dict[str, str]
-    extra: list[tuple[str, str]] = field(default_factory=list)
+    middle: list[tuple[str, str]] = field(default_factory=list)
+    """The sections between Verdict and Appendix, as titled and ordered by the synthesizer."""
     claims: Any = None
     claims_problem: str | None = None
     """Why the claims block was not accepted (absent or malformed), or None."""
@@ -211,48 +212,41 @@ class Synthesizer:
 
         body, claims, problem = parse_claims(text, self.files.debate().personas)
         found = split_sections(body)
-        required = {normalize_title(t) for t in REQUIRED}
-        extra = [
+        not_middle = {normalize_title(t) for t in (*REQUIRED, *ENGINE_SECTIONS)}
+        middle = [
             (s.title, s.body.strip("\n"))
             for s in sections(body, 2)
-            if normalize_title(s.title) not in required
+            if normalize_title(s.title) not in not_middle and s.body.strip()
         ]
-        return SynthesisDraft(found, extra, claims, problem)
+        return SynthesisDraft(found, middle, claims, problem)
 
     def write(self, draft: SynthesisDraft, model: str) -> None:
-        """Assemble final-report.md in the required order, with engine-rendered parts."""
+        """Assemble final-report.md: the Verdict, the synthesizer's middle sections in its own
+        order with the claims ledger and position timeline after Why, then the Appendix."""
         from dreamcontext_council.engine.ledger import apply_claims
 
         snapshot = load_snapshot(self.root, self.files.id)
         debate = snapshot.debate
         number = debate.current_round
         ledger = apply_claims(self.root, self.files, draft.claims)
-        parts: list[str] = []
-        for title in REQUIRED:
-            if title == "Position timeline":
-                body = (
-                    render_timeline(snapshot).rstrip("\n") + "\n\n" + tally_line(self.files, number)
-                )
-            else:
-                body = draft.sections.get(normalize_title(title), "").strip("\n")
-                if not body:
-                    body = "_The synthesizer did not write this section._"
-            if title == "Verdict":
-                mix = diversity(snapshot.persona_models().values())
-                body += f"\n\nModel diversity: {mix.line()}."
-                short = short_council_sentence(absences(self.files, debate))
-                if short:
-                    body += f"\n\n{short}"
-                if ledger.flag_lines:
-                    body += "\n\n" + "\n".join(ledger.flag_lines)
-            parts.append(f"## {title}\n\n{body}")
-            if title == "Why":
-                parts.append(ledger.section.rstrip("\n"))
-                parts += [
-                    f"## {t}\n\n{b}"
-                    for t, b in draft.extra
-                    if normalize_title(t) != "claims ledger"
-                ]
+        verdict = draft.sections.get(normalize_title(VERDICT), "").strip("\n")
+        mix = diversity(snapshot.persona_models().values())
+        verdict += f"\n\nModel diversity: {mix.line()}."
+        short = short_council_sentence(absences(self.files, debate))
+        if short:
+            verdict += f"\n\n{short}"
+        if ledger.flag_lines:
+            verdict += "\n\n" + "\n".join(ledger.flag_lines)
+        timeline = render_timeline(snapshot).rstrip("\n") + "\n\n" + tally_line(self.files, number)
+        rendered = [ledger.section.rstrip("\n"), f"## Position timeline\n\n{timeline}"]
+        middle = [f"## {title}\n\n{body}" for title, body in draft.middle]
+        why = next(
+            (i for i, (t, _) in enumerate(draft.middle) if normalize_title(t) == "why"), None
+        )
+        at = 0 if why is None else why + 1
+        middle[at:at] = rendered
+        appendix = draft.sections.get(normalize_title(APPENDIX), "").strip("\n") or NOT_WRITTEN
+        parts = [f"## {VERDICT}\n\n{verdict}", *middle, f"## {APPENDIX}\n\n{appendix}"]
         meta = {
             "debate_id": debate.id,
             "topic": debate.topic,

@@ -7,7 +7,7 @@ from typing import Any
 
 from dreamcontext_council.actions.files import DebateFiles, today
 from dreamcontext_council.actions.snapshot import DebateSnapshot
-from dreamcontext_council.engine.reviews import load_reviews, review_totals
+from dreamcontext_council.engine.reviews import answer_scores, load_reviews
 from dreamcontext_council.engine.seating import (
     Answer,
     Decision,
@@ -30,8 +30,9 @@ class CompressionSettings:
 
 
 def answers_of(files: DebateFiles, snapshot: DebateSnapshot) -> list[Answer]:
-    """Every round entry of every persona, roster order then round, with review totals."""
-    totals = review_totals(load_reviews(files))
+    """Every round entry of every persona, roster order then round, each with the total
+    score it received when it was reviewed."""
+    scores = answer_scores(load_reviews(files))
     answers = []
     for priority, persona in enumerate(snapshot.personas):
         for entry in sorted(persona.entries, key=lambda e: e.round):
@@ -41,7 +42,7 @@ def answers_of(files: DebateFiles, snapshot: DebateSnapshot) -> list[Answer]:
                     entry.round,
                     entry.body,
                     priority,
-                    totals.get(persona.slug) if totals else None,
+                    scores.get((persona.slug, entry.round)),
                 )
             )
     return answers
@@ -82,17 +83,36 @@ def log_compression(files: DebateFiles, decided: SynthesisInput) -> None:
     for item in decided.seated:
         a = item.answer
         state = "compressed" if item.compressed else "kept verbatim"
-        if item.decision == Decision.TIGHTENED and item.lines_kept:
-            state += f" (tightened: first {item.lines_kept[0]}, last {item.lines_kept[1]} lines)"
+        if item.compressed and item.lines_kept:
+            head, tail = item.lines_kept
+            tightened = "tightened: " if item.decision == Decision.TIGHTENED else ""
+            state += f" ({tightened}first {head}, last {tail} lines)"
         bullets.append(
             f"seat {item.seat}: {a.persona} R{a.round} {state} ({item.original_chars:,} → {item.view_chars:,})"
         )
     if not decided.under_gate_after:
         bullets.append(
-            "Still over the gate after compression: code is never cut, and every compressed "
-            "answer keeps its first 15 and last 10 lines."
+            "Still over the gate after compression: code is never cut, the verbatim seats stay "
+            f"whole, and {_lines_kept(decided)}."
         )
     _log_once_per_synthesis(files, f"Compression before synthesis — {today()}", bullets)
+
+
+def _lines_kept(decided: SynthesisInput) -> str:
+    """What the compressed answers kept, as exactly as one clause can say it."""
+    kept = sorted(
+        {item.lines_kept for item in decided.answers if item.compressed and item.lines_kept}
+    )
+    if not kept:
+        return "no answer could be made shorter"
+    if len(kept) == 1:
+        head, tail = kept[0]
+        return f"every compressed answer keeps its first {head} and last {tail} lines"
+    head, tail = kept[0]
+    return (
+        f"the compressed answers keep as few as their first {head} and last {tail} lines "
+        "(each seat above says how many)"
+    )
 
 
 def _log_once_per_synthesis(files: DebateFiles, heading: str, bullets: list[str]) -> None:

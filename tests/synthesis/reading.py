@@ -14,7 +14,7 @@ _ANSWER = re.compile(
 )
 _SEAT = re.compile(
     r"^- seat (\d+): (\S+) R(\d+) (kept verbatim|compressed)"
-    r"(?: \(tightened: first \d+, last \d+ lines\))? \(([\d,]+) → ([\d,]+)\)$"
+    r"(?: \((?:tightened: )?first (\d+), last (\d+) lines\))? \(([\d,]+) → ([\d,]+)\)$"
 )
 
 
@@ -32,6 +32,8 @@ class Seat(NamedTuple):
     compressed: bool
     original_chars: int
     view_chars: int
+    lines_kept: tuple[int, int] | None = None
+    """(first, last) lines the log says a compressed answer kept."""
 
 
 def sent_answers(user_message: str) -> dict[tuple[str, int], SentAnswer]:
@@ -49,7 +51,7 @@ def seats(round_log: str, heading: str = "## Compression before synthesis") -> l
     for line in entry.split("\n"):
         match = _SEAT.match(line)
         if match:
-            seat, persona, number, state, before, after = match.groups()
+            seat, persona, number, state, head, tail, before, after = match.groups()
             rows.append(
                 Seat(
                     int(seat),
@@ -58,6 +60,7 @@ def seats(round_log: str, heading: str = "## Compression before synthesis") -> l
                     state == "compressed",
                     int(before.replace(",", "")),
                     int(after.replace(",", "")),
+                    (int(head), int(tail)) if head else None,
                 )
             )
     return rows
