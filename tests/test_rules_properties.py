@@ -275,3 +275,11 @@ def test_slugify_gives_a_valid_slug_or_nothing(text: str, limit: int) -> None:
     assume(slug)
     assert len(slug) <= limit
     assert check_slug(slug[:64]) == slug[:64]
+
+
+@pytest.mark.parametrize("value", ["\n", "\n\n", "line\n\n"])
+def test_a_value_ending_in_kept_line_breaks_does_not_end_the_frontmatter(value: str) -> None:
+    # PyYAML closes such a value's document with `...`; between two entries that ended it.
+    text = frontmatter_io.render({"topic": value, "tags": [value], "id": "x"}, "body")
+    meta, _ = frontmatter_io.parse(text, "debate.md")
+    assert meta == {"topic": value, "tags": [value], "id": "x"}

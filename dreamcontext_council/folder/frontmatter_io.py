@@ -244,6 +244,9 @@ def _dump_entry(key: str, value: Any) -> str:
     text = _ENTRIES.get(memo)
     if text is None:
         text = _dump({key: value})
+        # A value ending in a kept line break (`|+`) closes its document with `...`; entries
+        # are joined into one document, where that marker would end it early.
+        text = text.removesuffix("...\n")
         if len(_ENTRIES) >= _ENTRIES_KEPT:
             _ENTRIES.clear()
         _ENTRIES[memo] = text
