@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dreamcontext_council.actions import convene
 from dreamcontext_council.actions.files import DebateFiles
 from dreamcontext_council.engine.accounting import ORCHESTRATOR_CALLER, SYNTHESIS_CALLER, PriceTable
 from dreamcontext_council.engine.attachments import PROMPT_BUDGET_CHARS, attachment_paths
@@ -39,7 +40,8 @@ def estimate_run(
         personas = [(p.slug, p.model or fallback) for p in roster or []]
         if request.personas_spec == "auto":
             personas = [(f"auto-{i}", fallback) for i in range(1, 5)]
-        rounds, first = request.rounds, 1
+        rounds = convene.planned_rounds(request.rounds, grounded=bool(request.attach))
+        first = 1
     if request.compact:
         rounds = min(rounds, 2)
     attached = _attachment_tokens(request, files)
