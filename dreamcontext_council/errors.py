@@ -19,6 +19,10 @@ class ConsentRequired(UsageError):
     """A debate folder names a program to run that the user has not allowed; nothing ran."""
 
 
+class ProviderUnavailable(UsageError):
+    """A model of the run cannot be called now (no key, no program, no server); nothing ran."""
+
+
 class NotFoundError(CouncilError):
     """A debate, persona, root or file that does not exist."""
 

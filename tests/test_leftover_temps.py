@@ -163,7 +163,8 @@ def test_run_resumes_a_debate_with_leftovers_removes_them_and_completes(tmp_path
     ]
     keep = live_temp_beside(folder / "round-log.md")  # this test is alive: a write in progress
 
-    resumed = run_council(["run", summary["id"], "--quiet"], env, work)
+    # The cap of 2 calls is remembered; this resume lifts it.
+    resumed = run_council(["run", summary["id"], "--quiet", "--max-calls", "100"], env, work)
 
     assert resumed.code == 0, resumed.text
     assert "complete" in resumed.text

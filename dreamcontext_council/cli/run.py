@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 
 import click
 
@@ -73,17 +74,13 @@ def register(cli: click.Group, council: click.Group) -> None:
 )
 @click.option(
     "--timeout",
-    type=float,
-    default=120.0,
-    show_default=True,
-    help="Seconds per call before it is retried.",
+    type=click.FloatRange(min=0, min_open=True),
+    help="Seconds per call before it is retried (default: recorded, else 120).",
 )
 @click.option(
     "--retries",
     type=click.IntRange(0, 10),
-    default=4,
-    show_default=True,
-    help="Retries per call on 429, 5xx, timeouts.",
+    help="Retries per call on 429, 5xx, timeouts (default: recorded, else 4).",
 )
 @click.option(
     "--concurrency", type=click.IntRange(1, 64), help="Most calls in flight per provider."
@@ -109,9 +106,7 @@ def register(cli: click.Group, council: click.Group) -> None:
 @click.option(
     "--window",
     type=click.IntRange(min=1000),
-    default=100_000,
-    show_default=True,
-    help="Synthesizer window in characters.",
+    help="Synthesizer window in characters (default: recorded, else 100000).",
 )
 @click.option(
     "--max-answer-kb",
@@ -150,14 +145,14 @@ def run(
     check_model: str | None,
     synth_model: str | None,
     base_url: str | None,
-    timeout: float,
-    retries: int,
+    timeout: float | None,
+    retries: int | None,
     concurrency: int | None,
     max_cost: float | None,
     max_calls: int | None,
     prices: str | None,
     gate: int | None,
-    window: int,
+    window: int | None,
     max_answer_kb: int,
     dry_run: bool,
     resynthesize: bool,
@@ -170,6 +165,11 @@ def run(
 
     With no API key set, it runs on the built-in scripted provider: an offline,
     deterministic stand-in that shows the whole flow (it is not a model).
+
+    A debate remembers how it was run (models, --base-url, limits, window): `run <id>`
+    goes on with them; an option given again replaces the recorded one.
+    Before anything is written, every model is checked (key, program on PATH, server
+    answering); a problem stops the run with exit 2, and --dry-run names it.
 
     A `command:` model found in a debate folder (a persona's `model:`) runs only if
     you named it this time (--model, --allow-command) or allowed it before for this
@@ -227,6 +227,8 @@ def run(
             err=True,
         )
     emit(result, as_json, result["message"] + ("\n" + result["id"] if result.get("id") else ""))
+    if result.get("would_fail"):
+        sys.exit(2)  # a dry run whose real run would stop at pre-flight
 
 
 def _board(debate_id: str) -> str:

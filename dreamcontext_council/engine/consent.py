@@ -74,12 +74,19 @@ class FolderCommand:
 
 
 def folder_commands(files: DebateFiles) -> list[FolderCommand]:
-    """Every `command:` model the debate folder itself names (its personas' `model:`)."""
+    """Every `command:` model the debate folder itself names: its personas' `model:` and
+    the models its `run:` settings record (`run.model`, `run.check_model`, `run.synth_model`)."""
     found = []
-    for slug in files.debate().personas:
+    debate = files.debate()
+    for slug in debate.personas:
         line = command_line(files.context(slug).model or "")
         if line:
             found.append(FolderCommand(slug, line))
+    settings = debate.run_settings
+    for name in ("model", "check_model", "synth_model"):
+        line = command_line(getattr(settings, name) or "")
+        if line:
+            found.append(FolderCommand(f"run.{name}", line))
     return found
 
 

@@ -11,7 +11,9 @@ from dreamcontext_council.engine.accounting import ORCHESTRATOR_CALLER, SYNTHESI
 from dreamcontext_council.engine.attachments import PROMPT_BUDGET_CHARS, attachment_paths
 from dreamcontext_council.engine.calls import DEFAULT_EXPECTED_OUTPUT, EXPECTED_OUTPUT
 from dreamcontext_council.engine.providers.models import default_model, parse_model
+from dreamcontext_council.engine.remembered import persona_model
 from dreamcontext_council.rules.roster import PersonaSpec
+from dreamcontext_council.rules.run_settings import RunSettings
 
 if TYPE_CHECKING:
     from dreamcontext_council.engine.launch import Launch
@@ -22,13 +24,25 @@ PER_PEER_INPUT = 400
 
 
 def estimate_run(
-    request: Launch, files: DebateFiles | None, roster: list[PersonaSpec] | None, prices: PriceTable
+    request: Launch,
+    files: DebateFiles | None,
+    roster: list[PersonaSpec] | None,
+    prices: PriceTable,
+    previous: RunSettings | None = None,
 ) -> dict[str, Any]:
-    """Upper-bound plan: every planned round runs, each check is asked, synthesis once."""
+    """Upper-bound plan: every planned round runs, each check is asked, synthesis once.
+
+    `previous` is what the debate recorded of its last run: a `--model` given now moves
+    the personas that ran on the recorded one.
+    """
     fallback = request.model or default_model(request.env)
     if files is not None:
         debate = files.debate()
-        personas = [(s, files.context(s).model or fallback) for s in debate.personas]
+        recorded = previous or RunSettings()
+        personas = [
+            (s, persona_model(files.context(s).model, recorded, fallback)[0])
+            for s in debate.personas
+        ]
         rounds = debate.rounds_planned
         done_round = (
             debate.current_round if debate.status.phase != "running" else debate.current_round - 1

@@ -11,16 +11,23 @@ from typing import Any
 
 from dreamcontext_council.actions import convene
 from dreamcontext_council.actions.files import DebateFiles
-from dreamcontext_council.engine import consent
+from dreamcontext_council.engine import consent, remembered
 from dreamcontext_council.engine.accounting import ORCHESTRATOR_CALLER, load_prices
 from dreamcontext_council.engine.answer_cap import DEFAULT_MAX_ANSWER_KB
+from dreamcontext_council.engine.preflight import check as check_providers
+from dreamcontext_council.engine.preflight import model_uses
 from dreamcontext_council.engine.progress import make_progress
 from dreamcontext_council.engine.providers.models import default_model, parse_model
 from dreamcontext_council.engine.providers.registry import ProviderSet, ProviderSettings
-from dreamcontext_council.engine.run import CouncilRun, RunOptions
+from dreamcontext_council.engine.run import RUN_LOCK_NAME, CouncilRun, RunOptions
 from dreamcontext_council.errors import Interrupted, UsageError
 from dreamcontext_council.folder.paths import Root, require_root, root_for_new
 from dreamcontext_council.rules.roster import PersonaSpec, check_roster_size, load_roster
+from dreamcontext_council.rules.run_settings import (
+    DEFAULT_RETRIES,
+    DEFAULT_TIMEOUT,
+    DEFAULT_WINDOW,
+)
 
 SCRIPTED_NOTICE = (
     "No API key is set (ANTHROPIC_API_KEY, OPENAI_API_KEY): running on the built-in scripted "
@@ -51,14 +58,15 @@ class Launch:
     check_model: str | None = None
     synth_model: str | None = None
     base_url: str | None = None
-    timeout: float = 120.0
-    retries: int = 4
+    # None: what the debate recorded (engine/remembered.py), else the default.
+    timeout: float | None = None
+    retries: int | None = None
     concurrency: int | None = None
     max_cost: float | None = None
     max_calls: int | None = None
     prices: str | None = None
     gate: int | None = None
-    window: int = 100_000
+    window: int | None = None
     max_answer_kb: int = DEFAULT_MAX_ANSWER_KB
     dry_run: bool = False
     resynthesize: bool = False
@@ -78,24 +86,12 @@ def _provider_set(request: Launch) -> ProviderSet:
     )
     base_urls = {"openai": request.base_url} if request.base_url else {}
     settings = ProviderSettings(
-        timeout_s=request.timeout,
-        max_retries=request.retries,
+        timeout_s=request.timeout if request.timeout is not None else DEFAULT_TIMEOUT,
+        max_retries=request.retries if request.retries is not None else DEFAULT_RETRIES,
         concurrency=concurrency,
         base_urls=base_urls,
     )
     return ProviderSet(settings, env=request.env)
-
-
-def _models_in_use(
-    request: Launch, files: DebateFiles | None, roster: list[PersonaSpec] | None
-) -> list[str]:
-    fallback = request.model or default_model(request.env)
-    models = [request.check_model or fallback, request.synth_model or fallback]
-    if files is not None:
-        models += [files.context(s).model or fallback for s in files.debate().personas]
-    for spec in roster or []:
-        models.append(spec.model or fallback)
-    return models
 
 
 async def launch(request: Launch, echo: Callable[[str], None]) -> dict[str, Any]:
@@ -127,8 +123,6 @@ async def launch(request: Launch, echo: Callable[[str], None]) -> dict[str, Any]
         root = require_root(request.root)
         files = DebateFiles(root, request.debate_id)
         debate = files.debate()
-        if not request.dry_run:  # a dry run calls nothing
-            consent.require_consent(files, _named_commands(request), request.env)
         # A link out of the debate among the attachments stops the run before any call.
         attached = attachment_paths(files)
         # The guard stands before the first call; a debate already under way is resumed.
@@ -139,18 +133,30 @@ async def launch(request: Launch, echo: Callable[[str], None]) -> dict[str, Any]
                 attached=bool(debate.meta.get("attachments") or attached),
                 debate_id=debate.id,
             )
-    models = [parse_model(m) for m in _models_in_use(request, files, roster)]
+    # One pre-flight before anything is written: consent, keys, programs, servers.
+    named = _named_commands(request)
+    allowed = _named_commands(request, flags=False)
+    previous = remembered.recorded(files)
+    request = remembered.settle(request, previous)
+    uses = model_uses(request, files, roster, previous)
+    would_fail = check_providers(request, files, uses, named)
+    models = [parse_model(use.model) for use in uses]
     if request.dry_run:
         from dreamcontext_council.engine.estimate import estimate_run
 
-        return estimate_run(request, files, roster, prices)
+        result = estimate_run(request, files, roster, prices, previous)
+        if would_fail:
+            result["would_fail"] = would_fail
+            result["message"] += f"\nWould fail: {would_fail}"
+        return result
     if any(m.provider == "scripted" for m in models) and not request.quiet:
         # "No API key" only when that is why: a key is set and a persona chose scripted.
         offline = parse_model(default_model(request.env)).provider == "scripted"
         echo(SCRIPTED_NOTICE if offline else SCRIPTED_SOME_NOTICE)
     providers = _provider_set(request)
     if files is not None:
-        consent.allow_commands(files, _named_commands(request, flags=False), request.env)
+        consent.allow_commands(files, allowed, request.env)
+        remembered.record(files, request, previous, RUN_LOCK_NAME)
     try:
         if files is None:
             assert request.topic is not None
@@ -174,10 +180,9 @@ async def launch(request: Launch, echo: Callable[[str], None]) -> dict[str, Any]
                     await _auto_personas(root, files, request, providers, prices, echo)
             # Naming the roster file or the command on the command line was the consent.
             consent.allow_commands(
-                files,
-                [*_named_commands(request), *(c.command for c in consent.folder_commands(files))],
-                request.env,
+                files, [*named, *(c.command for c in consent.folder_commands(files))], request.env
             )
+            remembered.record(files, request, previous, RUN_LOCK_NAME)
         progress = make_progress(quiet=request.quiet, tty=request.tty)
         run_options = RunOptions(
             model=request.model,
@@ -197,7 +202,7 @@ async def launch(request: Launch, echo: Callable[[str], None]) -> dict[str, Any]
 
         runner = CouncilRun(root, files.id, run_options, providers, progress)
         runner.compression = CompressionSettings(
-            gate_chars=request.gate, window_chars=request.window
+            gate_chars=request.gate, window_chars=request.window or DEFAULT_WINDOW
         )
         progress.start()
         try:

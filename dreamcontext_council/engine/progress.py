@@ -12,6 +12,10 @@ if TYPE_CHECKING:
     from rich.text import Text
 
 
+# A persona in one of these states is finished for the round.
+FINAL_STATES = frozenset({"done", "failed", "skipped", "kept"})
+
+
 @dataclass
 class PersonaLine:
     state: str = "waiting"
@@ -91,15 +95,26 @@ class LiveProgress:
         self.live.stop()
 
     def note(self, message: str) -> None:
+        if self.lines and all(line.state in FINAL_STATES for line in self.lines.values()):
+            # What follows a finished round (its check, the synthesis) reads below its table.
+            self._close_round()
         self.live.console.print(_cell(message), highlight=False)
 
     def round_started(self, number: int, title: str, personas: list[str]) -> None:
-        if self.lines:
-            # Keep the finished round on screen above the live table.
-            self.live.console.print(self._table())
+        self._close_round()
         self.title = f"Round {number} — {title}"
         self.lines = {p: PersonaLine() for p in personas}
         self.live.update(self._table(), refresh=True)  # type: ignore[arg-type]
+
+    def _close_round(self) -> None:
+        """Print the round's table for good and empty the live area."""
+        if not self.lines:
+            return
+        from rich.text import Text
+
+        self.live.console.print(self._table())
+        self.lines, self.title = {}, ""
+        self.live.update(Text(""), refresh=True)
 
     def persona(self, slug: str, state: str, tokens: int = 0, detail: str = "") -> None:
         line = self.lines.setdefault(slug, PersonaLine())

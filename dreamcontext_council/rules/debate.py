@@ -9,6 +9,7 @@ from typing import Any, NamedTuple
 from dreamcontext_council.errors import FormatError, StateError
 from dreamcontext_council.folder import frontmatter_io
 from dreamcontext_council.rules.markdown import find_section, sections
+from dreamcontext_council.rules.run_settings import RUN_KEY, RunSettings, parse_run_settings
 
 _STATUS = re.compile(r"round_(\d+)_(running|complete)")
 MAX_ROUNDS = 10
@@ -118,6 +119,11 @@ class Debate:
     def flags(self) -> list[str]:
         return [str(f) for f in self.meta.get("flags") or []]
 
+    @property
+    def run_settings(self) -> RunSettings:
+        """How `council run` last ran this debate (`run:`), empty before its first run."""
+        return parse_run_settings(self.meta.get(RUN_KEY))
+
     def section(self, title: str) -> str:
         """The text of a `##` body section, '' when it is absent."""
         found = find_section(self.body, 2, title)
@@ -149,6 +155,7 @@ def parse_debate(text: str, where: str = "debate.md") -> Debate:
         isinstance(o, dict) and _scalar(o.get("key")) and _scalar(o.get("label")) for o in options
     ):
         raise FormatError(f"{where}: 'options' must be a list of {{key, label}} entries.")
+    parse_run_settings(meta.get(RUN_KEY), where)
     meta["topic"] = str(meta["topic"])
     return Debate(meta, body)
 

@@ -99,8 +99,11 @@ def test_max_calls_stops_cleanly_and_the_rerun_finishes(council: Council) -> Non
     assert len(council.usage(debate_id)) == 3  # never more calls than allowed
     assert council.status(debate_id) == "round_1_running"
     assert "## Run stopped by budget" in council.log(debate_id)
+    # The cap is remembered: a bare rerun makes at most 3 more calls.
+    bare = council("run", debate_id, "--json")
+    assert bare.json()["stopped"] == "budget" and bare.json()["calls"] == 3
 
-    again = council("run", debate_id)
+    again = council("run", debate_id, "--max-calls", "100")
 
     assert again.code == 0, again.err
     assert council.status(debate_id) == "complete"
@@ -146,7 +149,7 @@ def test_max_cost_stops_before_crossing_and_the_rerun_finishes(
     assert 0 < spent <= 6
     assert council.status(debate_id) != "complete"
 
-    again = council("run", debate_id, "--prices", prices)
+    again = council("run", debate_id, "--prices", prices, "--max-cost", "1000")
 
     assert again.code == 0, again.err
     assert council.status(debate_id) == "complete"

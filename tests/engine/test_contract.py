@@ -275,7 +275,7 @@ def test_a_run_and_a_debate_by_hand_look_alike_on_disk(council: Council, tmp_pat
     hand, run = by_hand(council), by_run(council, tmp_path)
 
     assert files_of(council, run) - OURS == files_of(council, hand)
-    assert meta_keys(council, run, "debate.md") - {"seed", "flags"} == meta_keys(
+    assert meta_keys(council, run, "debate.md") - {"seed", "flags", "run"} == meta_keys(
         council, hand, "debate.md"
     )
     for name in ("final-report.md",):

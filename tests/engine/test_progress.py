@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import io
 import os
 import pty
 import subprocess
 import sys
+
+from dreamcontext_council.engine.progress import LiveProgress
 
 from .support import OPTIONS, TOPIC, Council
 
@@ -91,3 +94,28 @@ def test_on_a_terminal_a_live_table_shows_each_persona(council: Council) -> None
     for slug in ("synthesizer", "epistemologist", "contrarian", "systems-thinker"):
         assert slug in screen
     assert "is complete" in screen
+
+
+def test_the_check_after_a_round_prints_below_that_rounds_table() -> None:
+    stream = io.StringIO()
+    progress = LiveProgress(stream)
+    progress.start()
+    for number in (1, 2):
+        progress.round_started(number, f"phase {number}", ["alpha", "beta"])
+        progress.persona("alpha", "done", 10, "A 60")
+        progress.note("a note while beta still thinks")  # the round goes on
+        progress.persona("beta", "failed", 0, "exit 3")
+        progress.note(f"Convergence check after round {number}: CONTINUE")
+    progress.stop()
+    shown = stream.getvalue()
+
+    order = [
+        "Round 1 — phase 1",
+        "Convergence check after round 1",
+        "Round 2 — phase 2",
+        "Convergence check after round 2",
+    ]
+    places = [shown.index(text) for text in order]
+    assert places == sorted(places), shown
+    assert shown.count("Round 1 — phase 1") == 1
+    assert shown.index("a note while beta still thinks") < shown.index("Round 1 — phase 1")

@@ -27,10 +27,14 @@ ONCE = re.compile(
 )
 
 
-def usage_lines(council: Council) -> int:
+def ok_calls(council: Council) -> int:
+    """Calls whose result is on disk: usage.jsonl's `ok` lines (a call is `pending` first)."""
     ids = council.ids()
     path = council.folder(ids[0]) / "usage.jsonl" if ids else None
-    return len(path.read_text(encoding="utf-8").splitlines()) if path and path.exists() else 0
+    if not path or not path.exists():
+        return 0
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return sum('"outcome": "ok"' in line for line in lines)
 
 
 def log_has(text: str) -> Callable[[Council], bool]:
@@ -53,9 +57,9 @@ def status_is(status: str) -> Callable[[Council], bool]:
 
 
 KILL_POINTS: dict[str, Callable[[Council], bool]] = {
-    "two answers into round 1": lambda c: usage_lines(c) >= 2,
+    "two answers into round 1": lambda c: ok_calls(c) >= 2,
     "round 2 started": log_has("## Round 2 started"),
-    "mid round 2": lambda c: usage_lines(c) >= 6,
+    "mid round 2": lambda c: ok_calls(c) >= 6,
     "after the check": log_has("## Convergence check after round 2"),
     "synthesis begun": status_is("synthesizing"),
     "during the synthesis call": log_has("## Synthesis input under the gate"),
@@ -130,12 +134,12 @@ def test_a_killed_run_finishes_when_run_again(council: Council, point: str) -> N
 
 def test_killed_twice_in_a_row_still_finishes(council: Council) -> None:
     process = council.spawn("run", "--topic", TOPIC, "--options", OPTIONS, env=DELAY)
-    wait_for(lambda: usage_lines(council) >= 3)
+    wait_for(lambda: ok_calls(council) >= 3)
     process.kill()
     process.communicate()
     [debate_id] = council.ids()
     process = council.spawn("run", debate_id, env=DELAY)
-    wait_for(lambda: usage_lines(council) >= 9)
+    wait_for(lambda: ok_calls(council) >= 9)
     process.kill()
     process.communicate()
 

@@ -112,7 +112,7 @@ def test_a_debate_under_way_is_resumed_without_asking_again(
     debate_id = started.last_line
     assert council.meta(debate_id)["status"] != "complete", started.err
 
-    resumed = council("run", debate_id)
+    resumed = council("run", debate_id, "--max-calls", "100")  # the cap of 2 is remembered
 
     assert resumed.code == 0, resumed.err
     assert council.meta(debate_id)["status"] == "complete"

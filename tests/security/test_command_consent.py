@@ -173,7 +173,7 @@ def test_an_allowed_command_is_remembered_for_that_folder_only(
     assert elsewhere.tree() == before
     assert not marker.exists()
 
-    resumed = council.proc("run", debate_id)
+    resumed = council.proc("run", debate_id, "--max-calls", "100")  # the cap is remembered
 
     assert resumed.code == 0, resumed.err
     assert council.status(debate_id) == "complete"

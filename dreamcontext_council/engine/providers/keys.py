@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from dreamcontext_council.engine.providers.retry import REDACTED
 
@@ -47,6 +47,25 @@ def url_credentials(url: str | None) -> list[str]:
         found.append(parts.username)  # a bare token as userinfo (`https://TOKEN@host`)
     found += [value for name, value in parse_qsl(parts.query) if _KEY_PARAM.search(name)]
     return [s for s in found if len(s) >= MIN_URL_SECRET_LENGTH]
+
+
+def url_without_credentials(url: str) -> tuple[str, bool]:
+    """`url` with its `user:pass@` and key-like query parameters removed, and whether any were."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return url, False
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"  # an IPv6 address
+    netloc = host + (f":{port}" if port is not None else "")
+    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True)]
+    kept = [(k, v) for k, v in query if not _KEY_PARAM.search(k)]
+    had = "@" in parts.netloc or len(kept) != len(query)
+    if not had:
+        return url, False
+    return urlunsplit((parts.scheme, netloc, parts.path, urlencode(kept), parts.fragment)), True
 
 
 def answer_keys(envs: Iterable[Mapping[str, str]], urls: Iterable[str | None]) -> tuple[str, ...]:
