@@ -12,6 +12,7 @@ from dreamcontext_council.engine.attachments import PROMPT_BUDGET_CHARS, attachm
 from dreamcontext_council.engine.calls import DEFAULT_EXPECTED_OUTPUT, EXPECTED_OUTPUT
 from dreamcontext_council.engine.providers.models import default_model, parse_model
 from dreamcontext_council.engine.remembered import persona_model
+from dreamcontext_council.engine.transcript import DEFAULT_BUDGET_CHARS as TRANSCRIPT_BUDGET_CHARS
 from dreamcontext_council.rules.roster import PersonaSpec
 from dreamcontext_council.rules.run_settings import RunSettings
 
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
 # Rough prompt sizes in tokens: persona prompts grow with the round, synthesis with everything.
 OPENING_INPUT = 1_500
 PER_PEER_INPUT = 400
+ANSWER_INPUT = 1_500  # one answer read whole, as the synthesis estimate counts it
 
 
 def estimate_run(
@@ -64,6 +66,9 @@ def estimate_run(
     for number in range(first, rounds + 1):
         for slug, model in personas:
             tokens_in = OPENING_INPUT + attached + (PER_PEER_INPUT * peers if number > 1 else 0)
+            if number > 2:  # the rebuttal transcript (engine/transcript.py), up to its budget
+                parts = 2 * len(personas) + number - 2
+                tokens_in += min(TRANSCRIPT_BUDGET_CHARS // 4, parts * ANSWER_INPUT)
             calls.append(
                 {
                     "round": number,
@@ -96,7 +101,7 @@ def estimate_run(
                 "persona": SYNTHESIS_CALLER,
                 "model": request.synth_model or fallback,
                 "phase": "synthesis",
-                "input_tokens": min(25_000, answers * 1_500) + attached,
+                "input_tokens": min(25_000, answers * ANSWER_INPUT) + attached,
                 "output_tokens": EXPECTED_OUTPUT["synthesis"],
             }
         )

@@ -270,3 +270,19 @@ def test_new_with_attachments_plans_two_rounds_unless_told(
     assert council.meta(grounded)["rounds_planned"] == 2
     assert council.meta(told)["rounds_planned"] == 3
     assert council.meta(plain)["rounds_planned"] == 3
+
+
+def test_the_dry_run_plans_a_grounded_debate_compact(council: Council, tmp_path: Path) -> None:
+    design = tmp_path / "design.md"
+    design.write_text("# Cache design\n\nWrite-through cache in front of Postgres.\n")
+    base = ("run", "--topic", TOPIC, "--options", OPTIONS, "--attach", str(design), "--dry-run")
+
+    compact = json.loads(council(*base, "--json").out)["plan"]
+    told = json.loads(council(*base, "--rounds", "3", "--json").out)["plan"]
+
+    assert {c["phase"] for c in compact} == {"persona", "synthesis"}
+    assert max(c["round"] for c in compact) == 2
+    assert [c["round"] for c in told if c["phase"] == "check"] == [2]
+    # A rebuttal reads the transcript: more input than a cross-examination.
+    inputs = {c["round"]: c["input_tokens"] for c in told if c["phase"] == "persona"}
+    assert inputs[3] > inputs[2]
