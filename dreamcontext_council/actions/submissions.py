@@ -8,10 +8,11 @@ from dreamcontext_council import resources
 from dreamcontext_council.actions.files import DebateFiles, today
 from dreamcontext_council.actions.live_state import refresh_live
 from dreamcontext_council.errors import StateError, UsageError
-from dreamcontext_council.folder.live import now_iso
+from dreamcontext_council.folder.live import now_iso, utc_second
 from dreamcontext_council.folder.names import slugify
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.storage import atomic_write_text
+from dreamcontext_council.rules import roundlog
 from dreamcontext_council.rules.debate import Debate
 from dreamcontext_council.rules.entry_markup import seal_entry_body
 from dreamcontext_council.rules.persona import PersonaContext
@@ -111,10 +112,18 @@ def append_report(
         has_verdict = slug in files.verdicts().round(number)
         context = files.context(slug)
         entries = files.entries(slug)
-        replaced = any(e.round == number for e in entries)
-        entries = with_entry(entries, RoundEntry(number, today(), cleaned))
+        previous = next((e for e in entries if e.round == number), None)
+        replaced = previous is not None
+        entry = RoundEntry(number, today(), cleaned)
+        entries = with_entry(entries, entry)
         files.save_entries(slug, entries)
         _count_entries(files, slug, context, entries)
+        if previous is None or previous.render() != entry.render():  # the same entry again: no news
+            files.append_log(
+                *roundlog.submission_entry(
+                    slug, number, entry.executive_summary or "", utc_second(), replaced=replaced
+                )
+            )
         warnings = [f"The round {number} entry of {slug} was repaired: {note}." for note in repairs]
         if repairs:
             files.append_log(

@@ -37,7 +37,7 @@ MODULES.add(
 )
 MODULES.add(
     "dreamcontext_council.cli.reading",
-    {"council": ("summaries", "board", "timeline", "list", "show", "live")},
+    {"council": ("summaries", "board", "timeline", "list", "show", "prompt", "live")},
     "register_reading",
     one_group="council",
 )

@@ -1,4 +1,4 @@
-"""Reading commands: summaries, board, timeline, list, show, live clear."""
+"""Reading commands: summaries, board, timeline, list, show, prompt, live clear."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from dreamcontext_council.cli.base import (
 
 def register_reading(council: click.Group) -> None:
     """Add the reading commands to the `council` group."""
-    for command in (summaries, board, timeline, list_debates, show, live):
+    for command in (summaries, board, timeline, list_debates, show, prompt, live):
         council.add_command(command)
 
 
@@ -128,6 +128,54 @@ def show(debate_id: str, as_json: bool) -> None:
 
     snapshot = load_snapshot(current_root(), debate_id)
     emit(listing.show_data(snapshot), as_json, lambda: listing.render_show(snapshot))
+
+
+@click.command()
+@click.argument("debate_id")
+@click.argument("slug")
+@click.argument("number", type=ROUND_NUMBER)
+@click.option(
+    "--part",
+    type=click.Choice(["system", "user"]),
+    help="Print only this part of the round's call (of its repair with --repair).",
+)
+@click.option("--repair", is_flag=True, help="With --part: the repair call, not the first.")
+@root_option
+@json_option
+def prompt(
+    debate_id: str, slug: str, number: int, part: str | None, repair: bool, as_json: bool
+) -> None:
+    """The exact prompt `council run` sent a persona's model in round N: system, then user.
+
+    A repair call, when the answer broke the contract, follows the round's call. --json
+    gives the texts exactly; in text, control characters are shown escaped.
+
+    \b
+    Example:
+      dreamcontext council prompt council_AbC12345 risk-auditor 2
+      dreamcontext council prompt council_AbC12345 risk-auditor 2 --part user > user.md
+    """
+    from dreamcontext_council.actions.received import sent_prompts
+    from dreamcontext_council.errors import NotFoundError
+    from dreamcontext_council.views.sent_prompt import render_sent_prompt, sent_prompt_data
+
+    calls = sent_prompts(current_root(), debate_id, slug, number)
+    if part is None:
+        data = sent_prompt_data(debate_id, slug, number, calls)
+        emit(data, as_json, lambda: render_sent_prompt(slug, number, calls))
+        return
+    chosen = [c for c in calls if (c.phase == "repair") == repair]
+    if not chosen:
+        raise NotFoundError(
+            f"{slug}'s answer in round {number} of {debate_id} needed no repair; "
+            "leave out --repair."
+        )
+    call = chosen[-1] if repair else chosen[0]
+    text = call.system if part == "system" else call.user
+    if as_json:
+        emit({"phase": call.phase, part: text}, as_json, text)
+    else:
+        echo(text, nl=False)  # as sent, to the last byte
 
 
 @click.group()

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 
 from dreamcontext_council.errors import UsageError
+from dreamcontext_council.rules.markdown import headings
 from dreamcontext_council.rules.report import clean_entry_body, missing_sections
 from dreamcontext_council.rules.verdicts import parse_conviction, resolve_stance
 
@@ -34,6 +35,8 @@ class PersonaAnswer:
 
     body: str
     verdict: VerdictBlock
+    # Text was left out of the body: chatter before the first heading or after the verdict.
+    trimmed: bool = False
 
 
 class ContractError(ValueError):
@@ -72,7 +75,7 @@ def parse_persona_answer(
         stance, _ = resolve_stance(stance_text, registered, known)
     except UsageError as exc:
         raise ContractError(str(exc)) from None
-    body = (text[: block.start()] + text[block.end() :]).strip()
+    body, trimmed = _entry_text(text[: block.start()], text[block.end() :])
     try:
         # A model's stray `##` or `Title\n---` is demoted to ###, not a paid repair: stored,
         # it could not pass for an entry heading of report.md.
@@ -96,7 +99,20 @@ def parse_persona_answer(
             concession or None,
             stance_text,
         ),
+        trimmed,
     )
+
+
+def _entry_text(before: str, after: str) -> tuple[str, bool]:
+    """The report entry: what stands from the first heading up to the verdict block.
+
+    A model's "Sure! Here is my analysis" before the sections, or "Let me know if…" after
+    the verdict, is not part of the entry; True when such text was left out."""
+    lines = before.strip("\n").split("\n")
+    marks = headings(lines)
+    start = marks[0].line if marks else 0
+    dropped = "\n".join(lines[:start]).strip() or after.strip()
+    return "\n".join(lines[start:]).strip(), bool(dropped)
 
 
 def review_score(cross_examination: str | None) -> float | None:

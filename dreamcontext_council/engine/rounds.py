@@ -7,7 +7,7 @@ import functools
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from dreamcontext_council.actions import submissions
+from dreamcontext_council.actions import received, submissions
 from dreamcontext_council.actions.files import DebateFiles, today
 from dreamcontext_council.actions.rounds import participants
 from dreamcontext_council.engine import prompts, transcript
@@ -22,6 +22,7 @@ from dreamcontext_council.engine.contract import (
 )
 from dreamcontext_council.engine.failures import shorten_at_word
 from dreamcontext_council.engine.pairing import derangement
+from dreamcontext_council.engine.providers.base import Prompt
 from dreamcontext_council.engine.providers.models import ModelSpec, parse_model
 from dreamcontext_council.engine.reviews import load_reviews, record_reviews
 from dreamcontext_council.errors import CouncilError
@@ -241,6 +242,7 @@ class RoundRunner:
         phase = prompts.phase_of(number)
         progress.persona(slug, "thinking")
         try:
+            await self._record_received(slug, number, material, phase, prompt)
             completion, usage_line = await self.caller.ask(
                 spec, prompt, persona=slug, round=number, phase=phase
             )
@@ -252,6 +254,7 @@ class RoundRunner:
             except ContractError as problem:
                 await self.caller.append(with_outcome(usage_line, BROKEN))
                 repair = prompts.repair_prompt(prompt, capped.text, str(problem))
+                await self._record_received(slug, number, None, "repair", repair)
                 completion, usage_line = await self.caller.ask(
                     spec, repair, persona=slug, round=number, phase="repair"
                 )
@@ -272,7 +275,8 @@ class RoundRunner:
             raise
         # File writes block (locks, fsync): off the event loop, so the calls still in
         # flight are read, timed and timed out as they arrive.
-        raw = completion.text if capped.truncated else None
+        # The whole answer is kept beside the report when the report holds less of it.
+        raw = completion.text if capped.truncated or answer.trimmed else None
         before = verdicts.round(number).get(slug)
         save = functools.partial(
             self._save_answer, debate, slug, number, answer, usage_line, before, raw
@@ -286,6 +290,25 @@ class RoundRunner:
             slug, "done", tokens=tokens, detail=f"{verdict.stance} {verdict.conviction}"
         )
         return True
+
+    async def _record_received(
+        self,
+        slug: str,
+        number: int,
+        material: prompts.RoundMaterial | None,
+        phase: str,
+        prompt: Prompt,
+    ) -> None:
+        """Before the call: the critiques aimed at the persona into its context file (as the
+        panels and directives already are) and the prompt into `prompts/round-N.json`."""
+
+        def write() -> None:
+            if material is not None:
+                received.record_critiques(self.files, slug, number, material.critiques)
+            sent = received.SentPrompt(phase, prompt.system, prompt.user)
+            received.record_prompt(self.files, slug, number, sent, first=material is not None)
+
+        await asyncio.get_running_loop().run_in_executor(self._writer, write)
 
     def _save_answer(
         self,
@@ -302,7 +325,8 @@ class RoundRunner:
         not on disk. False when a person recorded this round's verdict or entry while the
         model was answering (a verdict other than `verdict_before`, the one the round began
         with): theirs is kept, the answer is not saved, and both are logged.
-        `raw` is the whole answer when it was cut to the size cap, kept beside the report."""
+        `raw` is the whole answer when the report holds less of it (cut to the size cap, or
+        chatter around the sections left out), kept beside the report."""
         verdict = answer.verdict
         try:
             with self.files.lock():

@@ -17,6 +17,11 @@ def now_iso() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+def utc_second() -> str:
+    """UTC time to the second, 2026-11-30T03:44:00Z: when a report was submitted."""
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def write_live(path: Path, state: dict[str, Any]) -> None:
     """Write the live file, keeping `started` from the same debate's previous state."""
     try:

@@ -143,6 +143,10 @@ class PersonaPaths(NamedTuple):
         """The persona's whole answer for round N, kept when it was over the size cap."""
         return self.raw / f"round-{number}.md"
 
+    def sent_prompt(self, number: int) -> Path:
+        """The prompts `council run` sent the persona's model in round N."""
+        return self.folder / "prompts" / f"round-{number}.json"
+
 
 def find_root(
     explicit: str | os.PathLike[str] | None = None, cwd: Path | None = None

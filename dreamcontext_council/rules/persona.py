@@ -13,6 +13,7 @@ from dreamcontext_council.rules.markdown import find_section, normalize_title, s
 
 _PANEL = re.compile(r"round (\d+) cross context loaded")
 _DIRECTIVES = re.compile(r"round (\d+) directives")
+_CRITIQUES = re.compile(r"round (\d+) critiques received")
 
 
 @dataclass
@@ -34,6 +35,11 @@ class PersonaContext:
     def panel_rounds(self) -> set[int]:
         """Rounds whose cross-context panel is already injected."""
         found = (_PANEL.fullmatch(normalize_title(s.title)) for s in sections(self.body, 2))
+        return {n for m in found if m and (n := bounded_round(m.group(1))) is not None}
+
+    def critique_rounds(self) -> set[int]:
+        """Rounds whose critiques received are already recorded (by `council run`)."""
+        found = (_CRITIQUES.fullmatch(normalize_title(s.title)) for s in sections(self.body, 2))
         return {n for m in found if m and (n := bounded_round(m.group(1))) is not None}
 
     def panel(self, number: int) -> str | None:

@@ -8,6 +8,8 @@ from dreamcontext_council.rules.debate import bounded_round
 from dreamcontext_council.rules.markdown import headings
 
 _STARTED = re.compile(r"round (\d+) started", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
+SUMMARY_LINE_LIMIT = 240
 
 
 def new_log(debate_id: str) -> str:
@@ -55,3 +57,28 @@ def persona_failures(log: str) -> dict[tuple[str, int], str]:
         reason = following[2:].strip() if following.startswith("- ") else ""
         found[(match.group(1), int(match.group(2)))] = reason
     return {key: reason for key, reason in found.items() if reason}
+
+
+def first_sentence(text: str, limit: int = SUMMARY_LINE_LIMIT) -> str:
+    """The first sentence of `text` on one line, cut at a word to at most `limit` characters."""
+    flat = " ".join(text.split())
+    end = _SENTENCE_END.search(flat)
+    sentence = flat[: end.end()] if end else flat
+    if len(sentence) <= limit:
+        return sentence
+    cut = sentence[: limit - 1].rsplit(" ", 1)[0] if " " in sentence[: limit - 1] else ""
+    return (cut or sentence[: limit - 1]) + "…"
+
+
+def submission_entry(
+    slug: str, number: int, summary: str, at: str, *, replaced: bool = False
+) -> tuple[str, list[str]]:
+    """The log entry for one report submission: who, round and UTC time in the heading, the
+    first sentence of its executive summary as the one bullet.
+
+    The heading does not start with "Round", so readers that look for `## Round N started`
+    and `## Round N complete` entries (ours and the Node tool's) pass over it.
+    """
+    event = "Report replaced" if replaced else "Report submitted"
+    sentence = first_sentence(summary) or "(no executive summary)"
+    return f"{event} — {slug} in round {number} — {at}", [f"Executive summary: {sentence}"]
