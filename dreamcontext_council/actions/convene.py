@@ -29,6 +29,9 @@ from dreamcontext_council.rules.roster import MAX_PERSONAS, PersonaSpec
 from dreamcontext_council.rules.verdicts import Verdicts
 
 DEFAULT_ROUNDS = 3
+# A debate grounded in attachments runs compact: two rounds, no convergence check
+# (NiraNexus Council). An explicit --rounds overrides it.
+GROUNDED_ROUNDS = 2
 
 
 def parse_options(spec: str | None) -> list[dict[str, str]]:
@@ -50,6 +53,13 @@ def parse_options(spec: str | None) -> list[dict[str, str]]:
     return options
 
 
+def planned_rounds(rounds: int | None, *, grounded: bool) -> int:
+    """The rounds a new debate plans: those asked for, else 2 when grounded, else 3."""
+    if rounds is not None:
+        return check_rounds(rounds)
+    return GROUNDED_ROUNDS if grounded else DEFAULT_ROUNDS
+
+
 def check_rounds(rounds: int) -> int:
     if not 1 <= rounds <= MAX_ROUNDS:
         raise UsageError(f"--rounds must be from 1 to {MAX_ROUNDS}, not {rounds}.")
@@ -69,7 +79,7 @@ def new_debate(
     root: Root,
     topic: str,
     *,
-    rounds: int = DEFAULT_ROUNDS,
+    rounds: int | None = None,
     options: list[dict[str, str]] | None = None,
     interrupt: bool = False,
     personas: list[PersonaSpec] | None = None,
@@ -78,10 +88,11 @@ def new_debate(
 ) -> Debate:
     """Create a debate folder (with its personas and attachments) and register it in the index.
 
-    Attachments must already be checked (rules.grounding.check_attachments).
+    Attachments must already be checked (rules.grounding.check_attachments). Without
+    `rounds`, a debate with attachments plans 2 rounds (compact) and any other 3.
     """
     topic = check_topic(topic)
-    check_rounds(rounds)
+    rounds = planned_rounds(rounds, grounded=bool(attachments))
     for spec in personas or []:
         check_slug(spec.slug)
     debate_id = new_debate_id()

@@ -41,9 +41,8 @@ def register_orchestrator(council: click.Group) -> None:
 @click.option(
     "--rounds",
     type=int,
-    default=convene.DEFAULT_ROUNDS,
-    show_default=True,
-    help="Rounds planned (1-10).",
+    help=f"Rounds planned (1-10; default {convene.DEFAULT_ROUNDS}, "
+    f"{convene.GROUNDED_ROUNDS} with --attach).",
 )
 @click.option(
     "--options", "options_spec", help='Registered options, as "A=Migrate now,B=Stay on Redis".'
@@ -62,7 +61,7 @@ def register_orchestrator(council: click.Group) -> None:
 @json_option
 def new(
     topic: tuple[str, ...],
-    rounds: int,
+    rounds: int | None,
     options_spec: str | None,
     interrupt: bool,
     personas_spec: str | None,
@@ -78,7 +77,8 @@ def new(
     """
     question = convene.check_topic(" ".join(topic))
     options = convene.parse_options(options_spec)
-    convene.check_rounds(rounds)
+    if rounds is not None:
+        convene.check_rounds(rounds)
     roster = load_roster(personas_spec) if personas_spec else None
     attachments = check_attachments(list(attach))
     root, created = root_for_new(explicit_root())  # only once the input is known to be good

@@ -39,9 +39,7 @@ def register(cli: click.Group, council: click.Group) -> None:
 @click.option(
     "--rounds",
     type=click.IntRange(1, 10),
-    default=3,
-    show_default=True,
-    help="Rounds planned for a new debate.",
+    help="Rounds planned for a new debate (default 3; 2 with --attach).",
 )
 @click.option(
     "--interrupt", is_flag=True, help="Pause for an interlude between rounds (new debate)."
@@ -54,6 +52,11 @@ def register(cli: click.Group, council: click.Group) -> None:
     help="A file the council must read (repeatable).",
 )
 @click.option("--compact", is_flag=True, help="Stop after round 2 without a convergence check.")
+@click.option(
+    "--early-stop",
+    is_flag=True,
+    help="End the debating without the convergence check once two rounds in a row reach 90%.",
+)
 @click.option(
     "--model", help="Model for personas that name none (default: from the keys set, else scripted)."
 )
@@ -132,10 +135,11 @@ def run(
     topic: str | None,
     personas_spec: str,
     options_spec: str | None,
-    rounds: int,
+    rounds: int | None,
     interrupt: bool,
     attach: tuple[str, ...],
     compact: bool,
+    early_stop: bool,
     model: str | None,
     allow_commands: tuple[str, ...],
     check_model: str | None,
@@ -189,6 +193,7 @@ def run(
         interrupt=interrupt,
         attach=list(attach),
         compact=compact,
+        early_stop=early_stop,
         model=model,
         allow_commands=list(allow_commands),
         check_model=check_model,

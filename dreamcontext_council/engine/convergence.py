@@ -1,14 +1,30 @@
-"""Whether to debate another round: the exactly-CONTINUE rule and the early stop."""
+"""Whether to debate another round: what the check model reads, the exactly-CONTINUE rule
+and the opt-in early stop.
+
+The check follows NiraNexus Council: after round 2 the orchestrator model reads every
+persona's round-1 perspective and a summary of each round-2 cross-examination exchange,
+and only an answer that is exactly CONTINUE runs another round.
+"""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
+from dreamcontext_council.actions.files import DebateFiles
+from dreamcontext_council.engine.contract import review_score
+from dreamcontext_council.engine.reviews import load_reviews
+from dreamcontext_council.rules import metrics
 from dreamcontext_council.rules.debate import bounded_round
 
 EARLY_STOP = 90
 _LOGGED = re.compile(r"^## Convergence check after round (\d+) — (\S+)", re.M)
+# The points of a cross-examination the check reads: at most this many lines, each cut.
+EXCHANGE_POINTS = 5
+POINT_CHARS = 240
+_SCORE_LINE = re.compile(r"^\W*score\W*[0-9]+(?:\.[0-9]+)?\s*/\s*10\W*$", re.I)
+_LIST_MARK = re.compile(r"^(?:[-*+]|[0-9]{1,9}[.)]|#{1,6})\s+")
 
 
 def is_continue(answer: str) -> bool:
@@ -17,7 +33,7 @@ def is_continue(answer: str) -> bool:
 
 
 def early_stop(convergences: list[int]) -> bool:
-    """Convergence at or above 90% in two rounds in a row ends the debating."""
+    """Convergence at or above 90% in two rounds in a row ends the debating (opt-in)."""
     return len(convergences) >= 2 and all(c >= EARLY_STOP for c in convergences[-2:])
 
 
@@ -37,3 +53,99 @@ def check_heading(number: int, answer: str) -> str:
     """The round-log heading of a check; the answer is shown as one token."""
     token = "_".join(answer.strip().split())[:40] or "(empty)"
     return f"Convergence check after round {number} — {token}"
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1].rstrip() + "…"
+
+
+def exchange_points(critique: str) -> list[str]:
+    """The errors, gaps and missing perspectives a cross-examination names, line by line.
+
+    Its non-empty lines without the score line, list and heading marks and bold removed,
+    each cut to POINT_CHARS; past EXCHANGE_POINTS lines the rest is counted, not shown.
+    Fenced code is left out (the check judges positions, not code)."""
+    points: list[str] = []
+    fence = ""
+    for raw in critique.split("\n"):
+        line = raw.strip()
+        if line.startswith(("```", "~~~")):
+            fence = "" if fence and line.startswith(fence) else fence or line[:3]
+            continue
+        if fence or not line or _SCORE_LINE.match(line):
+            continue
+        line = " ".join(_LIST_MARK.sub("", line).replace("**", "").split())
+        if line:
+            points.append(_cut(line, POINT_CHARS))
+    if len(points) > EXCHANGE_POINTS:
+        more = len(points) - EXCHANGE_POINTS
+        points = [*points[:EXCHANGE_POINTS], f"(and {more} more line{'s' * (more > 1)})"]
+    return points
+
+
+@dataclass
+class CheckMaterial:
+    """What the check model reads after round N."""
+
+    convergence: int
+    leading: str | None
+    perspectives: list[dict[str, Any]]
+    """Every persona's round-1 perspective: slug, stance, conviction, headline, summary."""
+    exchanges: list[dict[str, Any]]
+    """Each round-2 exchange: critic, target, score ("6/10" or "no score"), points."""
+    positions: list[dict[str, Any]]
+    """Where each persona stands after round N: slug, stance, conviction, shift, summary."""
+
+
+def check_material(files: DebateFiles, number: int) -> CheckMaterial:
+    """Read round 1, the round-2 cross-examinations and round N from the debate folder."""
+    verdicts = files.verdicts()
+    debate = files.debate()
+    entries = {slug: files.entries(slug) for slug in debate.personas}
+
+    def entry(slug: str, round_number: int) -> Any:
+        return next((e for e in entries.get(slug, []) if e.round == round_number), None)
+
+    perspectives = []
+    for slug, verdict in verdicts.round(1).items():
+        opening = entry(slug, 1)
+        perspectives.append(
+            {
+                "slug": slug,
+                "stance": verdict.stance,
+                "conviction": verdict.conviction,
+                "headline": verdict.headline,
+                "summary": (opening.executive_summary or "").strip() if opening else "",
+            }
+        )
+    exchanges = []
+    for critic, review in load_reviews(files)["rounds"].get("2", {}).items():
+        critique = entry(critic, 2)
+        text = (critique.section("Cross-examination") or "") if critique else ""
+        score = review.get("score")
+        if score is None and text:
+            score = review_score(text)
+        exchanges.append(
+            {
+                "critic": critic,
+                "target": review.get("target", "?"),
+                "score": f"{score:g}/10" if isinstance(score, int | float) else "no score",
+                "points": exchange_points(text),
+            }
+        )
+    votes = verdicts.round(number)
+    positions = []
+    for slug, verdict in votes.items():
+        latest = entry(slug, number)
+        positions.append(
+            {
+                "slug": slug,
+                "stance": verdict.stance,
+                "conviction": verdict.conviction,
+                "shift": metrics.shift(verdicts.round(number - 1).get(slug), verdict),
+                "summary": (latest.executive_summary or "").strip() if latest else "",
+            }
+        )
+    return CheckMaterial(
+        metrics.convergence(votes), metrics.leading(votes), perspectives, exchanges, positions
+    )

@@ -5,12 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dreamcontext_council.actions import convene
 from dreamcontext_council.actions.files import DebateFiles
 from dreamcontext_council.engine.accounting import ORCHESTRATOR_CALLER, SYNTHESIS_CALLER, PriceTable
 from dreamcontext_council.engine.attachments import PROMPT_BUDGET_CHARS, attachment_paths
 from dreamcontext_council.engine.calls import DEFAULT_EXPECTED_OUTPUT, EXPECTED_OUTPUT
 from dreamcontext_council.engine.providers.models import default_model, parse_model
 from dreamcontext_council.engine.remembered import persona_model
+from dreamcontext_council.engine.transcript import DEFAULT_BUDGET_CHARS as TRANSCRIPT_BUDGET_CHARS
 from dreamcontext_council.rules.roster import PersonaSpec
 from dreamcontext_council.rules.run_settings import RunSettings
 
@@ -20,6 +22,7 @@ if TYPE_CHECKING:
 # Rough prompt sizes in tokens: persona prompts grow with the round, synthesis with everything.
 OPENING_INPUT = 1_500
 PER_PEER_INPUT = 400
+ANSWER_INPUT = 1_500  # one answer read whole, as the synthesis estimate counts it
 
 
 def estimate_run(
@@ -53,7 +56,8 @@ def estimate_run(
         personas = [(p.slug, p.model or fallback) for p in roster or []]
         if request.personas_spec == "auto":
             personas = [(f"auto-{i}", fallback) for i in range(1, 5)]
-        rounds, first = request.rounds, 1
+        rounds = convene.planned_rounds(request.rounds, grounded=bool(request.attach))
+        first = 1
     if request.compact:
         rounds = min(rounds, 2)
     attached = _attachment_tokens(request, files)
@@ -62,6 +66,9 @@ def estimate_run(
     for number in range(first, rounds + 1):
         for slug, model in personas:
             tokens_in = OPENING_INPUT + attached + (PER_PEER_INPUT * peers if number > 1 else 0)
+            if number > 2:  # the rebuttal transcript (engine/transcript.py), up to its budget
+                parts = 2 * len(personas) + number - 2
+                tokens_in += min(TRANSCRIPT_BUDGET_CHARS // 4, parts * ANSWER_INPUT)
             calls.append(
                 {
                     "round": number,
@@ -94,7 +101,7 @@ def estimate_run(
                 "persona": SYNTHESIS_CALLER,
                 "model": request.synth_model or fallback,
                 "phase": "synthesis",
-                "input_tokens": min(25_000, answers * 1_500) + attached,
+                "input_tokens": min(25_000, answers * ANSWER_INPUT) + attached,
                 "output_tokens": EXPECTED_OUTPUT["synthesis"],
             }
         )

@@ -48,10 +48,11 @@ class Launch:
     topic: str | None = None
     personas_spec: str = "cognitive"
     options_spec: str | None = None
-    rounds: int = 3
+    rounds: int | None = None  # None: the default, compact (2) for a debate with attachments
     interrupt: bool = False
     attach: list[str] = field(default_factory=list)
     compact: bool = False
+    early_stop: bool = False
     model: str | None = None
     allow_commands: list[str] = field(default_factory=list)
     check_model: str | None = None
@@ -188,6 +189,7 @@ async def launch(request: Launch, echo: Callable[[str], None]) -> dict[str, Any]
             check_model=request.check_model,
             synth_model=request.synth_model,
             compact=request.compact,
+            early_stop=request.early_stop,
             max_cost=request.max_cost,
             max_calls=request.max_calls,
             promote=request.promote,

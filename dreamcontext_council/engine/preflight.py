@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from dreamcontext_council.actions import convene
 from dreamcontext_council.actions.files import DebateFiles
 from dreamcontext_council.engine import consent
 from dreamcontext_council.engine.providers.keys import (
@@ -95,7 +96,8 @@ def model_uses(
         if request.personas_spec == "auto":
             uses.append(ModelUse("the personas --personas auto writes", run_model, "--model"))
             uses.append(_orchestrator(request, "--personas auto"))
-        checks, synthesizes = request.rounds > 2, True
+        planned = convene.planned_rounds(request.rounds, grounded=bool(request.attach))
+        checks, synthesizes = planned > 2, True
     if checks and not request.compact:
         uses.append(_orchestrator(request, "the convergence check"))
     if synthesizes:

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dreamcontext_council import resources
 from dreamcontext_council.engine.providers.base import Prompt
+
+if TYPE_CHECKING:
+    from dreamcontext_council.engine.convergence import CheckMaterial
 
 PHASE_TITLES = {
     "opening": "blind opening",
@@ -47,6 +50,12 @@ class RoundMaterial:
     peer: dict[str, str] | None = None
     critiques: list[dict[str, Any]] = field(default_factory=list)
     directives: list[str] = field(default_factory=list)
+    # Round 3 and later: the transcript so far (engine.transcript).
+    openings: list[dict[str, Any]] = field(default_factory=list)
+    cross_examinations: list[dict[str, Any]] = field(default_factory=list)
+    own_answers: list[dict[str, Any]] = field(default_factory=list)
+    transcript_log: str | None = None
+    """The round-log bullet when the transcript was compressed to fit its budget."""
 
 
 def persona_prompt(
@@ -87,6 +96,9 @@ def persona_prompt(
         landscape=material.landscape,
         peer=material.peer,
         critiques=material.critiques,
+        openings=material.openings,
+        cross_examinations=material.cross_examinations,
+        own_answers=material.own_answers,
         directives=material.directives,
         task_json=_task_json(task),
     )
@@ -103,23 +115,20 @@ def repair_prompt(original: Prompt, previous: str, problem: str) -> Prompt:
 
 
 def check_prompt(
-    question: str,
-    number: int,
-    rounds_planned: int,
-    convergence: int,
-    leading: str | None,
-    rows: list[dict[str, Any]],
+    question: str, number: int, rounds_planned: int, material: CheckMaterial
 ) -> Prompt:
-    """The one-word convergence check."""
-    task = {"phase": "check", "round": number, "convergence": convergence}
+    """The one-word convergence check: round-1 perspectives, round-2 exchanges, round N."""
+    task = {"phase": "check", "round": number, "convergence": material.convergence}
     user = resources.render(
         "prompts/check.md.j2",
         question=question,
         round=number,
         rounds_planned=rounds_planned,
-        convergence=convergence,
-        leading=leading,
-        rows=rows,
+        convergence=material.convergence,
+        leading=material.leading,
+        perspectives=material.perspectives,
+        exchanges=material.exchanges,
+        positions=material.positions,
         task_json=_task_json(task),
     )
     return Prompt(resources.render("prompts/check-system.md.j2"), user, CHECK_MAX_TOKENS, task)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from dreamcontext_council.actions import received, submissions
 from dreamcontext_council.actions.files import DebateFiles, today
 from dreamcontext_council.actions.rounds import participants
-from dreamcontext_council.engine import prompts
+from dreamcontext_council.engine import prompts, transcript
 from dreamcontext_council.engine.accounting import BROKEN, DISCARDED, BudgetReached, with_outcome
 from dreamcontext_council.engine.answer_cap import DEFAULT_MAX_ANSWER_KB, CappedAnswer, cap_answer
 from dreamcontext_council.engine.calls import Caller
@@ -69,6 +69,8 @@ class RoundRunner:
     default_model: str
     attachments: list[dict[str, object]] = field(default_factory=list)
     max_answer_kb: int = DEFAULT_MAX_ANSWER_KB
+    transcript_budget: int = transcript.DEFAULT_BUDGET_CHARS
+    """Characters of the round-3+ transcript over which it is compressed."""
     # One writer thread: answers are saved in arrival order without blocking the event
     # loop, and never wait on each other's file lock.
     _writer: ThreadPoolExecutor | None = field(default=None, init=False, repr=False)
@@ -115,6 +117,18 @@ class RoundRunner:
                 material.peer = {"slug": peer, "text": entry.body}
         else:
             material.critiques = self.critiques_for(slug)
+            seen = transcript.rebuttal_transcript(
+                self.files,
+                roster,
+                slug,
+                number,
+                material.critiques,
+                budget=self.transcript_budget,
+            )
+            material.openings = seen.openings
+            material.cross_examinations = seen.cross_examinations
+            material.own_answers = seen.own_answers
+            material.transcript_log = seen.log_line(slug)
         return material
 
     def _pairs(self, debate: Debate, roster: list[str]) -> dict[str, str]:
@@ -151,9 +165,17 @@ class RoundRunner:
         for slug in result.skipped:
             self.caller.progress.persona(slug, "done", detail="on disk")
         verdicts = self.files.verdicts()  # read once: the round's personas share it
+        materials = {
+            slug: self._material_or_error(debate, slug, number, roster, verdicts)
+            for slug in pending
+        }
+        self._log_transcripts(number, materials)
         with ThreadPoolExecutor(1, thread_name_prefix="council-writer") as self._writer:
             outcomes = await asyncio.gather(
-                *(self._persona(debate, slug, number, roster, verdicts) for slug in pending),
+                *(
+                    self._persona(debate, slug, number, materials[slug], verdicts)
+                    for slug in pending
+                ),
                 return_exceptions=True,
             )
         for slug, outcome in zip(pending, outcomes, strict=True):
@@ -176,14 +198,46 @@ class RoundRunner:
             )
         return result
 
-    async def _persona(
+    def _material_or_error(
         self, debate: Debate, slug: str, number: int, roster: list[str], verdicts: Verdicts
+    ) -> prompts.RoundMaterial | CouncilError:
+        """What the persona sees, or why it cannot be read (the persona then fails alone)."""
+        try:
+            context = self.files.context(slug)
+            return self.material(debate, slug, number, roster, context, verdicts)
+        except CouncilError as exc:
+            return exc
+
+    def _log_transcripts(
+        self, number: int, materials: dict[str, prompts.RoundMaterial | CouncilError]
+    ) -> None:
+        """One round-log entry naming every transcript compressed to fit its budget."""
+        lines = [
+            m.transcript_log
+            for m in materials.values()
+            if isinstance(m, prompts.RoundMaterial) and m.transcript_log
+        ]
+        if lines and not any(
+            line.startswith(f"## Round {number} transcript compressed")
+            for line in self.files.log().split("\n")
+        ):
+            self.files.append_log(f"Round {number} transcript compressed — {today()}", lines)
+
+    async def _persona(
+        self,
+        debate: Debate,
+        slug: str,
+        number: int,
+        material: prompts.RoundMaterial | CouncilError,
+        verdicts: Verdicts,
     ) -> bool:
         """Ask one persona and save its answer; False when a hand-written entry was kept."""
         progress = self.caller.progress
+        if isinstance(material, CouncilError):
+            progress.persona(slug, "failed", detail=shorten_at_word(str(material), 80))
+            raise material
         context = self.files.context(slug)
         spec = self.model_for(context)
-        material = self.material(debate, slug, number, roster, context, verdicts)
         prompt = prompts.persona_prompt(slug, context.persona_text, context.aspects, material)
         phase = prompts.phase_of(number)
         # A cross-examination is scored, and an answer without its score is repaired.

@@ -65,6 +65,7 @@ class RunOptions:
     check_model: str | None = None
     synth_model: str | None = None
     compact: bool = False
+    early_stop: bool = False  # 90% twice in a row ends the debating without asking the check
     max_cost: float | None = None
     max_calls: int | None = None
     promote: bool = False
@@ -280,6 +281,7 @@ class CouncilRun:
             self.default_model,
             self._attachments(),
             self.options.max_answer_kb,
+            self._transcript_budget(),
         )
         result = await runner.run(number)
         if result.budget:
@@ -299,6 +301,13 @@ class CouncilRun:
             s for s in result.kept if not any(e.round == number for e in self.files.entries(s))
         ]
         end_round(self.root, self.id, number, excused=[*result.failed, *unreported])
+
+    def _transcript_budget(self) -> int:
+        """The rebuttal transcript's budget: the synthesis gate (--gate, else 0.6 × --window)."""
+        settings = self.compression
+        if settings.gate_chars is not None:
+            return settings.gate_chars
+        return int(settings.window_chars * settings.gate_ratio)
 
     def _attachments(self) -> list[dict[str, object]]:
         from dreamcontext_council.engine.attachments import attachments_for_prompt
@@ -334,43 +343,30 @@ class CouncilRun:
         return "round"
 
     async def _check(self, number: int) -> bool:
-        """The convergence check after round N, asked once and read back from round-log.md."""
+        """The convergence check after round N, asked once and read back from round-log.md.
+
+        The check model is always asked; the numeric early stop applies only when
+        `early_stop` was asked for (a departure from the seed, off by default)."""
         logged = conv.logged_checks(self.files.log()).get(number)
         if logged is not None:
             return conv.is_continue(logged.answer)
         verdicts = self.files.verdicts()
         levels = [metrics.convergence(verdicts.round(r)) for r in range(1, number + 1)]
-        votes = verdicts.round(number)
-        lead = metrics.leading(votes)
+        lead = metrics.leading(verdicts.round(number))
         bullets = [f"Numeric convergence: {levels[-1]}%" + (f" → {lead}" if lead else "")]
         line: str | None = None
-        if conv.early_stop(levels):
+        if self.options.early_stop and conv.early_stop(levels):
             answer, bullets = (
                 "CONVERGED",
-                [*bullets, "Early stop: 90% or more in two rounds in a row."],
+                [*bullets, "Early stop (--early-stop): 90% or more in two rounds in a row."],
             )
         else:
             debate = self.files.debate()
-            rows = []
-            for slug, verdict in votes.items():
-                entry = next((e for e in self.files.entries(slug) if e.round == number), None)
-                previous = verdicts.round(number - 1).get(slug)
-                rows.append(
-                    {
-                        "slug": slug,
-                        "stance": verdict.stance,
-                        "conviction": verdict.conviction,
-                        "shift": metrics.shift(previous, verdict),
-                        "summary": (entry.executive_summary or "") if entry else "",
-                    }
-                )
             prompt = prompts.check_prompt(
                 debate.section("Question") or debate.topic,
                 number,
                 debate.rounds_planned,
-                levels[-1],
-                lead,
-                rows,
+                conv.check_material(self.files, number),
             )
             spec = parse_model(self._check_model())
             completion, line = await self.caller.ask(

@@ -302,8 +302,11 @@ def test_no_check_after_the_last_planned_round(council: Council, stub: StubServe
     assert not [r for r in stub.requests if request_task(r.json).get("phase") == "check"]
 
 
-def test_ninety_percent_twice_stops_early_without_asking(council: Council, tmp_path: Path) -> None:
-    # Two scripted personas never dissent: 100% convergence in rounds 1 and 2.
+def test_early_stop_ends_at_ninety_percent_twice_without_asking(
+    council: Council, tmp_path: Path
+) -> None:
+    # Two scripted personas never dissent: 100% convergence in rounds 1 and 2. Without
+    # --early-stop the check model decides (tests/engine/test_seed_protocol.py).
     with StubServer(responder=check_answers("CONTINUE")) as stub:
         result = council(
             "run",
@@ -315,6 +318,7 @@ def test_ninety_percent_twice_stops_early_without_asking(council: Council, tmp_p
             roster(tmp_path, {"risk-auditor": "scripted", "growth-cfo": "scripted"}),
             "--rounds",
             "4",
+            "--early-stop",
             "--check-model",
             "openai:check-model",
             "--base-url",
@@ -328,7 +332,7 @@ def test_ninety_percent_twice_stops_early_without_asking(council: Council, tmp_p
     assert asked == []
     log = council.log(debate_id)
     assert "## Convergence check after round 2 — CONVERGED" in log
-    assert "Early stop: 90% or more in two rounds in a row." in log
+    assert "Early stop (--early-stop): 90% or more in two rounds in a row." in log
     assert "Round 3 started" not in log
     assert "check" not in {r["phase"] for r in council.usage(debate_id)}
     assert council.status(debate_id) == "complete"
