@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dreamcontext_council.actions.files import DebateFiles
-from dreamcontext_council.engine.reviews import load_reviews, review_totals
+from dreamcontext_council.engine.reviews import answer_scores, load_reviews
 from dreamcontext_council.engine.seating import Answer, Decision, compress_for_synthesis
 from dreamcontext_council.rules.report import RoundEntry
 
@@ -73,7 +73,7 @@ def rebuttal_transcript(
     their characters count against the budget, and they are never compressed."""
     entries = {s: files.entries(s) for s in dict.fromkeys([*roster, slug])}
     reviews = load_reviews(files)
-    totals = review_totals(reviews)
+    scores = answer_scores(reviews)
     priority = {s: i for i, s in enumerate(roster)}
     # The parts compression may touch, in reading order, each with where it is shown.
     parts: list[tuple[Answer, dict[str, Any], str]] = []
@@ -84,7 +84,7 @@ def rebuttal_transcript(
             round_number,
             text,
             priority.get(persona, len(priority)),
-            totals.get(persona) if totals else None,
+            scores.get((persona, round_number)),
         )
         parts.append((answer, shown, label))
 
