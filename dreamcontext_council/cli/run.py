@@ -111,9 +111,8 @@ def register(cli: click.Group, council: click.Group) -> None:
 @click.option(
     "--max-answer-kb",
     type=click.IntRange(min=8),
-    default=200,
-    show_default=True,
-    help="Cut a model answer longer than this many KB (the whole answer is kept beside it).",
+    help="Cut a model answer longer than this many KB (the whole answer is kept beside it) "
+    "[default: recorded, else 200].",
 )
 @click.option(
     "--dry-run", is_flag=True, help="Print the planned calls and an estimated cost; call nothing."
@@ -153,7 +152,7 @@ def run(
     prices: str | None,
     gate: int | None,
     window: int | None,
-    max_answer_kb: int,
+    max_answer_kb: int | None,
     dry_run: bool,
     resynthesize: bool,
     promote: bool,

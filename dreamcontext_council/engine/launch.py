@@ -67,7 +67,7 @@ class Launch:
     prices: str | None = None
     gate: int | None = None
     window: int | None = None
-    max_answer_kb: int = DEFAULT_MAX_ANSWER_KB
+    max_answer_kb: int | None = None  # None: recorded, else DEFAULT_MAX_ANSWER_KB
     dry_run: bool = False
     resynthesize: bool = False
     promote: bool = False
@@ -196,7 +196,7 @@ async def launch(request: Launch, echo: Callable[[str], None]) -> dict[str, Any]
             resynthesize=request.resynthesize,
             prices=prices,
             env=request.env,
-            max_answer_kb=request.max_answer_kb,
+            max_answer_kb=request.max_answer_kb or DEFAULT_MAX_ANSWER_KB,
         )
         from dreamcontext_council.engine.synthesis_input import CompressionSettings
 

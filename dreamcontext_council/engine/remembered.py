@@ -17,6 +17,7 @@ from filelock import FileLock, Timeout
 
 from dreamcontext_council.actions.files import DebateFiles
 from dreamcontext_council.engine import consent
+from dreamcontext_council.engine.answer_cap import DEFAULT_MAX_ANSWER_KB
 from dreamcontext_council.engine.providers.keys import url_without_credentials
 from dreamcontext_council.engine.providers.models import default_model
 from dreamcontext_council.errors import StateError, UsageError
@@ -64,6 +65,10 @@ def settle(request: Launch, previous: RunSettings) -> Launch:
         max_calls=_first(request.max_calls, previous.max_calls, None),
         gate=_first(request.gate, previous.gate, None),
         window=_first(request.window, previous.window, DEFAULT_WINDOW),
+        max_answer_kb=_first(request.max_answer_kb, previous.max_answer_kb, DEFAULT_MAX_ANSWER_KB),
+        # A flag cannot be unsaid on a resume: once a run was compact, it stays so.
+        compact=request.compact or previous.compact,
+        early_stop=request.early_stop or previous.early_stop,
     )
 
 
@@ -103,6 +108,9 @@ def settings_of(request: Launch) -> RunSettings:
         max_calls=request.max_calls,
         gate=request.gate,
         window=request.window,
+        max_answer_kb=request.max_answer_kb,
+        compact=request.compact,
+        early_stop=request.early_stop,
     )
 
 

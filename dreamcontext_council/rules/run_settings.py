@@ -19,6 +19,7 @@ DEFAULT_WINDOW = 100_000
 MAX_RETRIES = 10
 MAX_CONCURRENCY = 64
 MIN_WINDOW = 1000
+MIN_ANSWER_KB = 8
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,9 @@ class RunSettings:
     max_calls: int | None = None
     gate: int | None = None
     window: int | None = None
+    max_answer_kb: int | None = None
+    compact: bool = False
+    early_stop: bool = False
 
     def as_meta(self) -> dict[str, Any]:
         """The `run:` mapping to write: only the settings that are set, in a fixed order."""
@@ -67,7 +71,9 @@ _LIMITS: dict[str, tuple[bool, float, float | None]] = {
     "max_calls": (True, 0, None),
     "gate": (True, 0, None),
     "window": (True, MIN_WINDOW, None),
+    "max_answer_kb": (True, MIN_ANSWER_KB, None),
 }
+_FLAGS = ("base_url_secret", "compact", "early_stop")
 _TEXTS = ("model", "check_model", "synth_model", "base_url")
 
 
@@ -85,9 +91,10 @@ def parse_run_settings(value: Any, where: str = "debate.md") -> RunSettings:
         text = value.get(name)
         if text is not None and (not isinstance(text, str) or not text.strip()):
             raise FormatError(f"{where}: run.{name} must be a non-empty text, not {text!r}.")
-    secret = value.get("base_url_secret", False)
-    if not isinstance(secret, bool):
-        raise FormatError(f"{where}: run.base_url_secret must be true or false, not {secret!r}.")
+    for name in _FLAGS:
+        flag = value.get(name, False)
+        if not isinstance(flag, bool):
+            raise FormatError(f"{where}: run.{name} must be true or false, not {flag!r}.")
     for name, (whole, least, most) in _LIMITS.items():
         number = value.get(name)
         if number is None:

@@ -233,3 +233,35 @@ def test_a_command_model_in_the_run_settings_needs_consent(
     assert "--allow-command" in result.err and "run.check_model" in result.err
     assert council.tree() == before
     assert not marker.exists()
+
+
+def test_compact_early_stop_and_the_answer_cap_are_remembered(council: Council) -> None:
+    first = council(
+        "run", "--topic", TOPIC, "--options", OPTIONS, "--rounds", "3", "--compact",
+        "--early-stop", "--max-answer-kb", "64", "--max-calls", "2",
+    )  # fmt: skip
+    debate_id = council.only_id()
+    assert first.code == 0, first.err
+    run = council.meta(debate_id)["run"]
+    assert (run["compact"], run["early_stop"], run["max_answer_kb"]) == (True, True, 64)
+
+    again = council("run", debate_id, "--max-calls", "100")  # the cap is remembered too
+
+    assert again.code == 0, again.err
+    assert council.status(debate_id) == "complete"
+    # Compact: two rounds and no check, although three were planned.
+    assert council.meta(debate_id)["current_round"] == 2
+    assert "check" not in {r["phase"] for r in council.usage(debate_id)}
+
+
+def test_a_flag_setting_that_is_not_true_or_false_is_refused(council: Council) -> None:
+    debate_id = council.new_debate("--rounds", "1")
+    council.add_persona(debate_id, "risk-auditor")
+    rewrite_run_settings(council, debate_id, {"model": "scripted", "compact": "yes please"})
+    before = council.tree()
+
+    result = council("run", debate_id)
+
+    assert result.code != 0
+    assert "run.compact" in result.err
+    assert council.tree() == before
