@@ -51,7 +51,7 @@ def attribute_lines() -> list[str]:
 
 def git_setup(root: Root) -> GitSetup:
     """Write the attributes and register the drivers; running it again changes nothing."""
-    repository = _repository(root.path)
+    repository = _repository(_existing(root.path))
     setup = GitSetup(repository, root.path / ".gitattributes")
     keep_out_of_git(root)
     for kind, (_, _, description) in DRIVERS.items():
@@ -77,6 +77,35 @@ def git_setup(root: Root) -> GitSetup:
         atomic_write_text(setup.attributes, head + "\n".join(block) + "\n")
         setup.added_attributes = missing
     return setup
+
+
+def repository_of(folder: Path) -> Path | None:
+    """The git repository `folder` is in; None outside one, or without git."""
+    try:
+        top = _git(folder, "rev-parse", "--show-toplevel")
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return Path(top) if top is not None else None
+
+
+def is_set_up(root: Root) -> bool:
+    """Whether this clone has every driver registered and the attributes written."""
+    repository = repository_of(_existing(root.path))
+    if repository is None or not (root.path / ".gitattributes").is_file():
+        return False
+    lines = set(read_text(root.path / ".gitattributes", within=root.path).split("\n"))
+    return set(attribute_lines()) <= lines and all(
+        _git(repository, "config", "--local", "--get", f"merge.{DRIVER_PREFIX}{kind}.driver")
+        == driver_command(kind)
+        for kind in DRIVERS
+    )
+
+
+def _existing(folder: Path) -> Path:
+    """`folder`, or its nearest parent that exists (git-setup may come before any debate)."""
+    while not folder.is_dir() and folder.parent != folder:
+        folder = folder.parent
+    return folder
 
 
 def _repository(folder: Path) -> Path:

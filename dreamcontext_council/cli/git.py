@@ -31,9 +31,10 @@ def git_setup(as_json: bool) -> None:
       dreamcontext council git-setup
     """
     from dreamcontext_council.actions.git_setup import git_setup as set_up
-    from dreamcontext_council.folder.paths import root_for_new
+    from dreamcontext_council.folder.paths import ROOT_NAME, Root, find_root
 
-    root, _ = root_for_new(explicit_root())
+    # Not created here: a folder that is not in git is refused with nothing written.
+    root = find_root(explicit_root()) or Root((Path.cwd() / ROOT_NAME).resolve())
     result = set_up(root)
     lines = [f"Git repository: {result.repository}"]
     if result.registered:

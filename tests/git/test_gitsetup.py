@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from debate_story import Chair, inprocess_runner, subprocess_runner
@@ -128,6 +130,31 @@ def test_git_setup_is_idempotent_and_needs_a_repository(
     refused = inprocess_runner(elsewhere / "_dream_context")("git-setup")
     assert refused.code == 2
     assert "not inside a git repository; run `git init`" in refused.err
+    assert list(elsewhere.iterdir()) == []  # nothing written on an error
+
+
+def test_install_skill_offers_git_setup_and_runs_it_when_asked(repo: Repo) -> None:
+    offered = council_cli(repo, "install-skill", "--target", str(repo.path), "--json")
+    assert "council git-setup" in offered["git_setup"]
+    assert repo.git("config", "--get-regexp", "merge", check=False).stdout == ""
+    done = council_cli(repo, "install-skill", "--target", str(repo.path), "--git-setup", "--json")
+    assert "Git merge drivers set up" in done["git_setup"]
+    assert "merge-driver report" in repo.git("config", "--get-regexp", "merge").stdout
+    again = council_cli(repo, "install-skill", "--target", str(repo.path), "--json")
+    assert again["git_setup"] is None  # set up already: nothing more to offer
+
+
+def council_cli(repo: Repo, *args: str) -> Any:
+    """`dreamcontext ARGS` (top level) as a real process in the repository; its JSON."""
+    done = subprocess.run(
+        [sys.executable, "-m", "dreamcontext_council", *args],
+        cwd=repo.path,
+        env=repo.env,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
 
 
 def _debate_meta(root_path: Path, debate_id: str) -> dict[str, object]:
