@@ -266,6 +266,12 @@ def test_reading_commands_change_nothing_git_sees(repo: Repo, root_path: Path) -
     chair.ok("round", "start", debate_id, "1")
     chair.submit(debate_id, "risk-auditor", 1)
     repo.commit_all("a debate in round 1")
-    for args in (("list",), ("show", debate_id), ("board", debate_id), ("timeline", debate_id)):
+    for args in (
+        ("list",),
+        ("show", debate_id),
+        ("board", debate_id),
+        ("timeline", debate_id),
+        ("summaries", debate_id, "1"),
+    ):
         chair.ok(*args)
     assert repo.git("status", "--porcelain").stdout == ""
