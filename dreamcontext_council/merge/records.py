@@ -7,6 +7,7 @@ from typing import Any
 
 from dreamcontext_council.errors import FormatError
 from dreamcontext_council.merge import MISSING, Conflict, merge_keyed, unchanged_side
+from dreamcontext_council.merge.debate import status_rank
 from dreamcontext_council.rules.verdicts import Verdict, Verdicts, parse_verdicts, render_verdicts
 
 
@@ -52,8 +53,6 @@ def _newer_entry(_id: str, _base: Any, ours: Any, theirs: Any) -> Any:
 
 
 def _entry_age(entry: dict[str, Any]) -> tuple[str, tuple[int, ...], str]:
-    from dreamcontext_council.merge.debate import status_rank
-
     return (
         str(entry.get("updated_at") or ""),
         status_rank(str(entry.get("status"))),

@@ -4,8 +4,12 @@ valid versions merge into a valid file that keeps what each side added."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -252,3 +256,44 @@ def test_reports_merge_to_both_sides_entries_newest_first(
     assert rounds == sorted(set(ours) | set(theirs), reverse=True)
     meta, _ = frontmatter_io.parse(merged, "report.md")
     assert meta == {"persona": "risk-auditor", "rounds_completed": len(rounds)}
+
+
+def test_an_index_entry_both_sides_moved_on_takes_the_newer() -> None:
+    def index(status: str, updated: str) -> str:
+        entry = {"id": "council_AAAAAAAA", "status": status, "updated_at": updated}
+        return json.dumps([entry], indent=2) + "\n"
+
+    base = index("created", "2026-01-01")
+    merged = merge_index(
+        base, index("round_1_running", "2026-01-02"), index("round_2_running", "2026-01-02")
+    )
+    assert merged is not None
+    assert json.loads(merged)[0]["status"] == "round_2_running"
+    merged = merge_index(
+        base, index("complete", "2026-01-03"), index("round_2_running", "2026-01-02")
+    )
+    assert merged is not None
+    assert json.loads(merged)[0]["status"] == "complete"
+
+
+def test_the_driver_leaves_a_side_it_cannot_read_to_gits_line_merge(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path / "gitconfig"))  # not the user's
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    base = _verdicts({})
+    ours = base.replace('"rounds": {}', '"rounds": {"1": {}}')
+    theirs = "<<<<<<< a hand merge left this\n" + base
+    paths = []
+    for name, text in (("base", base), ("ours", ours), ("theirs", theirs)):
+        paths.append(tmp_path / name)
+        paths[-1].write_text(text)
+    done = subprocess.run(
+        [sys.executable, "-m", "dreamcontext_council", "council", "merge-driver", "verdicts"]
+        + [str(p) for p in paths],
+        capture_output=True,
+        text=True,
+    )
+    # git's line merge took both changes, as without the driver: nothing was guessed.
+    assert done.returncode == 0, done.stderr
+    assert paths[1].read_text() == "<<<<<<< a hand merge left this\n" + ours
