@@ -34,12 +34,18 @@ COUNCIL_IGNORE = "\n".join(
 # writes it.
 TMP_IGNORE = "*\n"
 
+# Roots this process has checked: a run takes the lock hundreds of times.
+_checked: set[Path] = set()
+
 
 def keep_out_of_git(root: Root) -> None:
     """Write the root's ignore files where they are missing or ours and out of date.
 
     Never fails a command: a read-only root or a file in the way leaves things as they are.
     """
+    if root.path in _checked and (root.council / ".gitignore").exists():
+        return
+    _checked.add(root.path)
     with contextlib.suppress(OSError, CouncilError):
         _ensure(root, root.council / ".gitignore", COUNCIL_IGNORE, owned=True)
     with contextlib.suppress(OSError, CouncilError):
