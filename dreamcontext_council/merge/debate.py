@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable
 from typing import Any
 
@@ -67,8 +68,8 @@ def _later_field(key: str, base: Any, ours: Any, theirs: Any) -> Any:
         return max(ours, theirs, key=lambda s: status_rank(str(s)))
     if key in ("current_round", "rounds_planned") and _whole(ours) and _whole(theirs):
         return max(ours, theirs)
-    if key.endswith("_at") and isinstance(ours, str) and isinstance(theirs, str):
-        return max(ours, theirs)
+    if key.endswith("_at") and type(ours) is type(theirs) and isinstance(ours, str | dt.date):
+        return max(ours, theirs)  # ISO text, or a date YAML read unquoted
     if isinstance(ours, list) and isinstance(theirs, list):
         return merge_list(base if isinstance(base, list) else [], ours, theirs)
     if isinstance(ours, dict) and isinstance(theirs, dict):
