@@ -14,6 +14,7 @@ from dreamcontext_council.actions.files import DebateFiles, today
 from dreamcontext_council.actions.live_state import refresh_live
 from dreamcontext_council.errors import StateError, UsageError
 from dreamcontext_council.folder.index import update_index
+from dreamcontext_council.folder.machine_local import keep_out_of_git
 from dreamcontext_council.folder.names import check_slug, new_debate_id
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.storage import (
@@ -123,6 +124,7 @@ def new_debate(
     # The folder is built under a hidden name and renamed into place whole, so a crash
     # while seating personas leaves no half-made debate that `run` could not finish.
     remove_leftover_staging(root.council)  # folders a killed `new` was building
+    keep_out_of_git(root)  # before the hidden folder exists
     staging = Root(staging_folder(root.council, debate_id))
     files = DebateFiles(staging, debate_id, must_exist=False)
     body = resources.render("files/debate-body.md.j2", topic=topic, facts=[])

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 from dreamcontext_council.errors import FormatError, NotFoundError, UsageError
 from dreamcontext_council.folder.index import update_index
+from dreamcontext_council.folder.machine_local import keep_out_of_git
 from dreamcontext_council.folder.paths import DebatePaths, PersonaPaths, Root
 from dreamcontext_council.folder.safe_read import inside
 from dreamcontext_council.folder.storage import (
@@ -54,6 +55,7 @@ class DebateFiles:
     @contextmanager
     def lock(self) -> Iterator[None]:
         """Hold the debate's lock for a read-modify-write."""
+        keep_out_of_git(self.root)  # the lock file is the first machine-local file a write makes
         with locked(self.paths.folder):
             yield
 

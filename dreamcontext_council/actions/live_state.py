@@ -11,6 +11,7 @@ from typing import Any
 
 from dreamcontext_council.actions.files import DebateFiles
 from dreamcontext_council.folder.live import write_live
+from dreamcontext_council.folder.machine_local import keep_out_of_git
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.rules import metrics
 
@@ -99,6 +100,7 @@ def refresh_live(
         return
     _last_refresh[debate_id] = now
     try:
+        keep_out_of_git(root)
         write_live(
             root.live_file, live_state(DebateFiles(root, debate_id), phase=phase, thinking=thinking)
         )

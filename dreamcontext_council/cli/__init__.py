@@ -41,6 +41,12 @@ MODULES.add(
     "register_reading",
     one_group="council",
 )
+MODULES.add(
+    "dreamcontext_council.cli.git",
+    {"council": ("git-setup", "merge-driver")},
+    "register_git",
+    one_group="council",
+)
 # Commands of later layers register themselves when their modules exist.
 MODULES.add("dreamcontext_council.cli.run", {"council": ("run",)})
 MODULES.add("dreamcontext_council.cli.dashboard", {"council": ("serve", "watch", "export")})

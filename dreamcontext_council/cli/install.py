@@ -35,8 +35,16 @@ def register(cli: click.Group, council: click.Group) -> None:
     is_flag=True,
     help="Overwrite files in the way that were not installed by this command or were changed.",
 )
+@click.option(
+    "--git-setup",
+    "set_up_git",
+    is_flag=True,
+    help="Also run `dreamcontext council git-setup` for the project's git repository.",
+)
 @json_option
-def install_skill(packs: str, target: Path, uninstall: bool, force: bool, as_json: bool) -> None:
+def install_skill(
+    packs: str, target: Path, uninstall: bool, force: bool, set_up_git: bool, as_json: bool
+) -> None:
     """Install a skill pack into .claude/skills/ and its agents into .claude/agents/.
 
     What was installed is recorded in .claude/.dreamcontext-skills.json, so
@@ -44,8 +52,12 @@ def install_skill(packs: str, target: Path, uninstall: bool, force: bool, as_jso
     (a file you changed since is kept, with a warning).
 
     \b
+    In a git repository it offers `dreamcontext council git-setup`, which makes
+    branches merge debates without conflicts; --git-setup runs it.
+
+    \b
     Example:
-      dreamcontext install-skill --packs council --target path/to/project
+      dreamcontext install-skill --packs council --target path/to/project --git-setup
     """
     names = packs.split(",")
     if uninstall:
@@ -71,13 +83,34 @@ def install_skill(packs: str, target: Path, uninstall: bool, force: bool, as_jso
     lines += [f"  {relative}" for relative in result.written]
     if result.unchanged:
         lines.append(f"  ({len(result.unchanged)} file(s) already up to date)")
+    git = _offer_git_setup(target, set_up_git)
+    if git:
+        lines.append(git)
     emit(
         {
             "target": str(result.claude_dir),
             "packs": result.packs,
             "written": result.written,
             "unchanged": result.unchanged,
+            "git_setup": git,
         },
         as_json,
         "\n".join(lines),
+    )
+
+
+def _offer_git_setup(target: Path, run: bool) -> str | None:
+    """Run git-setup for the project, or a line offering it when the project is in git."""
+    from dreamcontext_council.actions import git_setup
+    from dreamcontext_council.folder.paths import ROOT_NAME, Root, find_root
+
+    root = find_root(cwd=target) or Root((target / ROOT_NAME).resolve())
+    if run:
+        done = git_setup.git_setup(root)
+        return f"Git merge drivers set up in {done.repository}; commit {done.attributes}."
+    if git_setup.repository_of(target) is None or git_setup.is_set_up(root):
+        return None
+    return (
+        "This project is a git repository: run `dreamcontext council git-setup` (or "
+        "install-skill --git-setup) so branches merge debates without conflicts."
     )

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from dreamcontext_council.errors import FormatError
+from dreamcontext_council.folder.machine_local import keep_out_of_git
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.storage import atomic_write_json, locked, read_text
 
@@ -42,6 +43,7 @@ def _read(root: Root) -> list[dict[str, Any]]:
 
 def update_index(root: Root, meta: dict[str, Any]) -> None:
     """Put one debate's entry in the index (new debates go first)."""
+    keep_out_of_git(root)
     with locked(root.council):
         entries = _read(root)
         entry = index_entry(meta)
@@ -71,6 +73,7 @@ def load_index(root: Root) -> list[dict[str, Any]]:
     if current:
         return entries
     try:
+        keep_out_of_git(root)  # a rebuild makes the lock file, on a read too
         # Check again and rewrite under the lock: a debate.md saved between a read and a
         # write would otherwise leave an entry older than debate.md that looks current.
         with locked(root.council):

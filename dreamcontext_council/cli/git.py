@@ -1,0 +1,73 @@
+"""Debates in git: `git-setup`, and the hidden `merge-driver` git calls during a merge."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from dreamcontext_council.cli.base import echo, emit, explicit_root, json_option, root_option
+
+
+def register_git(council: click.Group) -> None:
+    """Add `git-setup` and `merge-driver` to the `council` group."""
+    council.add_command(git_setup)
+    council.add_command(merge_driver)
+
+
+@click.command("git-setup")
+@root_option
+@json_option
+def git_setup(as_json: bool) -> None:
+    """Make this git repository merge debates without conflicts.
+
+    Writes _dream_context/.gitattributes (commit it) and registers the council's merge
+    drivers in the repository's own git config (run it once in every clone). Running
+    it again changes nothing.
+
+    \b
+    Example:
+      dreamcontext council git-setup
+    """
+    from dreamcontext_council.actions.git_setup import git_setup as set_up
+    from dreamcontext_council.folder.paths import ROOT_NAME, Root, find_root
+
+    # Not created here: a folder that is not in git is refused with nothing written.
+    root = find_root(explicit_root()) or Root((Path.cwd() / ROOT_NAME).resolve())
+    result = set_up(root)
+    lines = [f"Git repository: {result.repository}"]
+    if result.registered:
+        lines.append(f"Registered merge drivers: {', '.join(result.registered)}")
+    if result.added_attributes:
+        lines.append(
+            f"Wrote {len(result.added_attributes)} line(s) to {result.attributes}; commit it."
+        )
+    if not result.changed:
+        lines.append("Already set up; nothing changed.")
+    emit(
+        {
+            "repository": str(result.repository),
+            "attributes": str(result.attributes),
+            "added_attributes": result.added_attributes,
+            "registered": result.registered,
+        },
+        as_json,
+        "\n".join(lines),
+    )
+
+
+@click.command("merge-driver", hidden=True)
+@click.argument(
+    "kind", type=click.Choice(["index", "verdicts", "debate", "round-log", "usage", "report"])
+)
+@click.argument("base", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("ours", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("theirs", type=click.Path(dir_okay=False, path_type=Path))
+def merge_driver(kind: str, base: Path, ours: Path, theirs: Path) -> None:
+    """Merge three versions of a council file into OURS (git runs this; exit 1: a conflict)."""
+    from dreamcontext_council.merge.driver import merge_file
+
+    if not merge_file(kind, base, ours, theirs):
+        echo(f"council {kind} merge: both sides changed the same entry; conflict marked.", err=True)
+        sys.exit(1)

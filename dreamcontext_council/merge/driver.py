@@ -1,0 +1,82 @@
+"""The merge driver git calls for a council file: our merge, or git's own where ours stops.
+
+`git-setup` registers one driver per kind of file; git runs it with the three versions
+as files and takes the merged text from the "ours" file and a conflict from the exit code.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+from pathlib import Path
+
+from dreamcontext_council.merge import Driver
+from dreamcontext_council.merge.debate import merge_debate
+from dreamcontext_council.merge.logs import merge_round_log, merge_usage
+from dreamcontext_council.merge.records import merge_index, merge_verdicts
+from dreamcontext_council.merge.report import merge_report
+
+# The kind a driver is registered under, its pure merge, and the files it is for (as
+# `.gitattributes` patterns relative to the `_dream_context/` folder).
+DRIVERS: dict[str, tuple[Driver, str, str]] = {
+    "index": (merge_index, "council/index.json", "the union of the debates by id"),
+    "verdicts": (merge_verdicts, "council/*/verdicts.json", "the union by (round, persona)"),
+    "debate": (merge_debate, "council/*/debate.md", "the frontmatter field by field"),
+    "round-log": (merge_round_log, "council/*/round-log.md", "both sides' entries by date"),
+    "usage": (merge_usage, "council/*/usage.jsonl", "both sides' lines by time"),
+    "report": (merge_report, "council/*/*/report.md", "both sides' entries, newest first"),
+}
+
+
+def merge_file(kind: str, base: Path, ours: Path, theirs: Path) -> bool:
+    """Merge three versions of a file into `ours`; False when a conflict is left marked in it.
+
+    Where the council's rules do not settle the merge (a real conflict, a side that does
+    not parse), git's line merge does, and marks what it cannot merge as usual.
+    """
+    merge = DRIVERS[kind][0]
+    try:
+        old, mine, other = (path.read_bytes().decode("utf-8") for path in (base, ours, theirs))
+    except UnicodeDecodeError:
+        return _git_merge_file(ours, base, theirs)
+    merged = (
+        merge_debate(old, mine, other, merge_body=merge_text)
+        if kind == "debate"
+        else merge(old, mine, other)
+    )
+    if merged is None:
+        return _git_merge_file(ours, base, theirs)
+    ours.write_bytes(merged.encode("utf-8"))
+    return True
+
+
+def merge_text(base: str, ours: str, theirs: str) -> str | None:
+    """git's line merge of three texts; None when it leaves a conflict."""
+    with tempfile.TemporaryDirectory(prefix="council-merge-") as folder:
+        paths = [Path(folder) / name for name in ("ours", "base", "theirs")]
+        for path, text in zip(paths, (ours, base, theirs), strict=True):
+            path.write_bytes(text.encode("utf-8"))
+        if not _git_merge_file(*paths):
+            return None
+        return paths[0].read_bytes().decode("utf-8")
+
+
+def _git_merge_file(ours: Path, base: Path, theirs: Path) -> bool:
+    done = subprocess.run(
+        [
+            "git",
+            "merge-file",
+            "-L",
+            "ours",
+            "-L",
+            "base",
+            "-L",
+            "theirs",
+            str(ours),
+            str(base),
+            str(theirs),
+        ],
+        capture_output=True,
+        check=False,
+    )
+    return done.returncode == 0
