@@ -160,7 +160,7 @@ async def launch(request: Launch, echo: Callable[[str], None]) -> dict[str, Any]
     providers = _provider_set(request)
     if files is not None:
         consent.allow_commands(files, allowed, request.env)
-        remembered.record(files, request, previous, RUN_LOCK_NAME)
+        remembered.record(files, request, previous, RUN_LOCK_NAME, only)
     try:
         if files is None:
             assert request.topic is not None

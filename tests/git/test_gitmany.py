@@ -233,9 +233,14 @@ def test_doctor_reports_conflict_markers_and_repairs_nothing_in_that_debate(repo
 def test_run_only_answers_the_named_personas_and_leaves_the_round_open(repo: Repo) -> None:
     debate_id = debate_with_personas(repo)
     repo.ok("round", "start", debate_id, "1")
+    folder = repo.council.folder(debate_id)
+    others = [folder / "debate.md", folder / "risk-auditor" / "context-and-persona.md"]
+    before = [path.read_bytes() for path in others]
 
     result = repo.council.proc("run", debate_id, "--only", "growth-cfo,ops-lead")
     assert result.code == 0, result.err
+    # What another machine writes stays as it was: the merge has nothing to reconcile there.
+    assert [path.read_bytes() for path in others] == before
     assert "Still to answer: risk-auditor, user-advocate" in result.out
     assert {call["persona"] for call in repo.council.usage(debate_id)} == {"growth-cfo", "ops-lead"}
     assert repo.council.status(debate_id) == "round_1_running"
