@@ -12,12 +12,17 @@ from typing import Any
 import pytest
 from council_run import Council
 from debate_story import entry
+from hypothesis import given
+from hypothesis import strategies as st
 
 # Imported fixtures are registered for this module: no developer key reaches a command.
 from offline import clean_environment
 from offline import no_provider_environment as no_provider_environment
 
 from dreamcontext_council.folder import frontmatter_io
+from dreamcontext_council.rules import roundlog
+from dreamcontext_council.rules.debate import Status
+from dreamcontext_council.rules.logged_state import status_behind
 
 PERSONAS = ("risk-auditor", "growth-cfo", "user-advocate", "ops-lead")
 # What no branch commits: this tool's machine-local files (the tool's own ignore rules may
@@ -154,6 +159,31 @@ def test_an_index_resolved_by_hand_to_one_side_is_repaired_by_the_next_write(rep
 
 
 # -- council doctor ------------------------------------------------------------------------
+
+
+def walk(rounds: int) -> list[tuple[Status, str]]:
+    """Every status of a debate of `rounds` rounds, with the log heading its command writes."""
+    steps = [(Status("created", 0), "")]
+    for number in range(1, rounds + 1):
+        steps.append((Status("running", number), f"Round {number} started — 2026-11-30"))
+        steps.append((Status("round_complete", number), f"Round {number} complete — 2026-11-30"))
+    steps.append((Status("synthesizing", 0), "Synthesis started — 2026-11-30"))
+    steps.append((Status("complete", 0), "Debate complete — 2026-11-30"))
+    return steps
+
+
+@given(st.integers(1, 10), st.data())
+def test_a_status_is_behind_exactly_when_the_log_records_a_later_step(
+    rounds: int, data: st.DataObject
+) -> None:
+    steps = walk(rounds)
+    logged = data.draw(st.integers(0, len(steps) - 1))
+    kept = data.draw(st.integers(0, len(steps) - 1))  # the step the kept debate.md says
+    log = roundlog.new_log("council_AbC12345")
+    for _, heading in steps[1 : logged + 1]:
+        log = roundlog.append_entry(log, heading, ["A line."])
+    behind = status_behind(steps[kept][0], log)
+    assert behind == (steps[logged][0] if logged > kept else None)
 
 
 def test_doctor_moves_a_status_behind_the_round_log_forward(repo: Repo) -> None:
