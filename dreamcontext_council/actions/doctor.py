@@ -52,18 +52,17 @@ def examine(
     root: Root, debate_ids: list[str] | None = None, *, repair: bool = False
 ) -> list[Finding]:
     """Every finding for the named debates (all when None), repaired when `repair` is set."""
+    # Checked first: repairing a debate.md rewrites the index, which would hide its state.
+    problem = index_problem(root)
     findings: list[Finding] = []
+    if problem is not None:
+        findings.append(Finding(None, problem, "rebuilt from the debate folders", True))
     ids = debate_ids if debate_ids is not None else _debate_ids(root)
     for debate_id in ids:
         findings += _examine_debate(root, debate_id, repair=repair)
-    # Last: repairs to debate.md change what the index must say.
-    problem = index_problem(root)
-    if problem is not None:
-        finding = Finding(None, problem, "rebuilt from the debate folders", repairable=True)
-        if repair:
-            rebuild_index(root)
-            finding = Finding(None, problem, finding.fix, True, repaired=True)
-        findings.insert(0, finding)
+    if problem is not None and repair:
+        rebuild_index(root)  # last, from the debate.md files as repaired
+        findings[0] = Finding(None, problem, findings[0].fix, True, repaired=True)
     return findings
 
 

@@ -195,8 +195,11 @@ def test_doctor_moves_a_status_behind_the_round_log_forward(repo: Repo) -> None:
     debate_md = repo.council.folder(debate_id) / "debate.md"
     before = debate_md.read_text(encoding="utf-8")
     repo.ok("round", "end", debate_id, "1")
-    # A hand merge that kept the other side's debate.md and both sides' round-log.md.
+    # A hand merge that kept the other side's debate.md and both sides' round-log.md, and
+    # committed index.json with its conflict markers.
     debate_md.write_text(before, encoding="utf-8")
+    index = repo.path / "_dream_context/council/index.json"
+    index.write_text(f"<<<<<<< HEAD\n{index.read_text(encoding='utf-8')}=======\n[]\n>>>>>>> b\n")
 
     found = repo.council.proc("doctor")
     assert found.code == 1
@@ -208,7 +211,13 @@ def test_doctor_moves_a_status_behind_the_round_log_forward(repo: Repo) -> None:
 
     repaired = repo.council.proc("doctor", "--repair")
     assert repaired.code == 0, repaired.out + repaired.err
-    assert "(repaired)" in repaired.out
+    assert repaired.out.splitlines() == [
+        "index.json: index.json holds merge conflict markers; rebuilt from the debate folders "
+        "(repaired)",
+        f"{debate_id}: status is round_1_running but round-log.md records round_1_complete; "
+        "debate.md set to what round-log.md records (repaired)",
+    ]
+    assert repo.index_ids() == [debate_id]
     assert repo.council.status(debate_id) == "round_1_complete"
     assert repo.council.proc("doctor").code == 0
     repo.ok("round", "start", debate_id, "2")
