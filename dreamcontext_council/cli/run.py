@@ -125,6 +125,11 @@ def register(cli: click.Group, council: click.Group) -> None:
 @click.option(
     "--promote", is_flag=True, help="Promote the verdict to a knowledge doc when complete."
 )
+@click.option(
+    "--only",
+    metavar="SLUG,SLUG",
+    help="Answer only these personas' pending calls in the running round, then stop.",
+)
 @click.option("--yes", is_flag=True, help="Skip the pre-flight guard on the question.")
 @click.option("--quiet", is_flag=True, help="Print only the final result.")
 @root_option
@@ -156,6 +161,7 @@ def run(
     dry_run: bool,
     resynthesize: bool,
     promote: bool,
+    only: str | None,
     yes: bool,
     quiet: bool,
     as_json: bool,
@@ -180,6 +186,7 @@ def run(
         --options "A=Migrate now,B=Stay on Redis"
       dreamcontext council run council_AbC12345 --synth-model opus --max-cost 2
       OPENAI_BASE_URL=http://localhost:11434/v1 dreamcontext council run --topic "…" --model openai:llama3.1
+      dreamcontext council run council_AbC12345 --only risk-auditor,growth-cfo
     """
     from dreamcontext_council.engine.launch import Launch, launch
 
@@ -210,6 +217,7 @@ def run(
         dry_run=dry_run,
         resynthesize=resynthesize,
         promote=promote,
+        only=only,
         yes=yes,
         quiet=quiet,
         root=explicit_root(),

@@ -14,6 +14,7 @@ from dreamcontext_council.actions.files import DebateFiles
 from dreamcontext_council.engine import consent, remembered
 from dreamcontext_council.engine.accounting import ORCHESTRATOR_CALLER, load_prices
 from dreamcontext_council.engine.answer_cap import DEFAULT_MAX_ANSWER_KB
+from dreamcontext_council.engine.only import only_round, parse_only
 from dreamcontext_council.engine.preflight import check as check_providers
 from dreamcontext_council.engine.preflight import model_uses
 from dreamcontext_council.engine.progress import make_progress
@@ -73,6 +74,7 @@ class Launch:
     promote: bool = False
     yes: bool = False
     quiet: bool = False
+    only: str | None = None  # `--only slug,slug`
     root: str | None = None
     tty: bool = False
     env: Mapping[str, str] = field(default_factory=dict)
@@ -105,6 +107,7 @@ async def launch(request: Launch, echo: Callable[[str], None]) -> dict[str, Any]
         )
     if request.debate_id and request.attach:
         raise UsageError("--attach goes with --topic; attach files when the debate is created.")
+    only = _only(request)
     prices = load_prices(request.prices)
     attachments = check_attachments(request.attach)
     roster: list[PersonaSpec] | None = None
@@ -139,6 +142,8 @@ async def launch(request: Launch, echo: Callable[[str], None]) -> dict[str, Any]
     previous = remembered.recorded(files)
     request = remembered.settle(request, previous)
     uses = model_uses(request, files, roster, previous)
+    if only is not None:
+        uses = [u for u in uses if u.who in {f"persona {slug}" for slug in only}]
     would_fail = check_providers(request, files, uses, named)
     models = [parse_model(use.model) for use in uses]
     if request.dry_run:
@@ -156,7 +161,7 @@ async def launch(request: Launch, echo: Callable[[str], None]) -> dict[str, Any]
     providers = _provider_set(request)
     if files is not None:
         consent.allow_commands(files, allowed, request.env)
-        remembered.record(files, request, previous, RUN_LOCK_NAME)
+        remembered.record(files, request, previous, RUN_LOCK_NAME, only)
     try:
         if files is None:
             assert request.topic is not None
@@ -197,6 +202,7 @@ async def launch(request: Launch, echo: Callable[[str], None]) -> dict[str, Any]
             prices=prices,
             env=request.env,
             max_answer_kb=request.max_answer_kb or DEFAULT_MAX_ANSWER_KB,
+            only=only,
         )
         from dreamcontext_council.engine.synthesis_input import CompressionSettings
 
@@ -219,6 +225,26 @@ async def launch(request: Launch, echo: Callable[[str], None]) -> dict[str, Any]
         "calls": outcome.calls,
         "cost_usd": round(outcome.cost, 6),
     }
+
+
+def _only(request: Launch) -> list[str] | None:
+    """The personas `--only` names, checked against the debate before anything is written."""
+    if request.only is None:
+        return None
+    if not request.debate_id:
+        raise UsageError(
+            "--only goes with a debate id: `dreamcontext council run <id> --only a,b`."
+        )
+    for flag, given in (
+        ("--dry-run", request.dry_run),
+        ("--resynthesize", request.resynthesize),
+        ("--promote", request.promote),
+    ):
+        if given:
+            raise UsageError(f"--only answers personas of a running round; drop {flag}.")
+    slugs = parse_only(request.only)
+    only_round(DebateFiles(require_root(request.root), request.debate_id), slugs)
+    return slugs
 
 
 def _named_commands(request: Launch, *, flags: bool = True) -> set[str]:

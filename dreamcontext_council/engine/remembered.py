@@ -114,8 +114,17 @@ def settings_of(request: Launch) -> RunSettings:
     )
 
 
-def record(files: DebateFiles, request: Launch, previous: RunSettings, run_lock: str) -> None:
+def record(
+    files: DebateFiles,
+    request: Launch,
+    previous: RunSettings,
+    run_lock: str,
+    only: list[str] | None = None,
+) -> None:
     """Write the run's settings to debate.md and each persona's model to its context file.
+
+    With `only` (`run --only`), just those personas' models: debate.md and the other
+    personas' files are another machine's to write, so the branches merge cleanly.
 
     Refused while another `run` drives the debate (it holds `run_lock`), so a live run's
     record is never changed under it. A `command:` model recorded from this run's
@@ -134,10 +143,10 @@ def record(files: DebateFiles, request: Launch, previous: RunSettings, run_lock:
         with files.lock():
             debate = files.debate()
             settings = settings_of(request).as_meta()
-            if debate.meta.get(RUN_KEY) != settings:
+            if only is None and debate.meta.get(RUN_KEY) != settings:
                 debate.meta[RUN_KEY] = settings
                 files.save_debate(debate)
-            for slug in debate.personas:
+            for slug in debate.personas if only is None else only:
                 context = files.context(slug)
                 model, _ = persona_model(context.model, previous, request.model)
                 if model != context.model:

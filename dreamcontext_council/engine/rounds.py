@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+from collections.abc import Collection
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -148,19 +149,24 @@ class RoundRunner:
                 found.append({"critic": critic, "score": review.get("score"), "text": text})
         return found
 
-    async def run(self, number: int) -> RoundResult:
+    async def run(self, number: int, only: Collection[str] | None = None) -> RoundResult:
+        """Ask every persona of the round with no answer on disk (only those in `only`)."""
         debate = self.files.debate()
         roster = participants(self.files, debate, number)
         result = RoundResult()
         pending = []
         for slug in roster:
+            if only is not None and slug not in only:
+                continue  # answered on another machine
             if any(e.round == number for e in self.files.entries(slug)):
                 result.skipped.append(slug)  # already on disk: never asked again
                 submissions.recount_entries(self.root, debate.id, slug)
             else:
                 pending.append(slug)
         self.caller.progress.round_started(
-            number, prompts.PHASE_TITLES[prompts.phase_of(number)], roster
+            number,
+            prompts.PHASE_TITLES[prompts.phase_of(number)],
+            roster if only is None else [s for s in roster if s in only],
         )
         for slug in result.skipped:
             self.caller.progress.persona(slug, "done", detail="on disk")
@@ -189,8 +195,9 @@ class RoundRunner:
                 result.failed[slug] = str(outcome)
             elif isinstance(outcome, BaseException):
                 raise outcome
-        if number == 2:
-            # One write for the round, also for answers a stopped run left on disk.
+        if number == 2 and only is None:
+            # One write for the round, also for answers a stopped run left on disk; with
+            # `only`, the run that goes on from the merged answers writes it.
             self._record_reviews(debate, roster)
         for slug, reason in result.failed.items():
             self.files.append_log(

@@ -18,7 +18,7 @@ from filelock import FileLock, Timeout
 from dreamcontext_council.actions import closing, interlude
 from dreamcontext_council.actions.files import DebateFiles, today
 from dreamcontext_council.actions.live_state import refresh_live, throttled_submissions
-from dreamcontext_council.actions.rounds import absences, end_round, start_round
+from dreamcontext_council.actions.rounds import absences, end_round, missing_reports, start_round
 from dreamcontext_council.engine import convergence as conv
 from dreamcontext_council.engine import prompts
 from dreamcontext_council.engine.accounting import (
@@ -30,6 +30,7 @@ from dreamcontext_council.engine.accounting import (
 from dreamcontext_council.engine.answer_cap import DEFAULT_MAX_ANSWER_KB
 from dreamcontext_council.engine.calls import Caller
 from dreamcontext_council.engine.failures import absence_lines, grouped_reasons, shorten_at_word
+from dreamcontext_council.engine.only import only_round
 from dreamcontext_council.engine.pairing import new_seed
 from dreamcontext_council.engine.progress import Progress
 from dreamcontext_council.engine.providers.models import default_model, parse_model
@@ -73,6 +74,7 @@ class RunOptions:
     prices: PriceTable = field(default_factory=PriceTable)
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     max_answer_kb: int = DEFAULT_MAX_ANSWER_KB
+    only: list[str] | None = None  # answer only these personas of the running round, then stop
 
 
 @dataclass
@@ -196,6 +198,8 @@ class CouncilRun:
         if self.options.resynthesize:
             self._synthesizer().reopen()
         try:
+            if self.options.only is not None:
+                return await self._answer_only(self.options.only)
             while True:
                 debate = self.files.debate()
                 status = debate.status
@@ -308,6 +312,37 @@ class CouncilRun:
         if settings.gate_chars is not None:
             return settings.gate_chars
         return int(settings.window_chars * settings.gate_ratio)
+
+    async def _answer_only(self, slugs: list[str]) -> RunOutcome:
+        """`--only`: these personas' pending calls of the running round; the round stays open."""
+        number = only_round(self.files, slugs)
+        runner = RoundRunner(
+            self.root,
+            self.files,
+            self.caller,
+            self.default_model,
+            self._attachments(),
+            self.options.max_answer_kb,
+        )
+        result = await runner.run(number, only=slugs)
+        if result.budget:
+            raise BudgetReached(result.budget)
+        grouped = grouped_reasons(result.failed)
+        for line in grouped:
+            self.progress.note(f"Round {number}: no answer from {line}")
+        done = [*result.answered, *result.skipped, *result.kept]
+        message = f"Round {number} of {self.id}: answered by {', '.join(done) or 'none'}"
+        if result.failed:
+            message += f"; failed: {', '.join(result.failed)}"
+        waiting = missing_reports(self.files, self.files.debate(), number)
+        if waiting:
+            message += (
+                f". Still to answer: {', '.join(waiting)}. Commit, merge their answers, then run "
+                f"`dreamcontext council run {self.id}` to go on."
+            )
+        else:
+            message += f". Every persona has answered: run `dreamcontext council run {self.id}`."
+        return self._outcome("answered", message)
 
     def _attachments(self) -> list[dict[str, object]]:
         from dreamcontext_council.engine.attachments import attachments_for_prompt

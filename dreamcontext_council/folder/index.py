@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -42,14 +43,19 @@ def _read(root: Root) -> list[dict[str, Any]]:
 
 
 def update_index(root: Root, meta: dict[str, Any]) -> None:
-    """Put one debate's entry in the index (new debates go first)."""
+    """Put one debate's entry in the index (new debates go first).
+
+    The rest of the index is checked against the folders first, as a read does: an index
+    a merge left with conflict markers, or without the debates another branch added, is
+    rebuilt whole by the next write instead of being replaced by this one entry.
+    """
     keep_out_of_git(root)
     with locked(root.council):
-        entries = _read(root)
+        entries, current = _checked_index(root)
         entry = index_entry(meta)
         for i, existing in enumerate(entries):
             if existing.get("id") == entry["id"]:
-                if existing == entry:
+                if existing == entry and current:
                     # Same entry: only mark the index as newer than the debate.md just written.
                     os.utime(root.index)
                     return
@@ -85,13 +91,59 @@ def load_index(root: Root) -> list[dict[str, Any]]:
         return entries  # a read-only root still lists
 
 
-def _checked_index(root: Root) -> tuple[list[dict[str, Any]], bool]:
-    """The index as it should be, and whether index.json already says exactly that."""
+def index_problem(root: Root) -> str | None:
+    """What is wrong with index.json against every debate.md, read whatever the file times
+    say (a hand-resolved merge can leave an index newer than the debates yet stale); None
+    when it lists the folders exactly."""
+    if not root.council.is_dir():
+        return None
+    try:
+        text = read_text(root.index, within=root.council)
+    except FileNotFoundError:
+        return "index.json is missing" if _has_debates(root) else None
+    except (OSError, FormatError):
+        return "index.json cannot be read"
+    if has_conflict_markers(text):
+        return "index.json holds merge conflict markers"
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return "index.json is not valid JSON"
+    entries, current = _checked_index(root, trust_mtimes=False)
+    if not current or data != entries:
+        return "index.json does not match the debate folders"
+    return None
+
+
+def rebuild_index(root: Root) -> None:
+    """Write index.json from every debate.md, whatever the file times say."""
+    with locked(root.council):
+        entries, _ = _checked_index(root, trust_mtimes=False)
+        atomic_write_json(root.index, entries)
+
+
+_CONFLICT_MARKER = re.compile(r"^(<{7} |={7}$|>{7} )", re.MULTILINE)
+
+
+def has_conflict_markers(text: str) -> bool:
+    """Whether the text holds the `<<<<<<<`, `=======`, `>>>>>>>` lines a conflicted merge leaves."""
+    return _CONFLICT_MARKER.search(text) is not None
+
+
+def _has_debates(root: Root) -> bool:
+    with os.scandir(root.council) as scan:
+        return any(item.name.startswith("council_") and item.is_dir() for item in scan)
+
+
+def _checked_index(root: Root, *, trust_mtimes: bool = True) -> tuple[list[dict[str, Any]], bool]:
+    """The index as it should be, and whether index.json already says exactly that.
+
+    With `trust_mtimes`, only debates whose debate.md is newer than index.json are read."""
     from dreamcontext_council.rules.debate import parse_debate
 
     entries = _read(root)
     try:
-        index_mtime = os.stat(root.index).st_mtime_ns
+        index_mtime = os.stat(root.index).st_mtime_ns if trust_mtimes else -1
     except OSError:
         index_mtime = -1
     by_id = {e["id"]: e for e in entries}

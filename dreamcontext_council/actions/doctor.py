@@ -1,0 +1,166 @@
+"""`council doctor`: find, and repair, what a hand-resolved git merge left behind.
+
+Repaired (the files that hold the record win over the files that sum it up):
+- index.json that does not list the folders as they are (conflict markers, a side lost);
+- a persona's `round_entries` that does not count its report's entries;
+- a debate.md status (and `rounds_planned`) behind the state its round log records.
+
+Only reported, for a person to resolve: merge conflict markers left in a debate's files,
+and files that no longer parse. Nothing is repaired in a debate that has either.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from dreamcontext_council.actions.files import DebateFiles
+from dreamcontext_council.actions.live_state import refresh_live
+from dreamcontext_council.actions.submissions import recount_entries
+from dreamcontext_council.errors import CouncilError
+from dreamcontext_council.folder.index import has_conflict_markers, index_problem, rebuild_index
+from dreamcontext_council.folder.paths import Root
+from dreamcontext_council.rules.debate import Debate
+from dreamcontext_council.rules.logged_state import logged_state, status_behind
+
+# The text files of a debate a merge can leave conflict markers in (reports are per persona).
+_MERGED_FILES = ("debate.md", "round-log.md", "verdicts.json", "usage.jsonl", "reviews.json")
+_PERSONA_FILES = ("context-and-persona.md", "report.md")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing out of step; `repairable` things are fixed by `doctor --repair`."""
+
+    debate_id: str | None  # None for index.json
+    problem: str
+    fix: str
+    repairable: bool
+    repaired: bool = False
+
+    def line(self) -> str:
+        where = self.debate_id or "index.json"
+        done = " (repaired)" if self.repaired else ""
+        return f"{where}: {self.problem}; {self.fix}{done}"
+
+    def to_json(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def examine(
+    root: Root, debate_ids: list[str] | None = None, *, repair: bool = False
+) -> list[Finding]:
+    """Every finding for the named debates (all when None), repaired when `repair` is set."""
+    # Checked first: repairing a debate.md rewrites the index, which would hide its state.
+    problem = index_problem(root)
+    findings: list[Finding] = []
+    if problem is not None:
+        findings.append(Finding(None, problem, "rebuilt from the debate folders", True))
+    ids = debate_ids if debate_ids is not None else _debate_ids(root)
+    for debate_id in ids:
+        findings += _examine_debate(root, debate_id, repair=repair)
+    if problem is not None and repair:
+        rebuild_index(root)  # last, from the debate.md files as repaired
+        findings[0] = Finding(None, problem, findings[0].fix, True, repaired=True)
+    return findings
+
+
+def _debate_ids(root: Root) -> list[str]:
+    if not root.council.is_dir():
+        return []
+    with os.scandir(root.council) as scan:
+        return sorted(
+            item.name
+            for item in scan
+            if item.name.startswith("council_")
+            and item.is_dir()
+            and os.path.isfile(os.path.join(item.path, "debate.md"))
+        )
+
+
+def _examine_debate(root: Root, debate_id: str, *, repair: bool) -> list[Finding]:
+    files = DebateFiles(root, debate_id)
+    marked = _conflicted_files(files)
+    if marked:
+        return [
+            Finding(
+                debate_id,
+                f"{', '.join(marked)} hold merge conflict markers",
+                "resolve them by hand, keeping both sides' entries, then run doctor again",
+                repairable=False,
+            )
+        ]
+    try:
+        debate = files.debate()
+        contexts = {slug: files.context(slug).round_entries for slug in _seated(files, debate)}
+        counts = {slug: len({e.round for e in files.entries(slug)}) for slug in contexts}
+        log = files.log()
+        files.verdicts()
+    except (CouncilError, OSError, UnicodeDecodeError) as exc:
+        return [Finding(debate_id, f"a file does not parse ({exc})", "fix it by hand", False)]
+    findings = []
+    for slug, recorded in contexts.items():
+        if recorded != counts[slug]:
+            found = Finding(
+                debate_id,
+                f"{slug} has round_entries {recorded} but {counts[slug]} round entries",
+                "round_entries set to the report's count",
+                repairable=True,
+            )
+            if repair:
+                recount_entries(root, debate_id, slug)
+                found = Finding(debate_id, found.problem, found.fix, True, repaired=True)
+            findings.append(found)
+    behind = status_behind(debate.status, log)
+    planned = logged_state(log).rounds_planned
+    if behind is not None or planned > debate.rounds_planned:
+        shown = str(behind) if behind is not None else str(debate.status)
+        problem = (
+            f"status is {debate.status} but round-log.md records {shown}"
+            if behind is not None
+            else f"rounds_planned is {debate.rounds_planned} but round-log.md records {planned}"
+        )
+        found = Finding(debate_id, problem, "debate.md set to what round-log.md records", True)
+        if repair:
+            _catch_up(files, planned)
+            refresh_live(root, debate_id)
+            found = Finding(debate_id, problem, found.fix, True, repaired=True)
+        findings.append(found)
+    return findings
+
+
+def _seated(files: DebateFiles, debate: Debate) -> list[str]:
+    return [s for s in debate.personas if files.persona_paths(s).context.exists()]
+
+
+def _conflicted_files(files: DebateFiles) -> list[str]:
+    folder = files.paths.folder
+    names: list[Path] = [folder / name for name in _MERGED_FILES]
+    for item in sorted(folder.iterdir()):
+        if item.is_dir() and not item.name.startswith("."):
+            names += [item / name for name in _PERSONA_FILES]
+    marked = []
+    for path in names:
+        try:
+            text = files.read(path) if path.is_file() else ""
+        except (CouncilError, OSError, UnicodeDecodeError):
+            continue  # reported by the parse check when it matters
+        if has_conflict_markers(text):
+            marked.append(str(path.relative_to(folder)))
+    return marked
+
+
+def _catch_up(files: DebateFiles, planned: int) -> None:
+    """Move debate.md forward to the state the round log records (never backward)."""
+    with files.lock():
+        debate = files.debate()
+        behind = status_behind(debate.status, files.log())
+        if behind is not None:
+            debate.meta["status"] = str(behind)
+            if behind.phase in ("running", "round_complete"):
+                debate.meta["current_round"] = max(debate.current_round, behind.round)
+        needed = max(planned, debate.current_round)
+        if needed > debate.rounds_planned:
+            debate.meta["rounds_planned"] = needed
+        files.save_debate(debate)

@@ -1,0 +1,50 @@
+"""`council doctor`: what a hand-resolved git merge left out of step, and repairing it."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from dreamcontext_council.cli.base import current_root, emit, json_option, root_option
+
+
+def register(cli: click.Group, council: click.Group) -> None:
+    """Add `doctor` to the council group."""
+    council.add_command(doctor)
+
+
+@click.command()
+@click.argument("debate_ids", nargs=-1, metavar="[DEBATE_ID]...")
+@click.option("--repair", is_flag=True, help="Repair what can be repaired from the files.")
+@root_option
+@json_option
+def doctor(debate_ids: tuple[str, ...], repair: bool, as_json: bool) -> None:
+    """Check debates after a git merge: index.json, round_entries, status; exit 1 if any is off.
+
+    The files that hold the record win: index.json is rebuilt from the debate folders, a
+    persona's round_entries recounted from its report, and a status behind round-log.md
+    moved forward to it. Conflict markers and files that do not parse are only reported.
+
+    \b
+    Examples:
+      dreamcontext council doctor
+      dreamcontext council doctor --repair
+    """
+    from dreamcontext_council.actions.doctor import examine
+
+    root = current_root()
+    findings = examine(root, list(debate_ids) or None, repair=repair)
+    left = [f for f in findings if not f.repaired]
+
+    def text() -> str:
+        if not findings:
+            return "Every debate is in step with its files."
+        lines = [f.line() for f in findings]
+        if any(f.repairable for f in left):
+            lines.append("Run `dreamcontext council doctor --repair` to repair them.")
+        return "\n".join(lines)
+
+    emit([f.to_json() for f in findings], as_json, text)
+    if left:
+        sys.exit(1)
