@@ -15,6 +15,7 @@ from typing import Any
 
 import anyio
 import pytest
+from council_run import echo_command  # noqa: F401 — a fixture, used by name
 from debate_story import OPTIONS, TOPIC, Chair, entry, run_process
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.types import CallToolResult, TextResourceContents
@@ -222,3 +223,87 @@ def test_a_persona_can_sit_on_a_council_through_mcp(workdir: Path, running: str)
     hold(workdir, scenario)
     report = workdir / "_dream_context" / "council" / running / "growth-cfo" / "report.md"
     assert "## Round 2" in report.read_text(encoding="utf-8")
+
+
+def started_debates(workdir: Path) -> list[Path]:
+    council = workdir / "_dream_context" / "council"
+    return sorted(p for p in council.glob("council_*")) if council.is_dir() else []
+
+
+def test_a_command_model_named_by_the_agent_is_not_consent(
+    workdir: Path,
+    echo_command: str,  # noqa: F811
+) -> None:
+    roster = workdir / "roster.json"
+    roster.write_text(
+        json.dumps(
+            [
+                {"slug": "echo", "body": "You echo.", "model": echo_command},
+                {"slug": "plain", "body": "You answer plainly."},
+            ]
+        ),
+        encoding="utf-8",
+    )
+
+    async def refused(client: Client) -> None:
+        for arguments in ({"model": echo_command}, {"personas": str(roster)}):
+            text = error_text(
+                await client.call_tool(
+                    "council_start", {"topic": TOPIC, "options": OPTIONS, **arguments}
+                )
+            )
+            assert "not the user's consent" in text and "--allow-command" in text
+            assert "\n" not in text
+
+    hold(workdir, refused)
+    assert started_debates(workdir) == []  # refused before anything was written
+
+    async def allowed(client: Client) -> None:
+        started = data(
+            await client.call_tool(
+                "council_start",
+                {"topic": TOPIC, "options": OPTIONS, "model": echo_command, "compact": True},
+            )
+        )
+        for _ in range(20):
+            status = data(
+                await client.call_tool(
+                    "council_wait", {"debate_id": started["id"], "timeout_seconds": 30}
+                )
+            )
+            if status["server_run"]["state"] != "running":
+                break
+        assert status["server_run"]["state"] == "finished", status["server_run"]
+
+    hold(workdir, allowed, "--allow-command", echo_command)
+    assert len(started_debates(workdir)) == 1
+
+
+def test_files_outside_the_project_cannot_be_named(workdir: Path) -> None:
+    outside = workdir.parent / "outside.md"
+    outside.write_text("Private notes that must not reach a model provider.\n", encoding="utf-8")
+    inside = workdir / "brief.md"
+    inside.write_text("The platform team's brief on the session store.\n", encoding="utf-8")
+
+    async def scenario(client: Client) -> None:
+        for arguments in (
+            {"attachments": [str(outside)]},
+            {"attachments": ["../outside.md"]},
+            {"personas": str(outside)},
+        ):
+            text = error_text(
+                await client.call_tool(
+                    "council_start", {"topic": TOPIC, "options": OPTIONS, **arguments}
+                )
+            )
+            assert "is outside the project" in text, text
+        assert started_debates(workdir) == []
+        started = data(
+            await client.call_tool(
+                "council_start",
+                {"topic": TOPIC, "options": OPTIONS, "attachments": ["brief.md"], "compact": True},
+            )
+        )
+        assert started["id"]
+
+    hold(workdir, scenario)
