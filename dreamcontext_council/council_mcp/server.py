@@ -61,19 +61,22 @@ def answer(build: Callable[[], BaseModel]) -> CallToolResult:
     """The tool's typed result, or a tool error carrying the library's one-line message."""
     try:
         result = build()
-    except CouncilError as exc:
-        return _error(str(exc))
-    except OSError as exc:
-        where = f" ({exc.filename})" if exc.filename else ""
-        then = " Free some space and try again." if exc.errno in _NO_SPACE else ""
-        return _error(f"{exc.strerror or exc}{where}; nothing was changed.{then}")
+    except (CouncilError, OSError) as exc:
+        return failure(exc)
     return CallToolResult(
         content=[TextContent(type="text", text=result.model_dump_json(indent=2))],
         structured_content=result.model_dump(mode="json"),
     )
 
 
-def _error(message: str) -> CallToolResult:
+def failure(exc: CouncilError | OSError) -> CallToolResult:
+    """A tool error with the line the CLI prints after `Error:` for the same failure."""
+    if isinstance(exc, CouncilError):
+        message = str(exc)
+    else:
+        where = f" ({exc.filename})" if exc.filename else ""
+        then = " Free some space and try again." if exc.errno in _NO_SPACE else ""
+        message = f"{exc.strerror or exc}{where}; nothing was changed.{then}"
     return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
 
 
@@ -168,9 +171,8 @@ def build_server(settings: ServerSettings) -> MCPServer:
                 max_calls=max_calls,
                 yes=skip_question_check,
             )
-        except CouncilError as exc:
-            return _error(str(exc))
-        assert run.debate_id is not None
+        except (CouncilError, OSError) as exc:
+            return failure(exc)
         return answer(
             lambda: DebateStarted(
                 id=run.debate_id or "",

@@ -33,12 +33,12 @@ def server_environment(workdir: Path) -> dict[str, str]:
     return clean_environment(os.environ, home)
 
 
-def hold(workdir: Path, scenario: Scenario, *flags: str) -> None:
+def hold(workdir: Path, scenario: Scenario, *flags: str, env: dict[str, str] | None = None) -> None:
     """Start `dreamcontext council mcp` in `workdir` as a subprocess and run `scenario` on it."""
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "dreamcontext_council", "council", "mcp", *flags],
-        env=server_environment(workdir),
+        env=server_environment(workdir) | (env or {}),
         cwd=workdir,
     )
 
@@ -50,9 +50,13 @@ def hold(workdir: Path, scenario: Scenario, *flags: str) -> None:
     anyio.run(main)
 
 
+SEEN: list[str] = []  # every tool result and resource text of the test that is running
+
+
 def data(result: CallToolResult) -> dict[str, Any]:
     assert not result.is_error, result.content
     assert result.structured_content is not None
+    SEEN.append(json.dumps(result.structured_content))
     return result.structured_content
 
 
@@ -82,8 +86,12 @@ def test_tools_have_schemas_and_help_names_them(workdir: Path) -> None:
         assert name in helped.out
 
 
+SECRET_KEY = "sk-proj-NeverInAResult0123456789abcdef"
+
+
 def test_a_debate_started_through_mcp_runs_to_its_report(workdir: Path) -> None:
     progress: list[tuple[float, str | None]] = []
+    SEEN.clear()
 
     async def on_progress(value: float, total: float | None, message: str | None) -> None:
         progress.append((value, message))
@@ -91,7 +99,8 @@ def test_a_debate_started_through_mcp_runs_to_its_report(workdir: Path) -> None:
     async def scenario(client: Client) -> None:
         started = data(
             await client.call_tool(
-                "council_start", {"topic": TOPIC, "options": OPTIONS, "rounds": 2}
+                "council_start",
+                {"topic": TOPIC, "options": OPTIONS, "rounds": 2, "model": "scripted"},
             )
         )
         debate_id = started["id"]
@@ -126,12 +135,20 @@ def test_a_debate_started_through_mcp_runs_to_its_report(workdir: Path) -> None:
         listed = data(await client.call_tool("council_list", {"which": "all"}))
         assert [d["id"] for d in listed["debates"]] == [debate_id]
 
+        promoted = data(await client.call_tool("council_promote", {"debate_id": debate_id}))
+        assert promoted["changed"] and promoted["path"].endswith(".md")
+        again = data(await client.call_tool("council_promote", {"debate_id": debate_id}))
+        assert not again["changed"]
+
         read = await client.read_resource(f"council://{debate_id}/debate.md")
         (contents,) = read.contents
         assert isinstance(contents, TextResourceContents)
         assert TOPIC in contents.text
+        for uri in status["files"]:
+            for part in (await client.read_resource(uri)).contents:
+                SEEN.append(getattr(part, "text", ""))
 
-    hold(workdir, scenario)
+    hold(workdir, scenario, env={"OPENAI_API_KEY": SECRET_KEY})
     messages = [m or "" for _, m in progress]
     values = [v for v, _ in progress]
     assert values == sorted(values), "progress goes up"
@@ -139,7 +156,9 @@ def test_a_debate_started_through_mcp_runs_to_its_report(workdir: Path) -> None:
     assert any(m.startswith("Round 2") for m in messages), messages
     assert any(": done" in m for m in messages), messages  # one per persona call
     folder = workdir / "_dream_context" / "council"
-    assert "sk-" not in json.dumps(progress) and (folder / "index.json").exists()
+    assert (folder / "index.json").exists()
+    assert len(SEEN) > 10 and not any(SECRET_KEY in text for text in SEEN)
+    assert list((workdir / "_dream_context" / "knowledge").glob("*.md"))
 
 
 def test_a_path_outside_the_debate_is_refused(chair: Chair, workdir: Path) -> None:
