@@ -19,7 +19,10 @@ class DebateStarted(BaseModel):
 class ServerRun(BaseModel):
     """A run this server started (or resumed) for a debate."""
 
-    state: str = Field(description="`running`, `finished` or `failed`.")
+    state: str = Field(
+        description="`running`; `finished` (see `stopped`); `stopped` before the end (a "
+        "limit, every persona failing: council_start with debate_id resumes it); `failed`."
+    )
     message: str = Field(description="The last progress line, or how the run ended.")
     events: int = Field(description="How many progress events the run has sent so far.")
     stopped: str | None = Field(

@@ -9,7 +9,7 @@ from typing import Any
 
 from dreamcontext_council.engine.launch import Launch, launch
 from dreamcontext_council.engine.progress import PlainProgress
-from dreamcontext_council.errors import CouncilError, StateError
+from dreamcontext_council.errors import CouncilError, RunStopped, StateError
 
 # The last events a run keeps for a client that starts waiting late.
 KEPT_EVENTS = 200
@@ -117,7 +117,7 @@ def _finish(run: BackgroundRun, task: asyncio.Task[dict[str, Any]]) -> None:
     if task.cancelled():
         run.state, run.message = "failed", "The server stopped before the run ended."
     elif (error := task.exception()) is not None:
-        run.state = "failed"
+        run.state = "stopped" if isinstance(error, RunStopped) else "failed"
         if isinstance(error, CouncilError):
             run.message = str(error)
         else:

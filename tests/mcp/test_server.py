@@ -104,6 +104,7 @@ def test_a_debate_started_through_mcp_runs_to_its_report(workdir: Path) -> None:
             )
         )
         debate_id = started["id"]
+        assert started["state"] == "running"  # returned at once; each call takes 0.05 s
         assert debate_id.startswith("council_")
         assert started["resources"] == f"council://{debate_id}/"
         status: dict[str, Any] = {}
@@ -148,7 +149,11 @@ def test_a_debate_started_through_mcp_runs_to_its_report(workdir: Path) -> None:
             for part in (await client.read_resource(uri)).contents:
                 SEEN.append(getattr(part, "text", ""))
 
-    hold(workdir, scenario, env={"OPENAI_API_KEY": SECRET_KEY})
+    hold(
+        workdir,
+        scenario,
+        env={"OPENAI_API_KEY": SECRET_KEY, "DREAMCONTEXT_SCRIPTED_DELAY": "0.05"},
+    )
     messages = [m or "" for _, m in progress]
     values = [v for v, _ in progress]
     assert values == sorted(values), "progress goes up"
@@ -247,6 +252,32 @@ def test_a_persona_can_sit_on_a_council_through_mcp(workdir: Path, running: str)
 def started_debates(workdir: Path) -> list[Path]:
     council = workdir / "_dream_context" / "council"
     return sorted(p for p in council.glob("council_*")) if council.is_dir() else []
+
+
+def test_a_stopped_run_resumes_through_council_start(workdir: Path) -> None:
+    async def follow(client: Client, debate_id: str) -> dict[str, Any]:
+        for _ in range(20):
+            status = data(
+                await client.call_tool(
+                    "council_wait", {"debate_id": debate_id, "timeout_seconds": 30}
+                )
+            )
+            if status["server_run"]["state"] != "running":
+                return status
+        raise AssertionError("the run never stopped")
+
+    async def scenario(client: Client) -> None:
+        arguments = {"topic": TOPIC, "options": OPTIONS, "rounds": 2, "max_calls": 2}
+        debate_id = data(await client.call_tool("council_start", arguments))["id"]
+        stopped = await follow(client, debate_id)
+        assert stopped["status"] != "complete", stopped["server_run"]
+        assert stopped["server_run"]["stopped"] == "budget", stopped["server_run"]
+        resumed = {"debate_id": debate_id, "max_calls": 100}
+        assert data(await client.call_tool("council_start", resumed))["id"] == debate_id
+        done = await follow(client, debate_id)
+        assert done["status"] == "complete", done["server_run"]
+
+    hold(workdir, scenario)
 
 
 def test_a_command_model_named_by_the_agent_is_not_consent(
