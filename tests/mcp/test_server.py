@@ -22,6 +22,9 @@ from mcp.types import CallToolResult, TextResourceContents
 from offline import clean_environment
 
 from dreamcontext_council.council_mcp.catalog import TOOLS
+from dreamcontext_council.council_mcp.reading import read_debate_file
+from dreamcontext_council.errors import CouncilError
+from dreamcontext_council.folder.paths import Root
 
 Scenario = Callable[[Client], Awaitable[None]]
 
@@ -185,6 +188,20 @@ def test_a_path_outside_the_debate_is_refused(chair: Chair, workdir: Path) -> No
         assert read.contents
 
     hold(workdir, scenario)
+
+
+def test_the_reader_behind_the_resources_stays_in_the_debate(chair: Chair, workdir: Path) -> None:
+    """The same refusals without the SDK's own URI checks in front of them."""
+    debate_id = chair.new()
+    (workdir / "secret.txt").write_text("the launch codes\n", encoding="utf-8")
+    root = Root(workdir / "_dream_context")
+    for path in ("../../../secret.txt", str(workdir / "secret.txt"), "", "growth-cfo"):
+        with pytest.raises(CouncilError) as refused:
+            read_debate_file(root, debate_id, path)
+        assert "launch codes" not in str(refused.value)
+    with pytest.raises(CouncilError):
+        read_debate_file(root, "../council_x", "debate.md")
+    assert TOPIC in read_debate_file(root, debate_id, "debate.md")
 
 
 def test_a_tool_error_carries_the_cli_one_line_message(workdir: Path, chair: Chair) -> None:
