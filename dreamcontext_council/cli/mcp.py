@@ -37,7 +37,8 @@ def mcp(allow_commands: tuple[str, ...]) -> None:
     """
     import anyio
 
-    from dreamcontext_council.council_mcp.server import ServerSettings, serve
+    from dreamcontext_council.council_mcp.server import serve
+    from dreamcontext_council.council_mcp.starting import ServerSettings
     from dreamcontext_council.engine.consent import allowed_form
 
     settings = ServerSettings(

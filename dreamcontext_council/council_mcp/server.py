@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
-import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -14,7 +12,7 @@ from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
 
-from dreamcontext_council.council_mcp import agent_input, reading
+from dreamcontext_council.council_mcp import reading
 from dreamcontext_council.council_mcp.results import (
     Board,
     DebateList,
@@ -28,6 +26,7 @@ from dreamcontext_council.council_mcp.results import (
     VerdictRecorded,
 )
 from dreamcontext_council.council_mcp.runs import BackgroundRun, BackgroundRuns
+from dreamcontext_council.council_mcp.starting import ServerSettings, start_debate
 from dreamcontext_council.errors import CouncilError, NotFoundError
 from dreamcontext_council.folder.paths import Root, require_root
 from dreamcontext_council.rules.debate import MAX_ROUNDS
@@ -47,14 +46,6 @@ DebateId = Annotated[
 ]
 PersonaSlug = Annotated[str, Field(description="The persona's slug, as in the debate's roster.")]
 RoundNumber = Annotated[int, Field(ge=1, le=MAX_ROUNDS, description="The round number.")]
-
-
-@dataclass
-class ServerSettings:
-    """What the user configured for the server (its command line), not what an agent asks."""
-
-    root: str | None = None
-    allow_commands: set[str] = field(default_factory=set)
 
 
 def answer(build: Callable[[], BaseModel]) -> CallToolResult:
@@ -156,7 +147,7 @@ def build_server(settings: ServerSettings) -> MCPServer:
         runs the offline scripted provider (a deterministic stand-in, not a model). A
         `command:` model runs only if the user allowed it in the server's configuration."""
         try:
-            run = await _start(
+            run = await start_debate(
                 settings,
                 runs,
                 topic=topic,
@@ -391,62 +382,6 @@ def build_server(settings: ServerSettings) -> MCPServer:
             raise ResourceError(str(exc)) from None
 
     return server
-
-
-async def _start(
-    settings: ServerSettings,
-    runs: BackgroundRuns,
-    *,
-    topic: str | None,
-    debate_id: str | None,
-    options: str | None,
-    personas: str,
-    rounds: int,
-    attachments: list[str],
-    models: tuple[str | None, str | None, str | None],
-    compact: bool,
-    max_cost: float | None,
-    max_calls: int | None,
-    yes: bool,
-) -> BackgroundRun:
-    from dreamcontext_council.engine.launch import Launch
-
-    project = agent_input.workspace(settings.root)
-    attached = [agent_input.project_file(a, project, "Attachment") for a in attachments]
-    roster = personas
-    if topic and personas not in ("auto", *_presets()):
-        roster = agent_input.project_file(personas, project, "The roster file")
-    agent_input.require_allowed(
-        models,
-        agent_input.roster_commands(roster) if topic else set(),
-        settings.allow_commands,
-    )
-    model, check_model, synth_model = models
-    request = Launch(
-        debate_id=debate_id,
-        topic=topic,
-        personas_spec=roster,
-        options_spec=options,
-        rounds=rounds,
-        attach=attached,
-        compact=compact,
-        model=model,
-        allow_commands=sorted(settings.allow_commands),
-        check_model=check_model,
-        synth_model=synth_model,
-        max_cost=max_cost,
-        max_calls=max_calls,
-        yes=yes,
-        root=settings.root,
-        env=dict(os.environ),
-    )
-    return await runs.start(request)
-
-
-def _presets() -> tuple[str, ...]:
-    from dreamcontext_council.rules.roster import PRESETS
-
-    return tuple(PRESETS)
 
 
 def _server_run(run: BackgroundRun | None) -> ServerRun | None:
