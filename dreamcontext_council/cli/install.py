@@ -8,6 +8,7 @@ import click
 
 from dreamcontext_council import skills
 from dreamcontext_council.cli.base import emit, json_option, warn
+from dreamcontext_council.council_mcp import client_config
 
 
 def register(cli: click.Group, council: click.Group) -> None:
@@ -29,6 +30,12 @@ def register(cli: click.Group, council: click.Group) -> None:
     show_default=True,
     help="The project folder; files go under its .claude/.",
 )
+@click.option(
+    "--mcp",
+    "with_mcp",
+    is_flag=True,
+    help="Also add the council MCP server to the project's .mcp.json (Claude Code).",
+)
 @click.option("--uninstall", is_flag=True, help="Remove the files these packs installed.")
 @click.option(
     "--force",
@@ -43,7 +50,13 @@ def register(cli: click.Group, council: click.Group) -> None:
 )
 @json_option
 def install_skill(
-    packs: str, target: Path, uninstall: bool, force: bool, set_up_git: bool, as_json: bool
+    packs: str,
+    target: Path,
+    with_mcp: bool,
+    uninstall: bool,
+    force: bool,
+    set_up_git: bool,
+    as_json: bool,
 ) -> None:
     """Install a skill pack into .claude/skills/ and its agents into .claude/agents/.
 
@@ -51,12 +64,18 @@ def install_skill(
     installing again upgrades in place and --uninstall removes exactly those files
     (a file you changed since is kept, with a warning).
 
+    --mcp also adds `dreamcontext council mcp` to the project's .mcp.json, merged with
+    the servers already there (an entry of that name you changed is kept unless --force);
+    with --uninstall it takes that entry out again. See docs/mcp.md.
+
     \b
     In a git repository it offers `dreamcontext council git-setup`, which makes
     branches merge debates without conflicts; --git-setup runs it.
 
     \b
-    Example:
+    Examples:
+      dreamcontext install-skill --packs council --target path/to/project
+      dreamcontext install-skill --packs council --mcp
       dreamcontext install-skill --packs council --target path/to/project --git-setup
     """
     names = packs.split(",")
@@ -67,17 +86,23 @@ def install_skill(
         lines = [f"Removed {len(removed.removed)} file(s) from {removed.claude_dir}."]
         lines += [f"  {relative}" for relative in removed.removed]
         lines += [f"{pack} was not installed there." for pack in removed.not_installed]
+        mcp_change = client_config.remove_server(target) if with_mcp else None
+        if mcp_change is not None:
+            lines.append(_mcp_line(mcp_change))
         emit(
             {
                 "target": str(removed.claude_dir),
                 "removed": removed.removed,
                 "kept_modified": removed.kept_modified,
                 "not_installed": removed.not_installed,
-            },
+            }
+            | _mcp_json(mcp_change),
             as_json,
             "\n".join(lines),
         )
         return
+    if with_mcp:
+        client_config.check_config(target)  # a broken .mcp.json stops before any file is written
     result = skills.install_packs(target, names, force=force)
     lines = [f"Installed {', '.join(result.packs)} into {result.claude_dir}:"]
     lines += [f"  {relative}" for relative in result.written]
@@ -86,6 +111,9 @@ def install_skill(
     git = _offer_git_setup(target, set_up_git)
     if git:
         lines.append(git)
+    mcp_change = client_config.add_server(target, force=force) if with_mcp else None
+    if mcp_change is not None:
+        lines.append(_mcp_line(mcp_change))
     emit(
         {
             "target": str(result.claude_dir),
@@ -93,7 +121,8 @@ def install_skill(
             "written": result.written,
             "unchanged": result.unchanged,
             "git_setup": git,
-        },
+        }
+        | _mcp_json(mcp_change),
         as_json,
         "\n".join(lines),
     )
@@ -114,3 +143,23 @@ def _offer_git_setup(target: Path, run: bool) -> str | None:
         "This project is a git repository: run `dreamcontext council git-setup` (or "
         "install-skill --git-setup) so branches merge debates without conflicts."
     )
+
+
+_MCP_OUTCOMES = {
+    "added": "Added the council MCP server to {path}.",
+    "replaced": "Replaced the council MCP server entry in {path}.",
+    "unchanged": "The council MCP server is already in {path}.",
+    "kept": "Kept your own council MCP server entry in {path} (pass --force to replace it).",
+    "removed": "Removed the council MCP server from {path}.",
+    "absent": "The council MCP server was not in {path}.",
+}
+
+
+def _mcp_line(change: client_config.ConfigChange) -> str:
+    return _MCP_OUTCOMES[change.outcome].format(path=change.path)
+
+
+def _mcp_json(change: client_config.ConfigChange | None) -> dict[str, str]:
+    if change is None:
+        return {}
+    return {"mcp_config": str(change.path), "mcp": change.outcome}

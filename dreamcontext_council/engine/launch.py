@@ -17,7 +17,7 @@ from dreamcontext_council.engine.answer_cap import DEFAULT_MAX_ANSWER_KB
 from dreamcontext_council.engine.only import only_round, parse_only
 from dreamcontext_council.engine.preflight import check as check_providers
 from dreamcontext_council.engine.preflight import model_uses
-from dreamcontext_council.engine.progress import make_progress
+from dreamcontext_council.engine.progress import Progress, make_progress
 from dreamcontext_council.engine.providers.models import default_model, parse_model
 from dreamcontext_council.engine.providers.registry import ProviderSet, ProviderSettings
 from dreamcontext_council.engine.run import RUN_LOCK_NAME, CouncilRun, RunOptions
@@ -78,6 +78,10 @@ class Launch:
     root: str | None = None
     tty: bool = False
     env: Mapping[str, str] = field(default_factory=dict)
+    # Set by callers that are not a terminal (the MCP server): where progress goes, and
+    # who hears the new debate's id as soon as its folder exists.
+    progress: Progress | None = None
+    on_created: Callable[[str], None] | None = None
 
 
 def _provider_set(request: Launch) -> ProviderSet:
@@ -180,6 +184,8 @@ async def launch(request: Launch, echo: Callable[[str], None]) -> dict[str, Any]
             files = DebateFiles(root, debate.id)
             if not request.quiet:
                 echo(f"Debate {debate.id} created in {files.paths.folder}")
+            if request.on_created is not None:
+                request.on_created(debate.id)
             if request.personas_spec == "auto":
                 with _resumable(files.id):
                     await _auto_personas(root, files, request, providers, prices, echo)
@@ -188,7 +194,7 @@ async def launch(request: Launch, echo: Callable[[str], None]) -> dict[str, Any]
                 files, [*named, *(c.command for c in consent.folder_commands(files))], request.env
             )
             remembered.record(files, request, previous, RUN_LOCK_NAME)
-        progress = make_progress(quiet=request.quiet, tty=request.tty)
+        progress = request.progress or make_progress(quiet=request.quiet, tty=request.tty)
         run_options = RunOptions(
             model=request.model,
             check_model=request.check_model,

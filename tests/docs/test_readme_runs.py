@@ -28,6 +28,8 @@ _LOCAL_BASE_URL = re.compile(r"--base-url http://(?:localhost|127\.0\.0\.1):(\d+
 _ATTACHED = re.compile(r"--attach (\S+)")
 # The one block not run here, and why.
 NOT_RUN_HERE = {"make test": "it runs this suite; CI runs it as .ci/run"}
+# Blocks that install rather than hold a debate, and the file each must leave in the folder.
+INSTALLS = {"dreamcontext install-skill --packs council --mcp": ".mcp.json"}
 
 ATTACHMENT_TEXT = {
     ".md": "# Migration plan\n\nCopy sessions to Postgres with dual writes for a week.\n",
@@ -110,6 +112,9 @@ def test_a_readme_block_runs_as_written(
         timeout=240,
     )
     assert done.returncode == 0, f"{_name(block)} exited {done.returncode}:\n{done.stderr[-2000:]}"
+    if block.strip() in INSTALLS:
+        assert (work / INSTALLS[block.strip()]).is_file(), f"{_name(block)} installed nothing"
+        return
     statuses = _statuses(root)
     assert statuses, "the block made no debate"
     if "council run" in block or block.strip() == "make demo":

@@ -1,0 +1,83 @@
+"""The project-level MCP configuration Claude Code reads: `.mcp.json` at the project root."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dreamcontext_council.errors import FormatError
+from dreamcontext_council.folder.storage import atomic_write_json
+
+CONFIG_NAME = ".mcp.json"
+SERVER_NAME = "dreamcontext-council"
+
+
+def server_entry() -> dict[str, Any]:
+    """The entry that starts the council server: `dreamcontext council mcp`, from PATH."""
+    return {"type": "stdio", "command": "dreamcontext", "args": ["council", "mcp"], "env": {}}
+
+
+@dataclass(frozen=True)
+class ConfigChange:
+    """What happened to `.mcp.json`: `added`, `unchanged`, `kept` (a different entry is
+    there and was left alone), `replaced`, `removed` or `absent`."""
+
+    path: Path
+    outcome: str
+
+
+def add_server(target: Path, *, force: bool = False) -> ConfigChange:
+    """Add the council server to `target/.mcp.json`, keeping every other server and key.
+
+    An entry of the same name that differs (the user added `--allow-command`, say) is kept
+    unless `force`. The file is written atomically; an unreadable one is left as it is.
+    """
+    path = target / CONFIG_NAME
+    config = _load(path)
+    servers = config.setdefault("mcpServers", {})
+    wanted = server_entry()
+    current = servers.get(SERVER_NAME)
+    if current == wanted:
+        return ConfigChange(path, "unchanged")
+    if current is not None and not force:
+        return ConfigChange(path, "kept")
+    servers[SERVER_NAME] = wanted
+    atomic_write_json(path, config)
+    return ConfigChange(path, "added" if current is None else "replaced")
+
+
+def remove_server(target: Path) -> ConfigChange:
+    """Take the council server out of `target/.mcp.json`; other servers stay."""
+    path = target / CONFIG_NAME
+    if not path.exists():
+        return ConfigChange(path, "absent")
+    config = _load(path)
+    if config.get("mcpServers", {}).pop(SERVER_NAME, None) is None:
+        return ConfigChange(path, "absent")
+    atomic_write_json(path, config)
+    return ConfigChange(path, "removed")
+
+
+def check_config(target: Path) -> None:
+    """FormatError when `target/.mcp.json` exists but cannot be merged with."""
+    _load(target / CONFIG_NAME)
+
+
+def _load(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise FormatError(f"Cannot read {path} ({exc}); fix it or move it away.") from exc
+    try:
+        config = json.loads(text) if text.strip() else {}
+    except ValueError:
+        config = None
+    if not isinstance(config, dict) or not isinstance(config.get("mcpServers", {}), dict):
+        raise FormatError(
+            f'{path} is not a JSON object with an "mcpServers" object; fix it or move it away.'
+        )
+    return config

@@ -1,0 +1,105 @@
+"""What each MCP tool returns: typed models, so every tool publishes an output schema."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class DebateStarted(BaseModel):
+    """A run that goes on in the server's background."""
+
+    id: str = Field(description="The debate id: pass it to council_status, council_wait, ...")
+    state: str = Field(description="`running` while the run goes on, else how it ended.")
+    message: str = Field(description="What happened, in one line.")
+    resources: str = Field(description="The URI prefix of the debate's files.")
+
+
+class ServerRun(BaseModel):
+    """A run this server started (or resumed) for a debate."""
+
+    state: str = Field(
+        description="`running`; `finished` (see `stopped`); `stopped` before the end (a "
+        "limit, every persona failing: council_start with debate_id resumes it); `failed`."
+    )
+    message: str = Field(description="The last progress line, or how the run ended.")
+    events: int = Field(description="How many progress events the run has sent so far.")
+    stopped: str | None = Field(
+        default=None, description="Where a finished run stopped: complete, interlude, ..."
+    )
+
+
+class DebateStatus(BaseModel):
+    """Where a debate stands, with this server's run of it if any."""
+
+    id: str
+    topic: str
+    status: str = Field(description="The debate's status in debate.md.")
+    current_round: int
+    rounds_planned: int
+    has_final_report: bool
+    server_run: ServerRun | None = Field(
+        default=None, description="The run this server holds for the debate, if any."
+    )
+    details: dict[str, Any] = Field(
+        description="What `dreamcontext council show --json` prints: run state, usage, round log."
+    )
+    files: list[str] = Field(description="The debate's files as council:// resource URIs.")
+
+
+class Board(BaseModel):
+    """The chamber board: `dreamcontext council board --json`."""
+
+    id: str
+    board: dict[str, Any]
+
+
+class FinalReport(BaseModel):
+    """The final report of a debate, whole or one `##` section."""
+
+    id: str
+    section: str | None = Field(description="The section returned, or null for the whole report.")
+    sections: list[str] = Field(description="Every `##` section title of the report.")
+    text: str
+
+
+class DebateList(BaseModel):
+    """Debates, newest first, as `dreamcontext council list --json` prints them."""
+
+    debates: list[dict[str, Any]]
+
+
+class RoundContext(BaseModel):
+    """Everything a persona needs this round: `dreamcontext council round-context`."""
+
+    id: str
+    persona: str
+    text: str
+
+
+class VerdictRecorded(BaseModel):
+    """A persona's verdict for a round, as recorded."""
+
+    id: str
+    persona: str
+    round: int
+    verdict: dict[str, Any]
+
+
+class ReportAppended(BaseModel):
+    """A persona's round entry, added to its report.md."""
+
+    id: str
+    persona: str
+    round: int
+    replaced: bool
+    warnings: list[str]
+
+
+class Promoted(BaseModel):
+    """The knowledge doc the verdict went to."""
+
+    id: str
+    path: str
+    changed: bool

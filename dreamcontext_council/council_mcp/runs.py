@@ -1,0 +1,133 @@
+"""Runs the server holds: `launch` in a background task, its progress kept for whoever waits."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from dreamcontext_council.engine.launch import Launch, launch
+from dreamcontext_council.engine.progress import PlainProgress
+from dreamcontext_council.errors import CouncilError, RunStopped, StateError
+
+# The last events a run keeps for a client that starts waiting late.
+KEPT_EVENTS = 200
+
+
+class ForwardedProgress(PlainProgress):
+    """The engine's progress as events: one per round and one per call's change of state.
+
+    The engine calls it synchronously from the server's event loop; each event goes to
+    every listener's queue, and the MCP tool that waits turns it into a progress
+    notification on its own request.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
+        self.count = 0
+        self.recent: list[tuple[int, str]] = []
+        self.listeners: set[asyncio.Queue[tuple[int, str]]] = set()
+        self.started = asyncio.Event()
+
+    def start(self) -> None:
+        self.started.set()
+
+    def note(self, message: str) -> None:
+        self.count += 1
+        self.recent = [*self.recent[-(KEPT_EVENTS - 1) :], (self.count, message)]
+        for queue in self.listeners:
+            queue.put_nowait((self.count, message))
+
+    def persona(self, slug: str, state: str, tokens: int = 0, detail: str = "") -> None:
+        if state == "waiting":
+            return
+        super().persona(slug, state, tokens, detail)  # "thinking" is skipped there too
+
+
+@dataclass
+class BackgroundRun:
+    """One `launch` going on in the server."""
+
+    progress: ForwardedProgress
+    task: asyncio.Task[dict[str, Any]] | None = None
+    debate_id: str | None = None
+    state: str = "running"
+    message: str = "Starting."
+    stopped: str | None = None
+    done: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def last_message(self) -> str:
+        if self.state != "running":
+            return self.message
+        return self.progress.recent[-1][1] if self.progress.recent else self.message
+
+
+class BackgroundRuns:
+    """Every run this server started, by debate id; they end with the server."""
+
+    def __init__(self) -> None:
+        self.by_id: dict[str, BackgroundRun] = {}
+
+    def get(self, debate_id: str) -> BackgroundRun | None:
+        return self.by_id.get(debate_id)
+
+    async def start(self, request: Launch) -> BackgroundRun:
+        """Start the run; return once its debate exists and every check passed.
+
+        An error before that (a bad option, a refused program, a missing key) is raised
+        here, so the caller gets it as the tool's error; later ones end the run as failed.
+        """
+        run = BackgroundRun(ForwardedProgress())
+        created: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+
+        def on_created(debate_id: str) -> None:
+            run.debate_id = debate_id
+            if not created.done():
+                created.set_result(debate_id)
+
+        if request.debate_id:
+            previous = self.by_id.get(request.debate_id)
+            if previous is not None and previous.state == "running":
+                raise StateError(
+                    f"{request.debate_id} is already running in this server; "
+                    "call council_wait to follow it."
+                )
+            run.debate_id = request.debate_id
+        request = replace(request, progress=run.progress, on_created=on_created, tty=False)
+        task = asyncio.create_task(launch(request, echo=run.progress.note))
+        run.task = task
+        task.add_done_callback(lambda finished: _finish(run, finished))
+        started = asyncio.ensure_future(run.progress.started.wait())
+        try:
+            waited: set[asyncio.Future[Any]] = {created, started, task}
+            await asyncio.wait(waited, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            started.cancel()
+        early = not created.done() and not run.progress.started.is_set()
+        if task.done() and not task.cancelled() and task.exception() is not None and early:
+            task.result()  # refused before anything ran: the tool's own error
+        if run.debate_id is None:
+            run.debate_id = str(task.result().get("id") or "")
+        self.by_id[run.debate_id] = run
+        return run
+
+
+def _finish(run: BackgroundRun, task: asyncio.Task[dict[str, Any]]) -> None:
+    if task.cancelled():
+        run.state, run.message = "failed", "The server stopped before the run ended."
+    elif (error := task.exception()) is not None:
+        run.state = "stopped" if isinstance(error, RunStopped) else "failed"
+        if isinstance(error, CouncilError):
+            run.message = str(error)
+        else:
+            run.message = (
+                f"The run failed unexpectedly ({type(error).__name__}); see the server log."
+            )
+            print(f"council run failed: {error!r}", file=sys.stderr)
+    else:
+        result = task.result()
+        run.state, run.message = "finished", str(result.get("message", ""))
+        run.stopped = result.get("stopped")
+    run.progress.note(run.message)  # the last event says how it ended
+    run.done.set()

@@ -1,0 +1,423 @@
+"""The MCP server: tools and resources over the same library calls as the CLI."""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+from collections.abc import Callable
+from typing import Annotated, Literal
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
+from mcp.types import CallToolResult, TextContent
+from pydantic import BaseModel, Field
+
+from dreamcontext_council.council_mcp import reading
+from dreamcontext_council.council_mcp.results import (
+    Board,
+    DebateList,
+    DebateStarted,
+    DebateStatus,
+    FinalReport,
+    Promoted,
+    ReportAppended,
+    RoundContext,
+    ServerRun,
+    VerdictRecorded,
+)
+from dreamcontext_council.council_mcp.runs import BackgroundRun, BackgroundRuns
+from dreamcontext_council.council_mcp.starting import ServerSettings, start_debate
+from dreamcontext_council.errors import CouncilError, NotFoundError
+from dreamcontext_council.folder.paths import Root, require_root
+from dreamcontext_council.rules.debate import MAX_ROUNDS
+
+SERVER_NAME = "dreamcontext-council"
+INSTRUCTIONS = (
+    "Hold a council: personas debate a hard decision in rounds and a synthesizer writes a "
+    "decision report that keeps the dissent. Start with council_start, follow it with "
+    "council_wait (progress notifications) or council_status, then read council_report. "
+    "Every file of a debate is a resource: council://<id>/<path>."
+)
+MAX_WAIT_SECONDS = 600
+_NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
+
+DebateId = Annotated[
+    str, Field(description="The debate id, as council_start or council_list give it.")
+]
+PersonaSlug = Annotated[str, Field(description="The persona's slug, as in the debate's roster.")]
+RoundNumber = Annotated[int, Field(ge=1, le=MAX_ROUNDS, description="The round number.")]
+
+
+def answer(build: Callable[[], BaseModel]) -> CallToolResult:
+    """The tool's typed result, or a tool error carrying the library's one-line message."""
+    try:
+        result = build()
+    except (CouncilError, OSError) as exc:
+        return failure(exc)
+    return CallToolResult(
+        content=[TextContent(type="text", text=result.model_dump_json(indent=2))],
+        structured_content=result.model_dump(mode="json"),
+    )
+
+
+def failure(exc: CouncilError | OSError) -> CallToolResult:
+    """A tool error with the line the CLI prints after `Error:` for the same failure."""
+    if isinstance(exc, CouncilError):
+        message = str(exc)
+    else:
+        where = f" ({exc.filename})" if exc.filename else ""
+        then = " Free some space and try again." if exc.errno in _NO_SPACE else ""
+        message = f"{exc.strerror or exc}{where}; nothing was changed.{then}"
+    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
+
+
+def build_server(settings: ServerSettings) -> MCPServer:
+    """The server with every tool and the `council://` resources registered."""
+    server: MCPServer = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS)
+    runs = BackgroundRuns()
+
+    def root() -> Root:
+        return require_root(settings.root)
+
+    def status_of(debate_id: str) -> DebateStatus:
+        from dreamcontext_council.actions.snapshot import load_snapshot
+        from dreamcontext_council.views.listing import show_data
+
+        current = root()
+        snapshot = load_snapshot(current, debate_id)
+        debate = snapshot.debate
+        return DebateStatus(
+            id=debate.id,
+            topic=debate.topic,
+            status=str(debate.status),
+            current_round=debate.current_round,
+            rounds_planned=debate.rounds_planned,
+            has_final_report=snapshot.paths.final_report.is_file(),
+            server_run=_server_run(runs.get(debate.id)),
+            details=show_data(snapshot),
+            files=reading.debate_file_uris(current, debate.id),
+        )
+
+    @server.tool()
+    async def council_start(
+        topic: Annotated[
+            str | None, Field(description="The question to debate; creates a new debate.")
+        ] = None,
+        debate_id: Annotated[
+            str | None,
+            Field(description="Resume this debate where it stopped instead (no topic then)."),
+        ] = None,
+        options: Annotated[
+            str | None, Field(description='Registered options, as "A=Migrate now,B=Stay".')
+        ] = None,
+        personas: Annotated[
+            str,
+            Field(
+                description="A preset (cognitive, engineering), auto, or a roster file "
+                "inside the project (docs/personas.md)."
+            ),
+        ] = "cognitive",
+        rounds: Annotated[int, Field(ge=1, le=10, description="Rounds planned.")] = 3,
+        attachments: Annotated[
+            list[str], Field(description="Files inside the project the council must read.")
+        ] = [],  # noqa: B006 — the SDK builds the schema from this default; never mutated
+        model: Annotated[
+            str | None, Field(description="Model for personas that name none, as provider:model.")
+        ] = None,
+        check_model: Annotated[
+            str | None, Field(description="Model for the convergence check.")
+        ] = None,
+        synth_model: Annotated[str | None, Field(description="Model for the synthesizer.")] = None,
+        compact: Annotated[
+            bool, Field(description="Stop after round 2 without a convergence check.")
+        ] = False,
+        max_cost: Annotated[
+            float | None, Field(ge=0, description="Stop before spending more dollars than this.")
+        ] = None,
+        max_calls: Annotated[
+            int | None, Field(ge=0, description="Stop before making more calls than this.")
+        ] = None,
+        skip_question_check: Annotated[
+            bool, Field(description="Skip the pre-flight guard on the question (like --yes).")
+        ] = False,
+    ) -> Annotated[CallToolResult, DebateStarted]:
+        """Start a council debate on a question and return its id at once; the run goes on
+        in the server. Follow it with council_wait (progress notifications per round and
+        per call) or council_status, then read council_report. With no API key the server
+        runs the offline scripted provider (a deterministic stand-in, not a model). A
+        `command:` model runs only if the user allowed it in the server's configuration."""
+        try:
+            run = await start_debate(
+                settings,
+                runs,
+                topic=topic,
+                debate_id=debate_id,
+                options=options,
+                personas=personas,
+                rounds=rounds,
+                attachments=attachments,
+                models=(model, check_model, synth_model),
+                compact=compact,
+                max_cost=max_cost,
+                max_calls=max_calls,
+                yes=skip_question_check,
+            )
+        except (CouncilError, OSError) as exc:
+            return failure(exc)
+        return answer(
+            lambda: DebateStarted(
+                id=run.debate_id or "",
+                state=run.state,
+                message=run.last_message(),
+                resources=reading.resource_uri(run.debate_id or ""),
+            )
+        )
+
+    @server.tool()
+    async def council_wait(
+        debate_id: DebateId,
+        ctx: Context,
+        timeout_seconds: Annotated[
+            float, Field(gt=0, le=MAX_WAIT_SECONDS, description="Return after this long at most.")
+        ] = 60,
+    ) -> Annotated[CallToolResult, DebateStatus]:
+        """Follow a debate this server is running until its run stops (complete, paused at an
+        interlude, failed) or the timeout passes, sending a progress notification for each
+        round and each persona call; then return its status. Call it again to keep
+        following."""
+        run = runs.get(debate_id)
+        if run is not None and run.state == "running":
+            await _follow(run, ctx, timeout_seconds)
+        return answer(lambda: status_of(debate_id))
+
+    @server.tool()
+    async def council_status(debate_id: DebateId) -> Annotated[CallToolResult, DebateStatus]:
+        """Where a debate stands: status, round, this server's run of it, usage and round log,
+        and every file of it as a council:// resource URI."""
+        return answer(lambda: status_of(debate_id))
+
+    @server.tool()
+    async def council_board(
+        debate_id: DebateId,
+        round: Annotated[
+            int | None,
+            Field(
+                ge=1, le=MAX_ROUNDS, description="This round (default: the latest with verdicts)."
+            ),
+        ] = None,
+    ) -> Annotated[CallToolResult, Board]:
+        """The chamber board of a debate: convergence meter, one row per persona (stance,
+        conviction, headline), options tally; as `dreamcontext council board --json`."""
+
+        def board() -> Board:
+            from dreamcontext_council.actions.snapshot import load_snapshot
+            from dreamcontext_council.views.board import board_figures
+            from dreamcontext_council.views.board_extras import board_extra_data
+
+            snapshot = load_snapshot(root(), debate_id)
+            data = board_figures(snapshot, round).to_json() | board_extra_data(snapshot)
+            return Board(id=snapshot.debate.id, board=data)
+
+        return answer(board)
+
+    @server.tool()
+    async def council_report(
+        debate_id: DebateId,
+        section: Annotated[
+            str | None,
+            Field(description="One ## section by title (e.g. Verdict); default: the whole report."),
+        ] = None,
+    ) -> Annotated[CallToolResult, FinalReport]:
+        """The final decision report of a debate (final-report.md), whole or one ## section,
+        with the list of its section titles."""
+
+        def report() -> FinalReport:
+            from dreamcontext_council.actions.snapshot import load_snapshot
+
+            snapshot = load_snapshot(root(), debate_id)
+            text = snapshot.final_report()
+            if text is None:
+                raise reading.missing_report(snapshot.debate.id)
+            part, titles = reading.final_report_part(text, snapshot.debate.id, section)
+            return FinalReport(id=snapshot.debate.id, section=section, sections=titles, text=part)
+
+        return answer(report)
+
+    @server.tool()
+    async def council_list(
+        which: Annotated[
+            Literal["active", "unpromoted", "all"],
+            Field(description="active (not complete), unpromoted (complete), or all."),
+        ] = "active",
+    ) -> Annotated[CallToolResult, DebateList]:
+        """Debates of the project, newest first, each with its status and run state."""
+
+        def listed() -> DebateList:
+            from dreamcontext_council.actions.run_state import with_run_states
+            from dreamcontext_council.folder.index import load_index
+            from dreamcontext_council.views import listing
+
+            current = root()
+            entries = listing.filter_debates(load_index(current), which)
+            return DebateList(debates=with_run_states(current, entries))
+
+        return answer(listed)
+
+    @server.tool()
+    async def council_round_context(
+        debate_id: DebateId, persona: PersonaSlug
+    ) -> Annotated[CallToolResult, RoundContext]:
+        """For an agent sitting on a council as a persona: everything it needs this round
+        (its persona, the question, peers' summaries, queued directives). Then record its
+        verdict (council_verdict) and its round entry (council_report_append)."""
+
+        def context() -> RoundContext:
+            from dreamcontext_council.actions.context import round_context
+
+            text = round_context(root(), debate_id, persona)
+            return RoundContext(id=debate_id, persona=persona, text=text)
+
+        return answer(context)
+
+    @server.tool()
+    async def council_verdict(
+        debate_id: DebateId,
+        persona: PersonaSlug,
+        round: RoundNumber,
+        stance: Annotated[
+            str, Field(description="An option key (or label); free text when no options exist.")
+        ],
+        conviction: Annotated[int, Field(ge=0, le=100, description="0-100: how sure.")],
+        headline: Annotated[str, Field(description="One line that sums up the stance.")],
+        concession: Annotated[
+            str | None, Field(description="What the persona grants a peer this round.")
+        ] = None,
+    ) -> Annotated[CallToolResult, VerdictRecorded]:
+        """Record a persona's verdict for round N, before its round entry."""
+
+        def verdict() -> VerdictRecorded:
+            from dreamcontext_council.actions import submissions
+
+            result = submissions.record_verdict(
+                root(),
+                debate_id,
+                persona,
+                round,
+                stance=stance,
+                conviction=conviction,
+                headline=headline,
+                concession=concession,
+            )
+            return VerdictRecorded(
+                id=debate_id, persona=persona, round=round, verdict=result.to_json()
+            )
+
+        return answer(verdict)
+
+    @server.tool()
+    async def council_report_append(
+        debate_id: DebateId,
+        persona: PersonaSlug,
+        body: Annotated[
+            str,
+            Field(
+                description="The round entry in markdown with the ### sections Executive "
+                "Summary, Position, Reasoning, Reactions to peers, Open questions "
+                "(Cross-examination optional)."
+            ),
+        ],
+        round: Annotated[
+            int | None, Field(ge=1, le=MAX_ROUNDS, description="The round (default: current).")
+        ] = None,
+    ) -> Annotated[CallToolResult, ReportAppended]:
+        """Add a persona's round entry to its report.md (replacing its entry for that round)."""
+
+        def append() -> ReportAppended:
+            from dreamcontext_council.actions import submissions
+
+            result = submissions.append_report(root(), debate_id, persona, body, number=round)
+            return ReportAppended(
+                id=debate_id,
+                persona=persona,
+                round=result.round,
+                replaced=result.replaced,
+                warnings=list(result.warnings),
+            )
+
+        return answer(append)
+
+    @server.tool()
+    async def council_promote(
+        debate_id: DebateId,
+        to: Annotated[
+            str | None,
+            Field(description="Write knowledge/<to>.md instead of knowledge/decision-<topic>.md."),
+        ] = None,
+        force: Annotated[
+            bool, Field(description="Rewrite a doc promoted before (or another debate's, with to).")
+        ] = False,
+    ) -> Annotated[CallToolResult, Promoted]:
+        """Copy a complete debate's verdict and load-bearing sections into a knowledge doc."""
+
+        def promote() -> Promoted:
+            from dreamcontext_council.actions import closing
+
+            result = closing.promote(root(), debate_id, to=to, force=force)
+            return Promoted(id=debate_id, path=str(result.path), changed=result.changed)
+
+        return answer(promote)
+
+    @server.resource(
+        reading.resource_uri("{debate_id}", "{+path}"),
+        name="debate-file",
+        description="A file of a debate, read-only: debate.md, round-log.md, verdicts.json, "
+        "final-report.md, <persona>/report.md, ... (council_status lists them).",
+    )
+    def debate_file(debate_id: str, path: str) -> str:
+        try:
+            return reading.read_debate_file(root(), debate_id, path)
+        except NotFoundError as exc:
+            raise ResourceNotFoundError(str(exc)) from None
+        except CouncilError as exc:
+            raise ResourceError(str(exc)) from None
+
+    return server
+
+
+def _server_run(run: BackgroundRun | None) -> ServerRun | None:
+    if run is None:
+        return None
+    return ServerRun(
+        state=run.state, message=run.last_message(), events=run.progress.count, stopped=run.stopped
+    )
+
+
+async def _follow(run: BackgroundRun, ctx: Context, timeout: float) -> None:
+    """Send the run's events as progress notifications on this request until it stops."""
+    queue: asyncio.Queue[tuple[int, str]] = asyncio.Queue()
+    run.progress.listeners.add(queue)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    try:
+        # The events so far first (the last KEPT_EVENTS), for a client that comes in late.
+        for count, message in list(run.progress.recent):
+            await ctx.report_progress(count, None, message)
+        sent = run.progress.recent[-1][0] if run.progress.recent else 0
+        while not run.done.is_set():
+            left = deadline - loop.time()
+            if left <= 0:
+                return
+            try:
+                count, message = await asyncio.wait_for(queue.get(), left)
+            except TimeoutError:
+                return
+            if count > sent:
+                await ctx.report_progress(count, None, message)
+                sent = count
+    finally:
+        run.progress.listeners.discard(queue)
+
+
+async def serve(settings: ServerSettings) -> None:
+    """Run the server on stdin/stdout until the client closes it."""
+    await build_server(settings).run_stdio_async()

@@ -1,0 +1,76 @@
+"""Starting a run for an MCP client: its arguments checked as an agent's, then `launch`."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from dreamcontext_council.council_mcp import agent_input
+from dreamcontext_council.council_mcp.runs import BackgroundRun, BackgroundRuns
+from dreamcontext_council.engine.launch import Launch
+from dreamcontext_council.rules.roster import PRESETS
+
+
+@dataclass
+class ServerSettings:
+    """What the user configured for the server (its command line), not what an agent asks."""
+
+    root: str | None = None
+    allow_commands: set[str] = field(default_factory=set)
+
+
+async def start_debate(
+    settings: ServerSettings,
+    runs: BackgroundRuns,
+    *,
+    topic: str | None,
+    debate_id: str | None,
+    options: str | None,
+    personas: str,
+    rounds: int,
+    attachments: list[str],
+    models: tuple[str | None, str | None, str | None],
+    compact: bool,
+    max_cost: float | None,
+    max_calls: int | None,
+    yes: bool,
+) -> BackgroundRun:
+    """`council run`'s launch for a tool call: after the checks that apply to an agent
+    (programs it names, files outside the project), started in the background."""
+
+    project = agent_input.workspace(settings.root)
+    attached = [agent_input.project_file(a, project, "Attachment") for a in attachments]
+    roster = personas
+    if topic and personas not in ("auto", *PRESETS):
+        roster = agent_input.project_file(personas, project, "The roster file")
+    agent_input.require_allowed(
+        models,
+        agent_input.roster_commands(roster) if topic else set(),
+        settings.allow_commands,
+    )
+    model, check_model, synth_model = models
+    request = Launch(
+        debate_id=debate_id,
+        topic=topic,
+        personas_spec=roster,
+        options_spec=options,
+        rounds=rounds,
+        attach=attached,
+        compact=compact,
+        model=model,
+        allow_commands=sorted(settings.allow_commands),
+        check_model=check_model,
+        synth_model=synth_model,
+        max_cost=max_cost,
+        max_calls=max_calls,
+        yes=yes,
+        root=settings.root,
+        env=dict(os.environ),
+    )
+    return await runs.start(request)
+
+
+def _presets() -> tuple[str, ...]:
+    from dreamcontext_council.rules.roster import PRESETS
+
+    return tuple(PRESETS)
