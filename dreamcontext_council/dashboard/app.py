@@ -4,7 +4,10 @@ Routes (all GET/HEAD; anything else is 405):
   /                       the list of debates (search and status filter)
   /fragment/list          the list's rows, re-fetched on live updates
   /d/{id}                 one debate
-  /d/{id}/fragment        the debate's live part, re-fetched on live updates
+  /d/{id}/fragment        the debate's live part, re-fetched on live updates; with
+                          ?have=<part>:<digest>,… only the parts that changed
+  /d/{id}/entry/{slug}/{n}   one whole round entry, loaded when opened (long debates)
+  /d/{id}/transcript/{slug}  one persona's transcript, loaded when opened (long debates)
   /events, /events/{id}   server-sent events when files change
   /knowledge/{name}       a promoted knowledge doc, read-only
   /static/{name}          the dashboard's own CSS and JS
@@ -37,9 +40,16 @@ from dreamcontext_council.folder.index import load_index
 from dreamcontext_council.folder.names import check_debate_id, check_slug
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.storage import read_text
+from dreamcontext_council.rules.debate import bounded_round
 from dreamcontext_council.views import html
 from dreamcontext_council.views.contained import is_inside
-from dreamcontext_council.views.debate_page import DebatePage, build_debate_page
+from dreamcontext_council.views.debate_page import (
+    DebatePage,
+    build_debate_page,
+    entry_sections,
+    is_long,
+    persona_transcript,
+)
 from dreamcontext_council.views.safe_markdown import render_markdown
 
 CSP = (
@@ -110,14 +120,44 @@ def _debate_id(request: Request) -> str:
         raise HTTPException(404, "No such debate: debate ids look like council_AbC12345.") from None
 
 
-def _page_for(root: Root, debate_id: str) -> DebatePage:
-    """The debate's page; a file that is refused or does not parse gives an error card."""
+def _snapshot_for(root: Root, debate_id: str) -> DebateSnapshot:
+    """The debate's files; a file that is refused or does not parse gives an error card."""
     try:
-        return build_debate_page(contained_snapshot(root, debate_id))
+        return contained_snapshot(root, debate_id)
     except NotFoundError:
         raise HTTPException(404, f"No debate {debate_id} under this root.") from None
     except CouncilError as exc:
         raise HTTPException(500, f"{debate_id} cannot be shown: {exc}") from None
+
+
+def _page_for(root: Root, debate_id: str) -> DebatePage:
+    """The debate's live page: a long debate's entries and transcripts load on demand."""
+    snapshot = _snapshot_for(root, debate_id)
+    try:
+        return build_debate_page(snapshot, on_demand=is_long(snapshot))
+    except CouncilError as exc:
+        raise HTTPException(500, f"{debate_id} cannot be shown: {exc}") from None
+
+
+_HAVE = re.compile(r"([a-z0-9-]{1,80}):([0-9a-f]{0,32})")
+
+
+def _have(value: str) -> list[tuple[str, str]] | None:
+    """`have=top:1a2b,board:3c4d`: the parts a page holds, in order; None if malformed."""
+    found = []
+    for item in value.split(",")[:500]:
+        match = _HAVE.fullmatch(item)
+        if match is None:
+            return None
+        found.append((match.group(1), match.group(2)))
+    return found
+
+
+def _slug(request: Request) -> str:
+    try:
+        return check_slug(str(request.path_params["slug"]))
+    except CouncilError:
+        raise HTTPException(404, "No such persona.") from None
 
 
 def create_app(
@@ -141,9 +181,32 @@ def create_app(
         return HTMLResponse(html.debate_html(_page_for(root, debate_id)))
 
     def debate_fragment(request: Request) -> Response:
+        """The live part; with `have`, only the parts whose digest the page lacks."""
         debate_id = _debate_id(request)
         page = _page_for(root, debate_id)
+        have = _have(request.query_params.get("have", ""))
+        if have:
+            changed = html.changed_parts(page, have)
+            if changed is not None:
+                return HTMLResponse(changed, headers=_no_store() | {"X-Council-Parts": "changed"})
         return HTMLResponse(html.debate_html(page, fragment=True), headers=_no_store())
+
+    def entry_fragment(request: Request) -> Response:
+        debate_id, slug = _debate_id(request), _slug(request)
+        number = bounded_round(str(request.path_params["number"]))
+        if number is None:
+            raise HTTPException(404, "No such round.")
+        sections = entry_sections(_snapshot_for(root, debate_id), slug, number)
+        if not sections:
+            raise HTTPException(404, f"{slug} has no entry for round {number}.")
+        return HTMLResponse(html.entry_html(sections), headers=_no_store())
+
+    def transcript_fragment(request: Request) -> Response:
+        debate_id, slug = _debate_id(request), _slug(request)
+        persona = persona_transcript(_snapshot_for(root, debate_id), slug)
+        if persona is None:
+            raise HTTPException(404, f"No persona {slug} in {debate_id}.")
+        return HTMLResponse(html.transcript_html(persona), headers=_no_store())
 
     async def list_events(request: Request) -> Response:
         return _event_stream(feed, None)
@@ -207,6 +270,8 @@ def create_app(
             Route("/fragment/list", list_fragment),
             Route("/d/{debate_id}", debate_page),
             Route("/d/{debate_id}/fragment", debate_fragment),
+            Route("/d/{debate_id}/entry/{slug}/{number}", entry_fragment),
+            Route("/d/{debate_id}/transcript/{slug}", transcript_fragment),
             Route("/events", list_events),
             Route("/events/{debate_id}", debate_events),
             Route("/knowledge/{name}", knowledge_page),

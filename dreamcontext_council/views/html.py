@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import re
 from functools import cache
 from typing import Any
 
@@ -9,7 +11,8 @@ import jinja2
 from markupsafe import Markup
 
 from dreamcontext_council.resources import templates_dir
-from dreamcontext_council.views.debate_page import DebatePage, status_tone
+from dreamcontext_council.views.debate_page import DebatePage, Section, status_tone
+from dreamcontext_council.views.persona_page import PersonaView
 
 STATIC_FILES = {"dashboard.css": "text/css", "dashboard.js": "text/javascript"}
 # The export is opened from disk: nothing in it may run or fetch anything.
@@ -27,7 +30,75 @@ def html_environment() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.filters["tone"] = lambda status: status_tone(str(status))
+    env.filters["stamped"] = stamped
     return env
+
+
+_PART = re.compile(r'data-part="([a-z0-9-]+)"')
+
+
+def stamped(html: str) -> Markup:
+    """A part of the page with `data-hash`, the digest of its HTML, beside its `data-part`:
+    a live update sends only the parts whose digest the page does not have."""
+    found = _PART.search(html)
+    if found is None:
+        return Markup(html)
+    digest = hashlib.blake2b(html.encode(), digest_size=8).hexdigest()
+    at = found.end()
+    return Markup(f'{html[:at]} data-hash="{digest}"{html[at:]}')
+
+
+def part_digest(html: str) -> tuple[str, str] | None:
+    """The name and digest a stamped part carries."""
+    found = re.search(r'data-part="([a-z0-9-]+)" data-hash="([0-9a-f]+)"', html)
+    return (found.group(1), found.group(2)) if found else None
+
+
+def debate_parts(page: DebatePage) -> list[tuple[str, str, Markup]]:
+    """The page's live parts in page order, each as (name, digest, stamped HTML)."""
+    parts = html_environment().get_template("debate_parts.html.j2").module
+    found = [parts.top(page, False)]  # type: ignore[attr-defined]
+    pair = [parts.outcome(page, False), parts.board(page, False)]  # type: ignore[attr-defined]
+    found += pair if page.complete else pair[::-1]
+    found += [parts.report(page, False), parts.claims(page, False)]  # type: ignore[attr-defined]
+    if page.columns and page.matrix:
+        found.append(parts.matrix_head(page, False))  # type: ignore[attr-defined]
+        found += [parts.matrix_row(page, row, False) for row in page.matrix]  # type: ignore[attr-defined]
+    found += [parts.persona(page, p, False) for p in page.personas]  # type: ignore[attr-defined]
+    found.append(parts.log(page, False))  # type: ignore[attr-defined]
+    result = []
+    for html in found:
+        part = stamped(str(html))
+        named = part_digest(part)
+        assert named is not None, "every part of the debate page carries data-part"
+        result.append((named[0], named[1], part))
+    return result
+
+
+def changed_parts(page: DebatePage, have: list[tuple[str, str]]) -> str | None:
+    """The parts whose digest differs from `have` (the page's parts, in order), each in a
+    `<template data-part>`; None when the page's parts are not the same list of names
+    (a persona or a round appeared): then the whole fragment is needed."""
+    parts = debate_parts(page)
+    if [name for name, _, _ in parts] != [name for name, _ in have]:
+        return None
+    return "".join(
+        f'<template data-part="{name}">{html}</template>'
+        for (name, digest, html), (_, old) in zip(parts, have, strict=True)
+        if digest != old
+    )
+
+
+def entry_html(sections: list[Section]) -> str:
+    """A whole round entry, for a matrix cell opened on a long debate's page."""
+    module = html_environment().get_template("debate_parts.html.j2").module
+    return str(module.entry_sections(sections))  # type: ignore[attr-defined]
+
+
+def transcript_html(persona: PersonaView) -> str:
+    """A persona's whole transcript, for its box opened on a long debate's page."""
+    module = html_environment().get_template("debate_parts.html.j2").module
+    return str(module.transcript(persona))  # type: ignore[attr-defined]
 
 
 def static_text(name: str) -> str:

@@ -58,7 +58,7 @@
     const open = {};
     root.querySelectorAll("details[id]").forEach(function (d) { open[d.id] = d.open; });
     const text = {};
-    root.querySelectorAll("td.cell[id], tr[id]").forEach(function (el) {
+    root.querySelectorAll("td.cell[id], tr[id^='board-']").forEach(function (el) {
       text[el.id] = el.textContent;
     });
     return { open: open, text: text };
@@ -68,11 +68,60 @@
     root.querySelectorAll("details[id]").forEach(function (d) {
       if (Object.prototype.hasOwnProperty.call(state.open, d.id)) d.open = state.open[d.id];
     });
-    root.querySelectorAll("td.cell[id], tr[id]").forEach(function (el) {
+    root.querySelectorAll("td.cell[id], tr[id^='board-']").forEach(function (el) {
       if (state.text[el.id] !== undefined && state.text[el.id] !== el.textContent) {
         el.classList.add("flash");
         setTimeout(function () { el.classList.remove("flash"); }, 1500);
       }
+    });
+  }
+
+  // ---- parts loaded on demand (a long debate's entries and transcripts) --------
+  async function load(details) {
+    if (!details.open || details.dataset.loaded) return;
+    details.dataset.loaded = "loading";
+    const target = details.querySelector(".lazy");
+    try {
+      const response = await fetch(details.dataset.load, { cache: "no-store", headers: { Accept: "text/html" } });
+      if (!response.ok) throw new Error(String(response.status));
+      // Server-rendered and escaped by the template engine; scripts in it never run.
+      if (target) target.innerHTML = await response.text();
+      details.dataset.loaded = "yes";
+    } catch (error) {
+      delete details.dataset.loaded;
+      if (target) target.textContent = "Could not load this part; close and open it to try again.";
+    }
+  }
+
+  function loadOpen() {
+    if (!root) return;
+    root.querySelectorAll("details[data-load]").forEach(function (d) { load(d); });
+  }
+
+  if (root) {
+    // `toggle` does not bubble: listen in the capture phase.
+    root.addEventListener("toggle", function (event) {
+      const details = event.target;
+      if (details instanceof HTMLDetailsElement && details.dataset.load) load(details);
+    }, true);
+  }
+
+  // ---- live updates -----------------------------------------------------------
+  // A debate page sends the digest of each of its parts; the server answers with the
+  // parts that changed only, or with the whole fragment when the parts are not the same.
+  function partsHeld() {
+    return Array.prototype.map.call(root.querySelectorAll("[data-part]"), function (el) {
+      return el.dataset.part + ":" + (el.dataset.hash || "");
+    }).join(",");
+  }
+
+  function swapParts(html) {
+    const holder = document.createElement("template");
+    holder.innerHTML = html;
+    holder.content.querySelectorAll("template[data-part]").forEach(function (part) {
+      const fresh = part.content.firstElementChild;
+      const old = root.querySelector('[data-part="' + CSS.escape(part.dataset.part) + '"]');
+      if (fresh && old) old.replaceWith(fresh);
     });
   }
 
@@ -84,13 +133,20 @@
     if (busy) { again = true; return; }
     busy = true;
     try {
-      const response = await fetch(fragmentUrl, { cache: "no-store", headers: { Accept: "text/html" } });
+      let url = fragmentUrl;
+      if (body.dataset.parts) url += "?have=" + encodeURIComponent(partsHeld());
+      const response = await fetch(url, { cache: "no-store", headers: { Accept: "text/html" } });
       if (response.ok) {
         const html = await response.text();
         const state = snapshotState();
-        // Server-rendered and escaped by the template engine; scripts in it never run.
-        root.innerHTML = html;
+        if (response.headers.get("X-Council-Parts") === "changed") {
+          swapParts(html);
+        } else {
+          // Server-rendered and escaped by the template engine; scripts in it never run.
+          root.innerHTML = html;
+        }
         restoreState(state);
+        loadOpen();
         applyFilters();
         body.dataset.updated = String(Date.now());
       }
