@@ -1,8 +1,8 @@
 """The dashboard as a Starlette app, built apart from the server so tests need no port.
 
 Routes (all GET/HEAD; anything else is 405):
-  /                       the list of debates (search and status filter)
-  /fragment/list          the list's rows, re-fetched on live updates
+  /                       the list of debates, a page at a time (?q=, ?status=, ?page=)
+  /fragment/list          the list's rows for the same parameters, re-fetched on live updates
   /d/{id}                 one debate
   /d/{id}/fragment        the debate's live part, re-fetched on live updates; with
                           ?have=<part>:<digest>,… only the parts that changed
@@ -19,6 +19,7 @@ import asyncio
 import re
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from typing import Any
 
 from markupsafe import Markup
 from starlette.applications import Starlette
@@ -31,7 +32,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from dreamcontext_council.actions.files import DebateFiles
-from dreamcontext_council.actions.run_state import with_run_states
+from dreamcontext_council.actions.run_state import debate_run_state
 from dreamcontext_council.actions.snapshot import DebateSnapshot, load_snapshot
 from dreamcontext_council.dashboard.events import ChangeFeed
 from dreamcontext_council.errors import CouncilError, FormatError, NotFoundError
@@ -43,12 +44,14 @@ from dreamcontext_council.folder.storage import read_text
 from dreamcontext_council.rules.debate import bounded_round
 from dreamcontext_council.views import html
 from dreamcontext_council.views.contained import is_inside
+from dreamcontext_council.views.debate_list import DebateList, debate_list
 from dreamcontext_council.views.debate_page import (
     DebatePage,
     build_debate_page,
     entry_sections,
     is_long,
     persona_transcript,
+    status_tone,
 )
 from dreamcontext_council.views.safe_markdown import render_markdown
 
@@ -153,6 +156,17 @@ def _have(value: str) -> list[tuple[str, str]] | None:
     return found
 
 
+def _run_of(root: Root, entry: dict[str, Any]) -> dict[str, Any] | None:
+    """A listed debate's run state as JSON (reads its run.json unless it is complete)."""
+    debate_id, status = str(entry.get("id")), str(entry.get("status"))
+    try:
+        check_debate_id(debate_id)
+    except CouncilError:
+        return None
+    state = debate_run_state(root.council / debate_id, debate_id, status)
+    return state.to_json() if state else None
+
+
 def _slug(request: Request) -> str:
     try:
         return check_slug(str(request.path_params["slug"]))
@@ -166,15 +180,23 @@ def create_app(
     """The dashboard for one `_dream_context/` root. `allowed_hosts` guards against DNS rebinding."""
     feed = ChangeFeed(root, debounce=debounce)
 
+    def listing(request: Request) -> DebateList:
+        params = request.query_params
+        page = params.get("page", "1")
+        return debate_list(
+            load_index(root),
+            lambda entry: _run_of(root, entry),
+            query=params.get("q", "")[:200],
+            status=params.get("status", ""),
+            page=int(page) if page.isascii() and page.isdigit() and len(page) < 7 else 1,
+            tone_of=status_tone,
+        )
+
     def list_page(request: Request) -> Response:
-        query = request.query_params.get("q", "")
-        status = request.query_params.get("status", "")
-        entries = with_run_states(root, load_index(root))
-        return HTMLResponse(html.list_html(entries, query=query, status=status))
+        return HTMLResponse(html.list_html(listing(request)))
 
     def list_fragment(request: Request) -> Response:
-        entries = with_run_states(root, load_index(root))
-        return HTMLResponse(html.list_html(entries, fragment=True), headers=_no_store())
+        return HTMLResponse(html.list_html(listing(request), fragment=True), headers=_no_store())
 
     def debate_page(request: Request) -> Response:
         debate_id = _debate_id(request)

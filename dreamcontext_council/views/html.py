@@ -11,6 +11,7 @@ import jinja2
 from markupsafe import Markup
 
 from dreamcontext_council.resources import templates_dir
+from dreamcontext_council.views.debate_list import STATUS_FILTERS, DebateList
 from dreamcontext_council.views.debate_page import DebatePage, Section, status_tone
 from dreamcontext_council.views.persona_page import PersonaView
 
@@ -124,17 +125,10 @@ def debate_html(page: DebatePage, *, export: bool = False, fragment: bool = Fals
     return _page("debate.html.j2", export=export, page=page)
 
 
-def list_html(
-    entries: list[dict[str, Any]], *, query: str = "", status: str = "", fragment: bool = False
-) -> str:
-    """The list of debates with its search box and status filter."""
-    rows = [_list_row(e) for e in entries]
-    for row in rows:
-        row["hidden"] = not _matches(row, query, status)
+def list_html(listing: DebateList, *, fragment: bool = False) -> str:
+    """One page of the list of debates, with its search box, status filter and pager."""
     template = "list_rows.html.j2" if fragment else "list.html.j2"
-    return _page(
-        template, export=False, rows=rows, query=query, status=status, filters=STATUS_FILTERS
-    )
+    return _page(template, export=False, listing=listing, filters=STATUS_FILTERS)
 
 
 def knowledge_html(name: str, meta: dict[str, Any], body: Markup, source: str | None) -> str:
@@ -149,50 +143,3 @@ def knowledge_html(name: str, meta: dict[str, Any], body: Markup, source: str | 
 def error_html(status: int, message: str) -> str:
     """A plain error page."""
     return _page("error.html.j2", export=False, status=status, message=message)
-
-
-STATUS_FILTERS = {
-    "": "All statuses",
-    "active": "In progress",
-    "running": "Round running",
-    "stopped": "Run stopped",
-    "complete": "Complete",
-    "promoted": "Promoted",
-    "unpromoted": "Complete, not promoted",
-}
-
-
-def _list_row(entry: dict[str, Any]) -> dict[str, Any]:
-    status = str(entry.get("status") or "")
-    promoted = bool(entry.get("promoted_to_knowledge"))
-    run = entry.get("run")
-    if not isinstance(run, dict):
-        run = {}
-    stopped = run.get("state") == "stopped"
-    groups = ["active"] if status != "complete" else ["complete"]
-    if status.endswith("_running") and not stopped:
-        groups.append("running")
-    if stopped:
-        groups.append("stopped")
-    if status == "complete":
-        groups.append("promoted" if promoted else "unpromoted")
-    return {
-        "id": str(entry.get("id")),
-        "topic": str(entry.get("topic") or ""),
-        "status": status,
-        "tone": "stopped" if stopped else status_tone(status),
-        "run": str(run.get("line") or ""),
-        "round": f"{entry.get('current_round') or 0}/{entry.get('rounds_planned') or '?'}",
-        "promoted": promoted,
-        "updated": str(entry.get("updated_at") or ""),
-        "created": str(entry.get("created_at") or ""),
-        "groups": " ".join(groups),
-        "search": f"{entry.get('id')} {entry.get('topic')} {status} {run.get('state') or ''}".casefold(),
-    }
-
-
-def _matches(row: dict[str, Any], query: str, status: str) -> bool:
-    words = query.casefold().split()
-    if any(word not in row["search"] for word in words):
-        return False
-    return not status or status in row["groups"].split()

@@ -1,4 +1,5 @@
-// The council dashboard: list filtering and live updates from server-sent events.
+// The council dashboard: the list's search, parts loaded on demand, and live updates from
+// server-sent events.
 // No polling: the server pushes a `change` event when a file of the debate changes,
 // and the page re-fetches its server-rendered fragment.
 "use strict";
@@ -14,65 +15,37 @@
     if (indicator) indicator.dataset.state = state;
   }
 
-  // ---- list page: search box and status filter --------------------------------
+  // ---- list page: search and status filter, done on the server ----------------
   const search = document.getElementById("q");
   const statusFilter = document.getElementById("status-filter");
-  const count = document.getElementById("count");
+
+  function listQuery(keepPage) {
+    const params = new URLSearchParams();
+    if (search && search.value) params.set("q", search.value);
+    if (statusFilter && statusFilter.value) params.set("status", statusFilter.value);
+    const count = document.getElementById("count");
+    const page = count ? count.dataset.page : "";
+    if (keepPage && page && page !== "1") params.set("page", page);
+    return params.toString();
+  }
+
+  let typing = null;
 
   function applyFilters() {
-    if (!search || !statusFilter) return;
-    const words = search.value.toLowerCase().split(/\s+/).filter(Boolean);
-    const status = statusFilter.value;
-    let shown = 0;
-    const rows = document.querySelectorAll(".debate-row");
-    rows.forEach(function (row) {
-      const text = row.dataset.search || "";
-      const groups = (row.dataset.groups || "").split(" ");
-      const visible = words.every(function (w) { return text.includes(w); }) &&
-        (!status || groups.includes(status));
-      row.hidden = !visible;
-      if (visible) shown += 1;
-    });
-    const none = document.getElementById("no-match");
-    if (none) none.hidden = shown > 0 || rows.length === 0;
-    if (count) count.textContent = rows.length ? shown + " of " + rows.length : "";
-    const params = new URLSearchParams();
-    if (search.value) params.set("q", search.value);
-    if (status) params.set("status", status);
-    const query = params.toString();
+    const query = listQuery(false);
     history.replaceState(null, "", query ? "?" + query : location.pathname + location.hash);
+    refresh();
   }
 
   if (search && statusFilter) {
-    search.addEventListener("input", applyFilters);
+    search.addEventListener("input", function () {
+      clearTimeout(typing);
+      typing = setTimeout(applyFilters, 120);
+    });
     statusFilter.addEventListener("change", applyFilters);
     search.form.addEventListener("submit", function (event) {
       event.preventDefault();
       applyFilters();
-    });
-    applyFilters();
-  }
-
-  // ---- live updates -----------------------------------------------------------
-  function snapshotState() {
-    const open = {};
-    root.querySelectorAll("details[id]").forEach(function (d) { open[d.id] = d.open; });
-    const text = {};
-    root.querySelectorAll("td.cell[id], tr[id^='board-']").forEach(function (el) {
-      text[el.id] = el.textContent;
-    });
-    return { open: open, text: text };
-  }
-
-  function restoreState(state) {
-    root.querySelectorAll("details[id]").forEach(function (d) {
-      if (Object.prototype.hasOwnProperty.call(state.open, d.id)) d.open = state.open[d.id];
-    });
-    root.querySelectorAll("td.cell[id], tr[id^='board-']").forEach(function (el) {
-      if (state.text[el.id] !== undefined && state.text[el.id] !== el.textContent) {
-        el.classList.add("flash");
-        setTimeout(function () { el.classList.remove("flash"); }, 1500);
-      }
     });
   }
 
@@ -109,6 +82,28 @@
   // ---- live updates -----------------------------------------------------------
   // A debate page sends the digest of each of its parts; the server answers with the
   // parts that changed only, or with the whole fragment when the parts are not the same.
+  function snapshotState() {
+    const open = {};
+    root.querySelectorAll("details[id]").forEach(function (d) { open[d.id] = d.open; });
+    const text = {};
+    root.querySelectorAll("td.cell[id], tr[id^='board-']").forEach(function (el) {
+      text[el.id] = el.textContent;
+    });
+    return { open: open, text: text };
+  }
+
+  function restoreState(state) {
+    root.querySelectorAll("details[id]").forEach(function (d) {
+      if (Object.prototype.hasOwnProperty.call(state.open, d.id)) d.open = state.open[d.id];
+    });
+    root.querySelectorAll("td.cell[id], tr[id^='board-']").forEach(function (el) {
+      if (state.text[el.id] !== undefined && state.text[el.id] !== el.textContent) {
+        el.classList.add("flash");
+        setTimeout(function () { el.classList.remove("flash"); }, 1500);
+      }
+    });
+  }
+
   function partsHeld() {
     return Array.prototype.map.call(root.querySelectorAll("[data-part]"), function (el) {
       return el.dataset.part + ":" + (el.dataset.hash || "");
@@ -135,6 +130,7 @@
     try {
       let url = fragmentUrl;
       if (body.dataset.parts) url += "?have=" + encodeURIComponent(partsHeld());
+      else if (search) url += "?" + listQuery(location.search.includes("page="));
       const response = await fetch(url, { cache: "no-store", headers: { Accept: "text/html" } });
       if (response.ok) {
         const html = await response.text();
@@ -147,7 +143,6 @@
         }
         restoreState(state);
         loadOpen();
-        applyFilters();
         body.dataset.updated = String(Date.now());
       }
     } catch (error) {
