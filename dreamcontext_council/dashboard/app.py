@@ -35,9 +35,9 @@ from dreamcontext_council.actions.files import DebateFiles
 from dreamcontext_council.actions.run_state import debate_run_state
 from dreamcontext_council.actions.snapshot import DebateSnapshot, load_snapshot
 from dreamcontext_council.dashboard.events import ChangeFeed
+from dreamcontext_council.dashboard.index_cache import IndexCache
 from dreamcontext_council.errors import CouncilError, FormatError, NotFoundError
 from dreamcontext_council.folder import frontmatter_io
-from dreamcontext_council.folder.index import load_index
 from dreamcontext_council.folder.names import check_debate_id, check_slug
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.storage import read_text
@@ -179,12 +179,13 @@ def create_app(
 ) -> Starlette:
     """The dashboard for one `_dream_context/` root. `allowed_hosts` guards against DNS rebinding."""
     feed = ChangeFeed(root, debounce=debounce)
+    index = IndexCache(root)
 
     def listing(request: Request) -> DebateList:
         params = request.query_params
         page = params.get("page", "1")
         return debate_list(
-            load_index(root),
+            index.entries(),
             lambda entry: _run_of(root, entry),
             query=params.get("q", "")[:200],
             status=params.get("status", ""),
