@@ -35,7 +35,9 @@ def html_environment() -> jinja2.Environment:
     return env
 
 
-_PART = re.compile(r'data-part="([a-z0-9-]+)"')
+# The name is as the template escaped it: a hand-edited slug cannot hold a quote here.
+_PART = re.compile(r'data-part="([^"]*)"')
+_STAMPED = re.compile(r'data-part="([^"]*)" data-hash="([0-9a-f]+)"')
 
 
 def stamped(html: str) -> Markup:
@@ -51,7 +53,7 @@ def stamped(html: str) -> Markup:
 
 def part_digest(html: str) -> tuple[str, str] | None:
     """The name and digest a stamped part carries."""
-    found = re.search(r'data-part="([a-z0-9-]+)" data-hash="([0-9a-f]+)"', html)
+    found = _STAMPED.search(html)
     return (found.group(1), found.group(2)) if found else None
 
 

@@ -229,3 +229,21 @@ def test_the_list_sends_one_page_searched_on_the_server(tmp_path: Path) -> None:
         assert found.count('class="debate-row"') == 1 and ids[117] in found
         assert client.get("/", params={"page": "99"}).text.count('class="debate-row"') == 20
         assert client.get("/", params={"page": "x"}).status_code == 200
+
+
+def test_a_hand_edited_slug_cannot_break_out_of_its_part(
+    reference_root: Root, client_reference: TestClient
+) -> None:
+    verdicts = reference_root.debate(REFERENCE_ID).folder / "verdicts.json"
+    data = json.loads(verdicts.read_text())
+    hostile = 'x"><img src=x onerror=alert(1)>'
+    data["rounds"]["1"][hostile] = {"stance": "A", "conviction": 50, "headline": "h"}
+    verdicts.write_text(json.dumps(data))
+    page = client_reference.get(f"/d/{REFERENCE_ID}")
+    assert page.status_code == 200 and "<img" not in page.text
+    held = re.findall(r'data-part="([^"]*)" data-hash="([0-9a-f]+)"', page.text)
+    assert "row-x&#34;&gt;&lt;img src=x onerror=alert(1)&gt;" in {n for n, _ in held}
+    have = ",".join(f"{name}:{digest}" for name, digest in held)
+    fragment = client_reference.get(f"/d/{REFERENCE_ID}/fragment", params={"have": have})
+    assert fragment.status_code == 200 and "<img" not in fragment.text
+    assert 'id="cell-risk-auditor-1"' in fragment.text  # the whole fragment, not parts
