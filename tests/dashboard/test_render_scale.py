@@ -20,6 +20,7 @@ from dreamcontext_council.dashboard import create_app
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.run_record import begin_run, record_stop
 from dreamcontext_council.views.debate_page import build_debate_page
+from dreamcontext_council.views.export import export_html
 from dreamcontext_council.views.html import debate_html
 
 from .big_debates import long_debate, many_debates
@@ -120,9 +121,15 @@ def test_a_long_debate_page_loads_entries_and_transcripts_on_demand(
         assert long_client.get(missing).status_code == 404, missing
 
 
-def test_a_short_debate_and_its_export_stay_whole(client_reference: TestClient) -> None:
+def test_a_short_debate_page_and_a_long_debates_export_stay_whole(
+    client_reference: TestClient, long_root: tuple[Root, str]
+) -> None:
     page = client_reference.get(f"/d/{REFERENCE_ID}").text
     assert "data-load=" not in page and "<h4>Reasoning</h4>" in page
+    root, debate_id = long_root
+    exported = export_html(load_snapshot(root, debate_id))
+    assert "data-load=" not in exported
+    assert exported.count("Point 40:") == 2 * 3 * 2  # each entry in its cell and transcript
 
 
 @pytest.fixture
