@@ -14,9 +14,10 @@ import pytest
 from markdown_it import MarkdownIt
 from starlette.testclient import TestClient
 
-from dreamcontext_council import record_verdict
+from dreamcontext_council import new_debate, record_verdict
 from dreamcontext_council.actions.snapshot import load_snapshot
 from dreamcontext_council.dashboard import create_app
+from dreamcontext_council.dashboard.index_cache import IndexCache
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.run_record import begin_run, record_stop
 from dreamcontext_council.views.debate_page import build_debate_page
@@ -254,3 +255,20 @@ def test_a_hand_edited_slug_cannot_break_out_of_its_part(
     fragment = client_reference.get(f"/d/{REFERENCE_ID}/fragment", params={"have": have})
     assert fragment.status_code == 200 and "<img" not in fragment.text
     assert 'id="cell-risk-auditor-1"' in fragment.text  # the whole fragment, not parts
+
+
+def test_the_list_reuses_the_checked_index_until_the_root_changes(tmp_path: Path) -> None:
+    root, ids = many_debates(tmp_path, 3)
+    index = IndexCache(root, max_age=3600)
+    first = index.entries()
+    assert [e["id"] for e in first] == ids
+    assert index.entries() is first  # no folder walk while nothing changed
+    added = new_debate(root, "A fourth question?").id
+    assert added in [e["id"] for e in index.entries()]
+    # A hand edit no command put in the index shows once the cache is older than max_age.
+    debate_md = root.debate(ids[0]).debate_md
+    debate_md.write_text(debate_md.read_text().replace("status: complete", "status: synthesizing"))
+    held = index.entries()
+    assert held[-3]["status"] == "complete"  # within max_age the cache still holds
+    index.max_age = 0
+    assert index.entries()[-3]["status"] == "synthesizing"
