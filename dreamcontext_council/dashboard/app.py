@@ -1,10 +1,13 @@
 """The dashboard as a Starlette app, built apart from the server so tests need no port.
 
 Routes (all GET/HEAD; anything else is 405):
-  /                       the list of debates (search and status filter)
-  /fragment/list          the list's rows, re-fetched on live updates
+  /                       the list of debates, a page at a time (?q=, ?status=, ?page=)
+  /fragment/list          the list's rows for the same parameters, re-fetched on live updates
   /d/{id}                 one debate
-  /d/{id}/fragment        the debate's live part, re-fetched on live updates
+  /d/{id}/fragment        the debate's live part, re-fetched on live updates; with
+                          ?have=<part>:<digest>,… only the parts that changed
+  /d/{id}/entry/{slug}/{n}   one whole round entry, loaded when opened (long debates)
+  /d/{id}/transcript/{slug}  one persona's transcript, loaded when opened (long debates)
   /events, /events/{id}   server-sent events when files change
   /knowledge/{name}       a promoted knowledge doc, read-only
   /static/{name}          the dashboard's own CSS and JS
@@ -16,6 +19,7 @@ import asyncio
 import re
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from typing import Any
 
 from markupsafe import Markup
 from starlette.applications import Starlette
@@ -28,18 +32,27 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from dreamcontext_council.actions.files import DebateFiles
-from dreamcontext_council.actions.run_state import with_run_states
+from dreamcontext_council.actions.run_state import debate_run_state
 from dreamcontext_council.actions.snapshot import DebateSnapshot, load_snapshot
 from dreamcontext_council.dashboard.events import ChangeFeed
+from dreamcontext_council.dashboard.index_cache import IndexCache
 from dreamcontext_council.errors import CouncilError, FormatError, NotFoundError
 from dreamcontext_council.folder import frontmatter_io
-from dreamcontext_council.folder.index import load_index
 from dreamcontext_council.folder.names import check_debate_id, check_slug
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.storage import read_text
+from dreamcontext_council.rules.debate import bounded_round
 from dreamcontext_council.views import html
 from dreamcontext_council.views.contained import is_inside
-from dreamcontext_council.views.debate_page import DebatePage, build_debate_page
+from dreamcontext_council.views.debate_list import DebateList, debate_list
+from dreamcontext_council.views.debate_page import (
+    DebatePage,
+    build_debate_page,
+    entry_sections,
+    is_long,
+    persona_transcript,
+    status_tone,
+)
 from dreamcontext_council.views.safe_markdown import render_markdown
 
 CSP = (
@@ -110,14 +123,55 @@ def _debate_id(request: Request) -> str:
         raise HTTPException(404, "No such debate: debate ids look like council_AbC12345.") from None
 
 
-def _page_for(root: Root, debate_id: str) -> DebatePage:
-    """The debate's page; a file that is refused or does not parse gives an error card."""
+def _snapshot_for(root: Root, debate_id: str) -> DebateSnapshot:
+    """The debate's files; a file that is refused or does not parse gives an error card."""
     try:
-        return build_debate_page(contained_snapshot(root, debate_id))
+        return contained_snapshot(root, debate_id)
     except NotFoundError:
         raise HTTPException(404, f"No debate {debate_id} under this root.") from None
     except CouncilError as exc:
         raise HTTPException(500, f"{debate_id} cannot be shown: {exc}") from None
+
+
+def _page_for(root: Root, debate_id: str) -> DebatePage:
+    """The debate's live page: a long debate's entries and transcripts load on demand."""
+    snapshot = _snapshot_for(root, debate_id)
+    try:
+        return build_debate_page(snapshot, on_demand=is_long(snapshot))
+    except CouncilError as exc:
+        raise HTTPException(500, f"{debate_id} cannot be shown: {exc}") from None
+
+
+_HAVE = re.compile(r"([a-z0-9-]{1,80}):([0-9a-f]{0,32})")
+
+
+def _have(value: str) -> list[tuple[str, str]] | None:
+    """`have=top:1a2b,board:3c4d`: the parts a page holds, in order; None if malformed."""
+    found = []
+    for item in value.split(",")[:500]:
+        match = _HAVE.fullmatch(item)
+        if match is None:
+            return None
+        found.append((match.group(1), match.group(2)))
+    return found
+
+
+def _run_of(root: Root, entry: dict[str, Any]) -> dict[str, Any] | None:
+    """A listed debate's run state as JSON (reads its run.json unless it is complete)."""
+    debate_id, status = str(entry.get("id")), str(entry.get("status"))
+    try:
+        check_debate_id(debate_id)
+    except CouncilError:
+        return None
+    state = debate_run_state(root.council / debate_id, debate_id, status)
+    return state.to_json() if state else None
+
+
+def _slug(request: Request) -> str:
+    try:
+        return check_slug(str(request.path_params["slug"]))
+    except CouncilError:
+        raise HTTPException(404, "No such persona.") from None
 
 
 def create_app(
@@ -125,25 +179,57 @@ def create_app(
 ) -> Starlette:
     """The dashboard for one `_dream_context/` root. `allowed_hosts` guards against DNS rebinding."""
     feed = ChangeFeed(root, debounce=debounce)
+    index = IndexCache(root)
+
+    def listing(request: Request) -> DebateList:
+        params = request.query_params
+        page = params.get("page", "1")
+        return debate_list(
+            index.entries(),
+            lambda entry: _run_of(root, entry),
+            query=params.get("q", "")[:200],
+            status=params.get("status", ""),
+            page=int(page) if page.isascii() and page.isdigit() and len(page) < 7 else 1,
+            tone_of=status_tone,
+        )
 
     def list_page(request: Request) -> Response:
-        query = request.query_params.get("q", "")
-        status = request.query_params.get("status", "")
-        entries = with_run_states(root, load_index(root))
-        return HTMLResponse(html.list_html(entries, query=query, status=status))
+        return HTMLResponse(html.list_html(listing(request)))
 
     def list_fragment(request: Request) -> Response:
-        entries = with_run_states(root, load_index(root))
-        return HTMLResponse(html.list_html(entries, fragment=True), headers=_no_store())
+        return HTMLResponse(html.list_html(listing(request), fragment=True), headers=_no_store())
 
     def debate_page(request: Request) -> Response:
         debate_id = _debate_id(request)
         return HTMLResponse(html.debate_html(_page_for(root, debate_id)))
 
     def debate_fragment(request: Request) -> Response:
+        """The live part; with `have`, only the parts whose digest the page lacks."""
         debate_id = _debate_id(request)
         page = _page_for(root, debate_id)
+        have = _have(request.query_params.get("have", ""))
+        if have:
+            changed = html.changed_parts(page, have)
+            if changed is not None:
+                return HTMLResponse(changed, headers=_no_store() | {"X-Council-Parts": "changed"})
         return HTMLResponse(html.debate_html(page, fragment=True), headers=_no_store())
+
+    def entry_fragment(request: Request) -> Response:
+        debate_id, slug = _debate_id(request), _slug(request)
+        number = bounded_round(str(request.path_params["number"]))
+        if number is None:
+            raise HTTPException(404, "No such round.")
+        sections = entry_sections(_snapshot_for(root, debate_id), slug, number)
+        if not sections:
+            raise HTTPException(404, f"{slug} has no entry for round {number}.")
+        return HTMLResponse(html.entry_html(sections), headers=_no_store())
+
+    def transcript_fragment(request: Request) -> Response:
+        debate_id, slug = _debate_id(request), _slug(request)
+        persona = persona_transcript(_snapshot_for(root, debate_id), slug)
+        if persona is None:
+            raise HTTPException(404, f"No persona {slug} in {debate_id}.")
+        return HTMLResponse(html.transcript_html(persona), headers=_no_store())
 
     async def list_events(request: Request) -> Response:
         return _event_stream(feed, None)
@@ -207,6 +293,8 @@ def create_app(
             Route("/fragment/list", list_fragment),
             Route("/d/{debate_id}", debate_page),
             Route("/d/{debate_id}/fragment", debate_fragment),
+            Route("/d/{debate_id}/entry/{slug}/{number}", entry_fragment),
+            Route("/d/{debate_id}/transcript/{slug}", transcript_fragment),
             Route("/events", list_events),
             Route("/events/{debate_id}", debate_events),
             Route("/knowledge/{name}", knowledge_page),

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from markupsafe import Markup
 
-from dreamcontext_council.actions.snapshot import DebateSnapshot
+from dreamcontext_council.actions.snapshot import DebateSnapshot, PersonaSnapshot
 from dreamcontext_council.rules import metrics
 from dreamcontext_council.rules.debate import MAX_ROUNDS
 from dreamcontext_council.rules.diversity import diversity
@@ -36,6 +36,9 @@ from dreamcontext_council.views.safe_markdown import (
 )
 
 TONES = 8
+# Past this much entry text the live page leaves whole entries and transcripts out and
+# loads them on demand: a 10-persona, 4-round debate of 20 KB entries is about 800 KB.
+ON_DEMAND_BYTES = 200_000
 
 
 @dataclass(frozen=True)
@@ -127,7 +130,8 @@ class DebatePage:
     columns: list[RoundColumn]
     matrix: list[MatrixRow]
     personas: list[PersonaView]
-    report: list[ReportCard]
+    outcome: list[ReportCard]  # the Verdict and the decision card: what the page opens with
+    report: list[ReportCard]  # the report's other sections
     claims: ClaimsLedger | None
     knowledge: str | None  # file name under knowledge/, when promoted and safe to link
     knowledge_path: str | None  # the recorded path, as text
@@ -136,6 +140,11 @@ class DebatePage:
     models: str = ""  # model diversity: providers and families on the council
     run_state: str = ""  # `running` or `stopped` while a `council run` drives it or stopped short
     run_line: str = ""  # `stopped: <reason>, resume with dreamcontext council run <id>`
+    on_demand: bool = False  # whole entries and transcripts are fetched when opened
+
+    @property
+    def complete(self) -> bool:
+        return self.status == "complete"
 
 
 def status_tone(status: str) -> str:
@@ -202,8 +211,53 @@ def _entry_sections(entry: RoundEntry, targets: LinkTargets) -> list[Section]:
     return result
 
 
+def is_long(snapshot: DebateSnapshot) -> bool:
+    """Whether the debate's entries are long enough to load on demand on the live page."""
+    return sum(len(e.body) for p in snapshot.personas for e in p.entries) > ON_DEMAND_BYTES
+
+
+def link_targets(snapshot: DebateSnapshot) -> LinkTargets:
+    """What citations and mentions on this debate's page may link to."""
+    return LinkTargets.of(_persona_slugs(snapshot), _rounds(snapshot))
+
+
+def entry_sections(snapshot: DebateSnapshot, slug: str, number: int) -> list[Section]:
+    """One persona's whole entry for one round, as the matrix cell shows it when opened."""
+    persona = snapshot.persona(slug)
+    entry = persona.entry(number) if persona else None
+    return _entry_sections(entry, link_targets(snapshot)) if entry else []
+
+
+def persona_transcript(snapshot: DebateSnapshot, slug: str) -> PersonaView | None:
+    """One persona with its whole transcript rendered, for the on-demand part of the page."""
+    persona = snapshot.persona(slug)
+    return _persona_view(persona, snapshot, link_targets(snapshot)) if persona else None
+
+
+def _persona_view(
+    persona: PersonaSnapshot, snapshot: DebateSnapshot, targets: LinkTargets, *, render: bool = True
+) -> PersonaView:
+    persona_html, steps = transcript(persona, targets, render=render)
+    context = persona.context
+    return PersonaView(
+        slug=persona.slug,
+        anchor=persona_anchor(persona.slug),
+        model=context.model if context else None,
+        aspects=list(context.aspects) if context else [],
+        persona_html=persona_html,
+        transcript=steps,
+        research=research_views(persona, snapshot),
+        rounds_reported=len(persona.entries),
+    )
+
+
 def _matrix(
-    snapshot: DebateSnapshot, stances: _Stances, rounds: list[int], targets: LinkTargets
+    snapshot: DebateSnapshot,
+    stances: _Stances,
+    rounds: list[int],
+    targets: LinkTargets,
+    *,
+    whole: bool,
 ) -> list[MatrixRow]:
     verdicts = snapshot.verdicts
     rows = []
@@ -227,7 +281,7 @@ def _matrix(
                     shift=metrics.shift(previous, verdict) if verdict else "·",
                     date=entry.date if entry else None,
                     summary=_entry_markdown(summary, targets) if summary else None,
-                    sections=_entry_sections(entry, targets) if entry else [],
+                    sections=_entry_sections(entry, targets) if entry and whole else [],
                 )
             )
         rows.append(MatrixRow(slug, persona_anchor(slug), cells))
@@ -241,8 +295,11 @@ def _persona_slugs(snapshot: DebateSnapshot) -> list[str]:
     return slugs
 
 
-def build_debate_page(snapshot: DebateSnapshot) -> DebatePage:
-    """The debate page for a snapshot (pure apart from reading notes, report and claims)."""
+def build_debate_page(snapshot: DebateSnapshot, *, on_demand: bool = False) -> DebatePage:
+    """The debate page for a snapshot (pure apart from reading notes, report and claims).
+
+    `on_demand` leaves whole entries and transcripts out: the live page fetches them
+    (`entry_sections`, `persona_transcript`) when they are opened."""
     debate = snapshot.debate
     stances = _Stances(snapshot)
     rounds = _rounds(snapshot)
@@ -262,22 +319,12 @@ def build_debate_page(snapshot: DebateSnapshot) -> DebatePage:
                 stances.get(lead),
             )
         )
-    personas = []
-    for persona in snapshot.personas:
-        persona_html, steps = transcript(persona, targets)
-        context = persona.context
-        personas.append(
-            PersonaView(
-                slug=persona.slug,
-                anchor=persona_anchor(persona.slug),
-                model=context.model if context else None,
-                aspects=list(context.aspects) if context else [],
-                persona_html=persona_html,
-                transcript=steps,
-                research=research_views(persona, snapshot),
-                rounds_reported=len(persona.entries),
-            )
-        )
+    personas = [
+        _persona_view(persona, snapshot, targets, render=not on_demand)
+        for persona in snapshot.personas
+    ]
+    cards = report_cards(snapshot, targets)
+    claims = claims_ledger(snapshot, targets)
     status = str(debate.status)
     run = snapshot.run_state()
     created = debate.meta.get("created_at")
@@ -322,14 +369,21 @@ def build_debate_page(snapshot: DebateSnapshot) -> DebatePage:
             for t in figures.tally
         ],
         columns=columns,
-        matrix=_matrix(snapshot, stances, rounds, targets),
+        matrix=_matrix(snapshot, stances, rounds, targets, whole=not on_demand),
         personas=personas,
-        report=report_cards(snapshot, targets),
-        claims=claims_ledger(snapshot, targets),
+        outcome=[card for card in cards if card.lead or card.decision],
+        # One claims ledger: claims.json's, with its flags, when the engine wrote it.
+        report=[
+            card
+            for card in cards
+            if not (card.lead or card.decision or (claims is not None and card.ledger))
+        ],
+        claims=claims,
         knowledge=(found.name if (found := knowledge_file(snapshot)) else None),
         knowledge_path=debate.promoted,
         round_log=render_markdown(snapshot.log, None),
         persona_slugs=slugs,
         run_state=run.state if run else "",
         run_line=run.line() if run else "",
+        on_demand=on_demand,
     )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import re
 from functools import cache
 from typing import Any
 
@@ -9,7 +11,9 @@ import jinja2
 from markupsafe import Markup
 
 from dreamcontext_council.resources import templates_dir
-from dreamcontext_council.views.debate_page import DebatePage, status_tone
+from dreamcontext_council.views.debate_list import STATUS_FILTERS, DebateList
+from dreamcontext_council.views.debate_page import DebatePage, Section, status_tone
+from dreamcontext_council.views.persona_page import PersonaView
 
 STATIC_FILES = {"dashboard.css": "text/css", "dashboard.js": "text/javascript"}
 # The export is opened from disk: nothing in it may run or fetch anything.
@@ -27,7 +31,77 @@ def html_environment() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.filters["tone"] = lambda status: status_tone(str(status))
+    env.filters["stamped"] = stamped
     return env
+
+
+# The name is as the template escaped it: a hand-edited slug cannot hold a quote here.
+_PART = re.compile(r'data-part="([^"]*)"')
+_STAMPED = re.compile(r'data-part="([^"]*)" data-hash="([0-9a-f]+)"')
+
+
+def stamped(html: str) -> Markup:
+    """A part of the page with `data-hash`, the digest of its HTML, beside its `data-part`:
+    a live update sends only the parts whose digest the page does not have."""
+    found = _PART.search(html)
+    if found is None:
+        return Markup(html)
+    digest = hashlib.blake2b(html.encode(), digest_size=8).hexdigest()
+    at = found.end()
+    return Markup(f'{html[:at]} data-hash="{digest}"{html[at:]}')
+
+
+def part_digest(html: str) -> tuple[str, str] | None:
+    """The name and digest a stamped part carries."""
+    found = _STAMPED.search(html)
+    return (found.group(1), found.group(2)) if found else None
+
+
+def debate_parts(page: DebatePage) -> list[tuple[str, str, Markup]]:
+    """The page's live parts in page order, each as (name, digest, stamped HTML)."""
+    parts = html_environment().get_template("debate_parts.html.j2").module
+    found = [parts.top(page, False)]  # type: ignore[attr-defined]
+    pair = [parts.outcome(page, False), parts.board(page, False)]  # type: ignore[attr-defined]
+    found += pair if page.complete else pair[::-1]
+    found += [parts.report(page, False), parts.claims(page, False)]  # type: ignore[attr-defined]
+    if page.columns and page.matrix:
+        found.append(parts.matrix_head(page, False))  # type: ignore[attr-defined]
+        found += [parts.matrix_row(page, row, False) for row in page.matrix]  # type: ignore[attr-defined]
+    found += [parts.persona(page, p, False) for p in page.personas]  # type: ignore[attr-defined]
+    found.append(parts.log(page, False))  # type: ignore[attr-defined]
+    result = []
+    for html in found:
+        part = stamped(str(html))
+        named = part_digest(part)
+        assert named is not None, "every part of the debate page carries data-part"
+        result.append((named[0], named[1], part))
+    return result
+
+
+def changed_parts(page: DebatePage, have: list[tuple[str, str]]) -> str | None:
+    """The parts whose digest differs from `have` (the page's parts, in order), each in a
+    `<template data-part>`; None when the page's parts are not the same list of names
+    (a persona or a round appeared): then the whole fragment is needed."""
+    parts = debate_parts(page)
+    if [name for name, _, _ in parts] != [name for name, _ in have]:
+        return None
+    return "".join(
+        f'<template data-part="{name}">{html}</template>'
+        for (name, digest, html), (_, old) in zip(parts, have, strict=True)
+        if digest != old
+    )
+
+
+def entry_html(sections: list[Section]) -> str:
+    """A whole round entry, for a matrix cell opened on a long debate's page."""
+    module = html_environment().get_template("debate_parts.html.j2").module
+    return str(module.entry_sections(sections))  # type: ignore[attr-defined]
+
+
+def transcript_html(persona: PersonaView) -> str:
+    """A persona's whole transcript, for its box opened on a long debate's page."""
+    module = html_environment().get_template("debate_parts.html.j2").module
+    return str(module.transcript(persona))  # type: ignore[attr-defined]
 
 
 def static_text(name: str) -> str:
@@ -53,17 +127,10 @@ def debate_html(page: DebatePage, *, export: bool = False, fragment: bool = Fals
     return _page("debate.html.j2", export=export, page=page)
 
 
-def list_html(
-    entries: list[dict[str, Any]], *, query: str = "", status: str = "", fragment: bool = False
-) -> str:
-    """The list of debates with its search box and status filter."""
-    rows = [_list_row(e) for e in entries]
-    for row in rows:
-        row["hidden"] = not _matches(row, query, status)
+def list_html(listing: DebateList, *, fragment: bool = False) -> str:
+    """One page of the list of debates, with its search box, status filter and pager."""
     template = "list_rows.html.j2" if fragment else "list.html.j2"
-    return _page(
-        template, export=False, rows=rows, query=query, status=status, filters=STATUS_FILTERS
-    )
+    return _page(template, export=False, listing=listing, filters=STATUS_FILTERS)
 
 
 def knowledge_html(name: str, meta: dict[str, Any], body: Markup, source: str | None) -> str:
@@ -78,50 +145,3 @@ def knowledge_html(name: str, meta: dict[str, Any], body: Markup, source: str | 
 def error_html(status: int, message: str) -> str:
     """A plain error page."""
     return _page("error.html.j2", export=False, status=status, message=message)
-
-
-STATUS_FILTERS = {
-    "": "All statuses",
-    "active": "In progress",
-    "running": "Round running",
-    "stopped": "Run stopped",
-    "complete": "Complete",
-    "promoted": "Promoted",
-    "unpromoted": "Complete, not promoted",
-}
-
-
-def _list_row(entry: dict[str, Any]) -> dict[str, Any]:
-    status = str(entry.get("status") or "")
-    promoted = bool(entry.get("promoted_to_knowledge"))
-    run = entry.get("run")
-    if not isinstance(run, dict):
-        run = {}
-    stopped = run.get("state") == "stopped"
-    groups = ["active"] if status != "complete" else ["complete"]
-    if status.endswith("_running") and not stopped:
-        groups.append("running")
-    if stopped:
-        groups.append("stopped")
-    if status == "complete":
-        groups.append("promoted" if promoted else "unpromoted")
-    return {
-        "id": str(entry.get("id")),
-        "topic": str(entry.get("topic") or ""),
-        "status": status,
-        "tone": "stopped" if stopped else status_tone(status),
-        "run": str(run.get("line") or ""),
-        "round": f"{entry.get('current_round') or 0}/{entry.get('rounds_planned') or '?'}",
-        "promoted": promoted,
-        "updated": str(entry.get("updated_at") or ""),
-        "created": str(entry.get("created_at") or ""),
-        "groups": " ".join(groups),
-        "search": f"{entry.get('id')} {entry.get('topic')} {status} {run.get('state') or ''}".casefold(),
-    }
-
-
-def _matches(row: dict[str, Any], query: str, status: str) -> bool:
-    words = query.casefold().split()
-    if any(word not in row["search"] for word in words):
-        return False
-    return not status or status in row["groups"].split()

@@ -115,9 +115,16 @@ def research_views(persona: PersonaSnapshot, snapshot: DebateSnapshot) -> list[R
 
 
 def transcript(
-    persona: PersonaSnapshot, targets: LinkTargets
+    persona: PersonaSnapshot, targets: LinkTargets, *, render: bool = True
 ) -> tuple[Markup | None, list[TranscriptItem]]:
-    """The persona text, then panels and round entries in round order."""
+    """The persona text, then panels and round entries in round order; without `render`
+    the steps are listed with empty bodies (the page loads them on demand)."""
+
+    def rendered(text: str) -> Markup:
+        if not render:
+            return Markup("")
+        return render_markdown(text, targets, heading_floor=ENTRY_HEADING_FLOOR)
+
     context = persona.context
     items: list[TranscriptItem] = []
     persona_html = None
@@ -125,19 +132,22 @@ def transcript(
     if context is not None:
         for n, section in enumerate(sections(context.body, 2)):
             title = normalize_title(section.title)
-            html = render_markdown(section.body, targets, heading_floor=ENTRY_HEADING_FLOOR)
             anchor = f"panel-{persona.slug}-{n}"
             if title == "persona":
-                persona_html = html
+                persona_html = render_markdown(
+                    section.body, targets, heading_floor=ENTRY_HEADING_FLOOR
+                )
                 continue
             match = _ROUND_SECTION.fullmatch(title)
             number = bounded_round(match.group(1)) if match else None
             if number is not None:
                 kind = "directives" if "directives" in title else "cross-context"
-                item = TranscriptItem(kind, number, section.title, html, anchor)
+                item = TranscriptItem(kind, number, section.title, rendered(section.body), anchor)
                 by_round.setdefault(number, []).append(item)
             else:
-                items.append(TranscriptItem("note", None, section.title, html, anchor))
+                items.append(
+                    TranscriptItem("note", None, section.title, rendered(section.body), anchor)
+                )
     entries = {e.round: e for e in persona.entries}
     for number in sorted(set(by_round) | set(entries)):
         items += by_round.get(number, [])
@@ -149,7 +159,7 @@ def transcript(
                     "entry",
                     number,
                     title,
-                    render_markdown(entry.body, targets, heading_floor=ENTRY_HEADING_FLOOR),
+                    rendered(entry.body),
                     f"entry-{persona.slug}-{number}",
                 )
             )

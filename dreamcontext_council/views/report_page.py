@@ -10,6 +10,7 @@ from typing import Any
 from markupsafe import Markup
 
 from dreamcontext_council.actions.snapshot import DebateSnapshot
+from dreamcontext_council.engine.claims import DissentFlag
 from dreamcontext_council.errors import FormatError
 from dreamcontext_council.folder import frontmatter_io
 from dreamcontext_council.folder.names import slugify
@@ -33,6 +34,16 @@ class ReportCard:
     def wide(self) -> bool:
         """Tables need the full width of the page."""
         return "<table" in self.html
+
+    @property
+    def decision(self) -> bool:
+        """The synthesizer's decision card, shown beside the Verdict when present."""
+        return normalize_title(self.title) == "decision card"
+
+    @property
+    def ledger(self) -> bool:
+        """The report's own claims ledger, which claims.json shows in full when it is there."""
+        return normalize_title(self.title) == "claims ledger"
 
 
 @dataclass(frozen=True)
@@ -101,11 +112,26 @@ def _names(value: Any) -> list[str]:
 
 
 def _text_of(value: Any) -> str:
+    if isinstance(value, dict) and "persona" in value and "claim" not in value:
+        return _flag_line(value)
     if isinstance(value, dict):
         main = value.get("claim") or value.get("text") or value.get("id") or ""
         reason = value.get("reason") or value.get("why")
         return f"{main} — {reason}" if reason else str(main)
     return str(value)
+
+
+def _flag_line(flag: dict[str, Any]) -> str:
+    """A dissent flag as the report words it: `slug dissents on 2 of 3 claims (66.7%)`."""
+    try:
+        return DissentFlag(
+            str(flag["persona"]),
+            float(flag.get("share", 0)),
+            int(flag.get("claims_challenged", 0)),
+            int(flag.get("total", 0)),
+        ).message
+    except (TypeError, ValueError):
+        return f"{flag['persona']} dissents"
 
 
 def claims_ledger(snapshot: DebateSnapshot, targets: LinkTargets) -> ClaimsLedger | None:

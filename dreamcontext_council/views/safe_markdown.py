@@ -8,9 +8,11 @@ made on markdown-it's token stream, so the text they wrap is escaped like any ot
 from __future__ import annotations
 
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Collection
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from urllib.parse import urlsplit
 
 from markdown_it import MarkdownIt
@@ -58,10 +60,16 @@ class LinkTargets:
         return cls(frozenset(personas), frozenset(rounds))
 
     def citation_pattern(self) -> re.Pattern[str] | None:
-        if not self.personas:
-            return None
-        names = "|".join(re.escape(p) for p in sorted(self.personas, key=len, reverse=True))
-        return re.compile(rf"(?<![\w-])({names}) (R\d+(?:\+R\d+)*)(?![\w-])")
+        """The pattern of `slug R1+R2` citations, built once per set of personas."""
+        return _citation_pattern(self.personas)
+
+
+@lru_cache(maxsize=64)
+def _citation_pattern(personas: frozenset[str]) -> re.Pattern[str] | None:
+    if not personas:
+        return None
+    names = "|".join(re.escape(p) for p in sorted(personas, key=len, reverse=True))
+    return re.compile(rf"(?<![\w-])({names}) (R\d+(?:\+R\d+)*)(?![\w-])")
 
 
 def _link(href: str, css: str, text: str) -> list[Token]:
@@ -144,7 +152,7 @@ def _council_links(state: StateCore) -> None:
         if not isinstance(targets, LinkTargets):
             continue
         children = _mentions(children, targets)
-        pattern = targets.citation_pattern()
+        pattern = state.env.get("pattern")
         if pattern is not None:
             linked: list[Token] = []
             inside_link = 0
@@ -170,6 +178,49 @@ def _parser() -> MarkdownIt:
     return md
 
 
+class RenderedCache:
+    """Rendered markdown by its source text, what it may link to and its heading floor.
+
+    Keyed by the text itself, not by the file it came from: an edit that keeps a file's
+    size and mtime still renders anew, and the same entry read twice renders once. Least
+    recently used texts go first once the sources held pass `limit` characters."""
+
+    def __init__(self, limit: int = 16_000_000) -> None:
+        self.limit = limit
+        self._held = 0
+        self._items: OrderedDict[tuple[str, LinkTargets | None, int], Markup] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, LinkTargets | None, int]) -> Markup | None:
+        with self._lock:
+            found = self._items.get(key)
+            if found is not None:
+                self._items.move_to_end(key)
+            return found
+
+    def put(self, key: tuple[str, LinkTargets | None, int], html: Markup) -> None:
+        if len(key[0]) > self.limit:
+            return
+        with self._lock:
+            if key not in self._items:
+                self._held += len(key[0])
+            self._items[key] = html
+            while self._held > self.limit:
+                old, _ = self._items.popitem(last=False)
+                self._held -= len(old[0])
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+            self._held = 0
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+_RENDERED = RenderedCache()
+
+
 # Round entries and persona panels sit under the page's round and persona headings.
 ENTRY_HEADING_FLOOR = 3
 
@@ -179,5 +230,11 @@ def render_markdown(
 ) -> Markup:
     """Safe HTML for untrusted markdown: raw HTML is shown as text, links are checked, and
     no heading renders above `<h{heading_floor}>`."""
-    env = {"targets": targets, "heading_floor": heading_floor}
-    return Markup(_parser().render(text, env))
+    key = (text, targets, heading_floor)
+    found = _RENDERED.get(key)
+    if found is None:
+        pattern = targets.citation_pattern() if targets is not None else None
+        env = {"targets": targets, "heading_floor": heading_floor, "pattern": pattern}
+        found = Markup(_parser().render(text, env))
+        _RENDERED.put(key, found)
+    return found

@@ -33,19 +33,19 @@ def test_the_list_links_to_the_debate_and_marks_it_promoted(client: TestClient) 
     assert 'id="q"' in page.text and 'id="status-filter"' in page.text
 
 
-def _row_hidden(client: TestClient, query: str) -> bool:
-    row = re.search(r'<tr class="debate-row"[^>]*>', client.get("/" + query).text)
-    assert row is not None
-    return " hidden" in row.group(0)
+def _row_shown(client: TestClient, query: str) -> bool:
+    return 'class="debate-row"' in client.get("/" + query).text
 
 
 def test_the_list_filters_by_query_and_status_without_javascript(client: TestClient) -> None:
-    assert not _row_hidden(client, "?q=redis+postgres")
-    assert not _row_hidden(client, "?q=LWVPZ")  # ids match too, in any case
-    assert _row_hidden(client, "?q=nothing-like-this")
-    assert _row_hidden(client, "?status=running")
-    assert not _row_hidden(client, "?status=promoted")
-    assert _row_hidden(client, "?status=unpromoted")
+    # Search and filters are done on the server: a row that does not match is not sent.
+    assert _row_shown(client, "?q=redis+postgres")
+    assert _row_shown(client, "?q=LWVPZ")  # ids match too, in any case
+    assert not _row_shown(client, "?q=nothing-like-this")
+    assert not _row_shown(client, "?status=running")
+    assert _row_shown(client, "?status=promoted")
+    assert not _row_shown(client, "?status=unpromoted")
+    assert 'id="no-match"' in client.get("/?status=unpromoted").text
 
 
 def test_the_debate_page_header_and_board(client: TestClient) -> None:
@@ -83,20 +83,22 @@ def test_citations_and_mentions_are_links(client: TestClient) -> None:
     assert 'id="persona-growth-cfo"' in text
 
 
-def test_the_report_cards_lead_with_the_verdict_and_fold_the_appendix(client: TestClient) -> None:
+def test_the_page_opens_with_the_verdict_and_folds_the_appendix(client: TestClient) -> None:
     text = client.get(f"/d/{REFERENCE_ID}").text
+    # The question, then the Verdict and the decision card, before the board.
+    outcome = text.split('id="outcome"')[1].split('id="board"')[0]
+    assert re.findall(r"<h3 class=\"card-title\">([^<]+)</h3>", outcome) == [
+        "Verdict",
+        "Decision card",
+    ]
+    assert outcome.index('id="question"') < outcome.index(">Verdict</h3>")
+    assert "verdict" in outcome.split(">Verdict</h3>")[0].rsplit("<article", 1)[1]
     report = text.split('id="report"')[1].split('id="claims"')[0]
     titles = re.findall(r"<h3 class=\"card-title\">([^<]+)</h3>", report)
-    assert titles[0] == "Verdict"
     assert titles[-1] == "Appendix: per-agent per-round summaries"
-    assert set(titles) >= {
-        "Decision card",
-        "Why",
-        "Open risks",
-        "Minority view &amp; revisit conditions",
-    }
+    assert set(titles) >= {"Why", "Open risks", "Minority view &amp; revisit conditions"}
+    assert "Verdict" not in titles and "Decision card" not in titles
     assert '<details class="card report-card appendix"' in report
-    assert "verdict" in report.split(">Verdict</h3>")[0].rsplit("<article", 1)[1]
 
 
 def test_transcripts_show_panels_directives_and_research(client: TestClient) -> None:

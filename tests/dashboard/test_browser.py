@@ -1,4 +1,5 @@
-"""The dashboard in Debian's chromium: navigation, citations, live updates, XSS payloads."""
+"""The dashboard in Debian's chromium: navigation, citations, live updates, XSS payloads,
+the verdict first, a big root, a long debate's parts on demand, a 420 px screen."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ from typing import Any
 
 import pytest
 
+from dreamcontext_council import record_verdict
 from dreamcontext_council.folder.paths import Root
 
+from .big_debates import long_debate, many_debates
 from .conftest import (
     REFERENCE_ID,
     Council,
@@ -48,11 +51,15 @@ def test_the_list_leads_to_the_debate_page(reference_root: Root, page: Any) -> N
         row = page.locator(".debate-row")
         assert row.count() == 1
         assert "★ promoted" in row.inner_text()
+        # The search is done on the server: rows that do not match are not sent.
         page.fill("#q", "no such debate")
-        assert row.is_hidden() and page.locator("#no-match").is_visible()
+        page.wait_for_selector("#no-match")
+        assert row.count() == 0
+        assert page.evaluate("location.search") == "?q=no+such+debate"
         page.fill("#q", "redis")
         page.select_option("#status-filter", "complete")
-        assert row.is_visible()
+        page.wait_for_selector(".debate-row")
+        assert page.evaluate("location.search") == "?q=redis&status=complete"
         page.click("text=Should we migrate the session store from Redis to Postgres?")
         page.wait_for_url(f"{url}/d/{REFERENCE_ID}")
         assert page.locator("h1.topic").inner_text() == (
@@ -257,3 +264,124 @@ def _check_payloads(
         assert page.locator("#live-root script").count() == 0
         assert page.evaluate("typeof window.__xss") == "undefined"
         assert errors == []
+
+
+def _top(page: Any, selector: str) -> float:
+    return float(page.eval_on_selector(selector, "el => el.getBoundingClientRect().top"))
+
+
+def test_the_verdict_comes_first(reference_root: Root, page: Any) -> None:
+    with served(reference_root) as (url, _):
+        page.goto(f"{url}/d/{REFERENCE_ID}")
+        tops = [
+            _top(page, selector)
+            for selector in (
+                "#question",
+                "#report-verdict",
+                "#report-decision-card",
+                "#board",
+                "#report",
+                "#claims",
+                "#matrix",
+                "#personas",
+            )
+        ]
+        assert tops == sorted(tops)
+        assert tops[1] < page.evaluate("window.innerHeight * 2")
+        assert page.errors == []
+
+
+def test_a_live_update_on_a_big_root_swaps_only_the_changed_parts(
+    tmp_path: Path, council: Callable[[Root], Council], page: Any
+) -> None:
+    root, _ = many_debates(tmp_path, 300)
+    run = council(root)
+    debate_id = new_running_debate(run, "Live at scale?", ("risk-auditor", "growth-cfo"))
+    with served(root) as (url, _):
+        page.goto(f"{url}/d/{debate_id}")
+        page.wait_for_selector('#live[data-state="on"]')
+        page.evaluate(
+            "for (const id of ['row-growth-cfo', 'row-risk-auditor', 'persona-growth-cfo'])"
+            " document.getElementById(id).dataset.kept = 'yes'"
+        )
+        give_verdict(run, debate_id, "risk-auditor", "A", 80, "Ops cost halves")
+        page.wait_for_function(
+            "() => document.querySelector('#cell-risk-auditor-1').textContent"
+            ".includes('Ops cost halves')",
+            timeout=5000,
+        )
+        assert "80" in page.inner_text("#board-risk-auditor")
+        kept = page.evaluate(
+            "['row-growth-cfo', 'row-risk-auditor', 'persona-growth-cfo']"
+            ".map(id => document.getElementById(id).dataset.kept || '')"
+        )
+        # The changed persona's row was replaced; the others are the same elements.
+        assert kept == ["yes", "", "yes"]
+        page.goto(url + "/")
+        assert page.locator(".debate-row").count() == 50
+        assert "301 of 301 debates" in page.inner_text("#count")
+        assert page.errors == []
+
+
+def test_a_long_debate_loads_entries_and_transcripts_when_opened(tmp_path: Path, page: Any) -> None:
+    root = Root(tmp_path / "_dream_context")
+    debate_id = long_debate(root, personas=3, rounds=2, entry_bytes=40_000)
+    with served(root) as (url, _):
+        page.goto(f"{url}/d/{debate_id}")
+        page.wait_for_selector('#live[data-state="on"]')
+        assert "Point 40:" not in page.content()
+        page.click("#cell-persona-01-2 summary")
+        page.wait_for_selector("#cell-persona-01-2 h4:has-text('Reasoning')")
+        assert "Point 40:" in page.inner_text("#cell-persona-01-2")
+        page.click("#open-transcript-persona-02 > summary")
+        page.wait_for_selector("#entry-persona-02-2")
+        # A live update keeps what was opened open and loaded.
+        record_verdict(
+            root, debate_id, "persona-02", 2, stance="B", conviction=99, headline="Moved"
+        )
+        page.wait_for_function(
+            "() => document.querySelector('#cell-persona-02-2').textContent.includes('Moved')",
+            timeout=5000,
+        )
+        page.wait_for_selector("#entry-persona-02-2")
+        assert "Point 40:" in page.inner_text("#cell-persona-01-2")
+        assert page.errors == []
+
+
+OUTSIDE = """() => {
+  const width = document.documentElement.clientWidth;
+  const scrolls = el => {
+    for (let up = el.parentElement; up; up = up.parentElement) {
+      const x = getComputedStyle(up).overflowX;
+      if (x === "auto" || x === "scroll") return true;
+    }
+    return false;
+  };
+  const out = [];
+  for (const el of document.querySelectorAll("body *")) {
+    const box = el.getBoundingClientRect();
+    if (box.width === 0 && box.height === 0) continue;
+    if ((box.right > width + 0.5 || box.left < -0.5) && !scrolls(el)) {
+      out.push(el.tagName + "." + el.className + "#" + el.id);
+    }
+  }
+  return [document.documentElement.scrollWidth, width, out.slice(0, 10)];
+}"""
+
+
+def test_a_420_px_screen_shows_everything_without_overflow(
+    reference_root: Root, browser: Any
+) -> None:
+    context = browser.new_context(viewport={"width": 420, "height": 800})
+    page = context.new_page()
+    try:
+        with served(reference_root) as (url, _):
+            for path in ("/", f"/d/{REFERENCE_ID}"):
+                page.goto(url + path)
+                page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+                scroll_width, width, outside = page.evaluate(OUTSIDE)
+                assert width == 420
+                assert outside == [], path
+                assert scroll_width <= width, path
+    finally:
+        context.close()

@@ -1,4 +1,5 @@
-// The council dashboard: list filtering and live updates from server-sent events.
+// The council dashboard: the list's search, parts loaded on demand, and live updates from
+// server-sent events.
 // No polling: the server pushes a `change` event when a file of the debate changes,
 // and the page re-fetches its server-rendered fragment.
 "use strict";
@@ -14,51 +15,78 @@
     if (indicator) indicator.dataset.state = state;
   }
 
-  // ---- list page: search box and status filter --------------------------------
+  // ---- list page: search and status filter, done on the server ----------------
   const search = document.getElementById("q");
   const statusFilter = document.getElementById("status-filter");
-  const count = document.getElementById("count");
+
+  function listQuery(keepPage) {
+    const params = new URLSearchParams();
+    if (search && search.value) params.set("q", search.value);
+    if (statusFilter && statusFilter.value) params.set("status", statusFilter.value);
+    const count = document.getElementById("count");
+    const page = count ? count.dataset.page : "";
+    if (keepPage && page && page !== "1") params.set("page", page);
+    return params.toString();
+  }
+
+  let typing = null;
 
   function applyFilters() {
-    if (!search || !statusFilter) return;
-    const words = search.value.toLowerCase().split(/\s+/).filter(Boolean);
-    const status = statusFilter.value;
-    let shown = 0;
-    const rows = document.querySelectorAll(".debate-row");
-    rows.forEach(function (row) {
-      const text = row.dataset.search || "";
-      const groups = (row.dataset.groups || "").split(" ");
-      const visible = words.every(function (w) { return text.includes(w); }) &&
-        (!status || groups.includes(status));
-      row.hidden = !visible;
-      if (visible) shown += 1;
-    });
-    const none = document.getElementById("no-match");
-    if (none) none.hidden = shown > 0 || rows.length === 0;
-    if (count) count.textContent = rows.length ? shown + " of " + rows.length : "";
-    const params = new URLSearchParams();
-    if (search.value) params.set("q", search.value);
-    if (status) params.set("status", status);
-    const query = params.toString();
+    const query = listQuery(false);
     history.replaceState(null, "", query ? "?" + query : location.pathname + location.hash);
+    refresh();
   }
 
   if (search && statusFilter) {
-    search.addEventListener("input", applyFilters);
+    search.addEventListener("input", function () {
+      clearTimeout(typing);
+      typing = setTimeout(applyFilters, 120);
+    });
     statusFilter.addEventListener("change", applyFilters);
     search.form.addEventListener("submit", function (event) {
       event.preventDefault();
       applyFilters();
     });
-    applyFilters();
+  }
+
+  // ---- parts loaded on demand (a long debate's entries and transcripts) --------
+  async function load(details) {
+    if (!details.open || details.dataset.loaded) return;
+    details.dataset.loaded = "loading";
+    const target = details.querySelector(".lazy");
+    try {
+      const response = await fetch(details.dataset.load, { cache: "no-store", headers: { Accept: "text/html" } });
+      if (!response.ok) throw new Error(String(response.status));
+      // Server-rendered and escaped by the template engine; scripts in it never run.
+      if (target) target.innerHTML = await response.text();
+      details.dataset.loaded = "yes";
+    } catch (error) {
+      delete details.dataset.loaded;
+      if (target) target.textContent = "Could not load this part; close and open it to try again.";
+    }
+  }
+
+  function loadOpen() {
+    if (!root) return;
+    root.querySelectorAll("details[data-load]").forEach(function (d) { load(d); });
+  }
+
+  if (root) {
+    // `toggle` does not bubble: listen in the capture phase.
+    root.addEventListener("toggle", function (event) {
+      const details = event.target;
+      if (details instanceof HTMLDetailsElement && details.dataset.load) load(details);
+    }, true);
   }
 
   // ---- live updates -----------------------------------------------------------
+  // A debate page sends the digest of each of its parts; the server answers with the
+  // parts that changed only, or with the whole fragment when the parts are not the same.
   function snapshotState() {
     const open = {};
     root.querySelectorAll("details[id]").forEach(function (d) { open[d.id] = d.open; });
     const text = {};
-    root.querySelectorAll("td.cell[id], tr[id]").forEach(function (el) {
+    root.querySelectorAll("td.cell[id], tr[id^='board-']").forEach(function (el) {
       text[el.id] = el.textContent;
     });
     return { open: open, text: text };
@@ -68,11 +96,27 @@
     root.querySelectorAll("details[id]").forEach(function (d) {
       if (Object.prototype.hasOwnProperty.call(state.open, d.id)) d.open = state.open[d.id];
     });
-    root.querySelectorAll("td.cell[id], tr[id]").forEach(function (el) {
+    root.querySelectorAll("td.cell[id], tr[id^='board-']").forEach(function (el) {
       if (state.text[el.id] !== undefined && state.text[el.id] !== el.textContent) {
         el.classList.add("flash");
         setTimeout(function () { el.classList.remove("flash"); }, 1500);
       }
+    });
+  }
+
+  function partsHeld() {
+    return Array.prototype.map.call(root.querySelectorAll("[data-part]"), function (el) {
+      return el.dataset.part + ":" + (el.dataset.hash || "");
+    }).join(",");
+  }
+
+  function swapParts(html) {
+    const holder = document.createElement("template");
+    holder.innerHTML = html;
+    holder.content.querySelectorAll("template[data-part]").forEach(function (part) {
+      const fresh = part.content.firstElementChild;
+      const old = root.querySelector('[data-part="' + CSS.escape(part.dataset.part) + '"]');
+      if (fresh && old) old.replaceWith(fresh);
     });
   }
 
@@ -84,14 +128,21 @@
     if (busy) { again = true; return; }
     busy = true;
     try {
-      const response = await fetch(fragmentUrl, { cache: "no-store", headers: { Accept: "text/html" } });
+      let url = fragmentUrl;
+      if (body.dataset.parts) url += "?have=" + encodeURIComponent(partsHeld());
+      else if (search) url += "?" + listQuery(location.search.includes("page="));
+      const response = await fetch(url, { cache: "no-store", headers: { Accept: "text/html" } });
       if (response.ok) {
         const html = await response.text();
         const state = snapshotState();
-        // Server-rendered and escaped by the template engine; scripts in it never run.
-        root.innerHTML = html;
+        if (response.headers.get("X-Council-Parts") === "changed") {
+          swapParts(html);
+        } else {
+          // Server-rendered and escaped by the template engine; scripts in it never run.
+          root.innerHTML = html;
+        }
         restoreState(state);
-        applyFilters();
+        loadOpen();
         body.dataset.updated = String(Date.now());
       }
     } catch (error) {

@@ -1,0 +1,147 @@
+"""The dashboard's list of debates: searched, filtered and cut into pages on the server.
+
+A root may hold 10,000 debates; the page shows `PAGE_SIZE` of them. The search words and
+the status filter are applied to the whole index; a debate's run state (run.json) is read
+only for the rows shown, or for the debates still open when the filter needs it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode
+
+PAGE_SIZE = 50
+STATUS_FILTERS = {
+    "": "All statuses",
+    "active": "In progress",
+    "running": "Round running",
+    "stopped": "Run stopped",
+    "complete": "Complete",
+    "promoted": "Promoted",
+    "unpromoted": "Complete, not promoted",
+}
+# Filters that depend on whether a `council run` is going or stopped.
+_RUN_FILTERS = frozenset({"running", "stopped"})
+
+RunOf = Callable[[dict[str, Any]], dict[str, Any] | None]
+
+
+@dataclass(frozen=True)
+class ListRow:
+    id: str
+    topic: str
+    status: str
+    tone: str
+    run: str
+    round: str
+    promoted: bool
+    updated: str
+    created: str
+
+
+@dataclass(frozen=True)
+class DebateList:
+    """One page of the list, and how it was chosen."""
+
+    rows: list[ListRow]
+    total: int  # debates under the root
+    matched: int  # debates the search and filter keep
+    page: int  # 1-based
+    pages: int
+    query: str
+    status: str
+
+    def link(self, page: int) -> str:
+        """The query string of another page of the same search."""
+        params = [("q", self.query), ("status", self.status), ("page", str(page))]
+        return "?" + urlencode([(k, v) for k, v in params if v and (k != "page" or page > 1)])
+
+
+def _groups(entry: dict[str, Any], run: dict[str, Any] | None) -> set[str]:
+    status = str(entry.get("status") or "")
+    stopped = run is not None and run.get("state") == "stopped"
+    groups = {"active"} if status != "complete" else {"complete"}
+    if status.endswith("_running") and not stopped:
+        groups.add("running")
+    if stopped:
+        groups.add("stopped")
+    if status == "complete":
+        groups.add("promoted" if entry.get("promoted_to_knowledge") else "unpromoted")
+    return groups
+
+
+def _words_match(entry: dict[str, Any], words: list[str]) -> bool:
+    if not words:
+        return True
+    text = f"{entry.get('id')} {entry.get('topic')} {entry.get('status')}".casefold()
+    return all(word in text for word in words)
+
+
+def debate_list(
+    entries: list[dict[str, Any]],
+    run_of: RunOf,
+    *,
+    query: str = "",
+    status: str = "",
+    page: int = 1,
+    size: int = PAGE_SIZE,
+    tone_of: Callable[[str], str],
+) -> DebateList:
+    """The page `page` of the debates whose id, topic or status hold every word of `query`
+    and that belong to the `status` group (see STATUS_FILTERS); newest first as indexed.
+
+    `run_of` reads a debate's run state; it is called for the rows shown, and for every
+    debate still open only when the filter is `running` or `stopped`."""
+    status = status if status in STATUS_FILTERS else ""
+    words = query.casefold().split()
+    needs_run = status in _RUN_FILTERS
+    runs: dict[str, dict[str, Any] | None] = {}
+
+    def run(entry: dict[str, Any]) -> dict[str, Any] | None:
+        key = str(entry.get("id"))
+        if key not in runs:
+            runs[key] = run_of(entry)
+        return runs[key]
+
+    kept = []
+    for entry in entries:
+        if not _words_match(entry, words):
+            continue
+        if status:
+            if needs_run and entry.get("status") == "complete":
+                continue
+            if status not in _groups(entry, run(entry) if needs_run else None):
+                continue
+        kept.append(entry)
+    pages = max(1, -(-len(kept) // size))
+    page = min(max(page, 1), pages)
+    shown = kept[(page - 1) * size : page * size]
+    return DebateList(
+        [_row(entry, run(entry), tone_of) for entry in shown],
+        len(entries),
+        len(kept),
+        page,
+        pages,
+        query,
+        status,
+    )
+
+
+def _row(
+    entry: dict[str, Any], run: dict[str, Any] | None, tone_of: Callable[[str], str]
+) -> ListRow:
+    status = str(entry.get("status") or "")
+    stopped = isinstance(run, dict) and run.get("state") == "stopped"
+    return ListRow(
+        id=str(entry.get("id")),
+        topic=str(entry.get("topic") or ""),
+        status=status,
+        tone="stopped" if stopped else tone_of(status),
+        run=str(run.get("line") or "") if isinstance(run, dict) else "",
+        round=f"{entry.get('current_round') or 0}/{entry.get('rounds_planned') or '?'}",
+        promoted=bool(entry.get("promoted_to_knowledge")),
+        updated=str(entry.get("updated_at") or ""),
+        created=str(entry.get("created_at") or ""),
+    )
