@@ -19,7 +19,7 @@ from dreamcontext_council.dashboard.server import bind, build_server
 from dreamcontext_council.folder.paths import Root
 
 REPO = Path(__file__).resolve().parents[1]
-FIXTURE = REPO.parent / "shared" / "fixtures" / "reference-debate"
+FIXTURE = REPO / "tests" / "fixtures" / "reference-debate"
 DEBATE = "council_lwVpZDlF"
 CHROMIUM_ARGS = [
     "--no-sandbox",
