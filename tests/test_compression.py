@@ -543,3 +543,32 @@ def test_still_over_the_gate_the_lowest_seats_keep_fewer_lines() -> None:
     assert max(a.seat for a in second.answers) in {a.seat for a in tightened}
     assert [a.view_text for a in second.seated[:2]] == [answers[0].text, answers[1].text]
     assert all(code in a.view_text for a in second.answers)
+
+
+def test_compressing_a_view_again_counts_the_lines_its_marker_stands_for() -> None:
+    # Found by the idempotency property: a (4, 3) view compressed again at (2, 1) counted
+    # its marker as one line, came out one character shorter, and replaced the view.
+    line = "The migration can run in two phases without downtime"
+    numbered = [f"{line} ({n})" for n in (0, 0, 1, 2, 3)]
+    text = "\n".join(
+        [f"{line} (0)", "", "word", "## word ", *numbered, "", "# ", "", f"{line} (0)"]
+    )
+    view = compress_answer(text, head=4, tail=3)
+    assert "[... 6 lines compressed.]" in view
+
+    # Read through the view's marker, the (2, 1) form is the one the text gives: no shorter.
+    assert len(compress_answer(text, head=2, tail=1)) == len(view)
+    assert compress_answer(view, head=2, tail=1) == view
+    once = compress_for_synthesis([Answer("p0", 1, text, 0)], gate_chars=0, keep_verbatim=0)
+    again = compress_for_synthesis(
+        [Answer("p0", 1, once.answers[0].view_text, 0)], gate_chars=0, keep_verbatim=0
+    )
+    assert again.answers[0].view_text == once.answers[0].view_text
+
+
+def test_a_semicolon_in_a_key_point_does_not_split_it_when_read_back() -> None:
+    middle = ["- cost; risk", *[f"prose {n}" for n in range(30)], "- rollback"]
+    text = "\n".join(["head", *middle, "tail"])
+    view = compress_answer(text, head=1, tail=1)
+    assert "Key points: cost, risk; rollback]" in view
+    assert compress_answer(view, head=0, tail=0) == compress_answer(text, head=0, tail=0)

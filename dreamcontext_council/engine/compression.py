@@ -31,6 +31,9 @@ _OPENING_FENCE_RE = re.compile(r"( {0,3})(`{3,}|~{3,})(.*)")
 _CLOSING_FENCE_RE = re.compile(r" {0,3}(`{3,}|~{3,})[ \t]*")
 
 _MARKER_RE = re.compile(r"\[\.\.\. [0-9]+ lines compressed\.(?: Key points: .*)?\]")
+# A marker read back when a compressed view is compressed again: its count and key points.
+_MARKER_PARTS_RE = re.compile(r"\[\.\.\. ([0-9]{1,9}) lines compressed\.(?: Key points: (.*))?\]")
+_KEY_SEPARATOR = "; "
 
 _THEMATIC_BREAK_RE = re.compile(r" {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*")
 _HEADING_RE = re.compile(r" {0,3}#{1,6}(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*")
@@ -196,7 +199,9 @@ def restore_code_blocks(text: str, blocks: list[str]) -> str:
 
 
 def _key_text(line: str) -> str | None:
-    """The text of a key line (heading, bullet, numbered item, bold line), or None."""
+    """The text of a key line (heading, bullet, numbered item, bold line), or None.
+
+    A `;` becomes `,`: key points are joined with `; ` in the marker and read back from it."""
     content = _content(line)
     if _THEMATIC_BREAK_RE.fullmatch(content):
         return None
@@ -204,7 +209,7 @@ def _key_text(line: str) -> str | None:
         match = pattern.fullmatch(content)
         if match is not None:
             text = (match.group(1) or "").replace("**", "")
-            text = _WHITESPACE_RE.sub(" ", text).strip()
+            text = _WHITESPACE_RE.sub(" ", text.replace(";", ",")).strip()
             return text or None
     return None
 
@@ -223,7 +228,7 @@ def compression_marker(removed: int, key_points: list[str]) -> str:
     """
     if not key_points:
         return f"[... {removed} lines compressed.]"
-    return f"[... {removed} lines compressed. Key points: {'; '.join(key_points)}]"
+    return f"[... {removed} lines compressed. Key points: {_KEY_SEPARATOR.join(key_points)}]"
 
 
 def _is_compressed_view(lines: list[str], head: int, tail: int) -> bool:
@@ -280,17 +285,25 @@ def compress_answer(
     removed = [line for line in middle if _placeholder_index(line) is None]
     if not removed:
         return text
-    key_points: list[str] = []
+    # A marker among the removed lines (a view compressed again, keeping fewer lines) stands
+    # for the lines it counts and the key points it names, so compressing a view gives the
+    # marker compressing the original would: the result does not depend on the route.
+    count = 0
+    candidates: list[str] = []
     for line in removed:
-        if len(key_points) == key_lines:
-            break
-        key = _key_text(line)
-        if key is not None:
-            key_points.append(_cut(key, key_width))
+        earlier = _MARKER_PARTS_RE.fullmatch(_content(line))
+        if earlier is None:
+            count += 1
+            key = _key_text(line)
+            candidates += [key] if key is not None else []
+        else:
+            count += int(earlier.group(1))
+            candidates += (earlier.group(2) or "").split(_KEY_SEPARATOR) if earlier.group(2) else []
+    key_points = [_cut(key, key_width) for key in candidates[:key_lines]]
     ending = "\r\n" if removed[0].endswith("\r\n") else "\n"
     if not code and tail == 0 and not text.endswith("\n"):
         ending = ""  # the marker is the last line and the answer had no final newline
-    marker = compression_marker(len(removed), key_points) + ending
+    marker = compression_marker(count, key_points) + ending
     tail_lines = lines[len(lines) - tail :]
     compressed = restore_code_blocks("".join([*lines[:head], marker, *code, *tail_lines]), blocks)
     return compressed if len(compressed) < len(text) else text
