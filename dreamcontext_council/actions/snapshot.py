@@ -10,6 +10,7 @@ from dreamcontext_council.actions.files import DebateFiles
 from dreamcontext_council.actions.run_state import RunState, debate_run_state
 from dreamcontext_council.folder.paths import DebatePaths, Root
 from dreamcontext_council.folder.storage import read_text
+from dreamcontext_council.rules.conformity import DebateMeasures, measure
 from dreamcontext_council.rules.debate import Debate
 from dreamcontext_council.rules.persona import PersonaContext
 from dreamcontext_council.rules.report import RoundEntry
@@ -84,6 +85,27 @@ class DebateSnapshot:
             p.slug: used.get(p.slug) or (p.context.model if p.context else "") or "unspecified"
             for p in self.personas
         }
+
+    def measures(self) -> DebateMeasures:
+        """Flips, new-content share and anchoring, from the folder alone."""
+        ledger = self.json_file("claims.json")
+        claims = None
+        if isinstance(ledger, dict):
+            claims = [
+                c
+                for key in ("claims", "dropped")
+                for c in ledger.get(key) or []
+                if isinstance(c, dict)
+            ]
+        return measure(
+            self.verdicts,
+            {p.slug: {e.round: e.body for e in p.entries} for p in self.personas},
+            {
+                p.slug: [str(n.get(k, "")) for n in p.research for k in ("slug", "topic")]
+                for p in self.personas
+            },
+            claims,
+        )
 
     def json_file(self, name: str) -> Any:
         path = self.paths.folder / name
