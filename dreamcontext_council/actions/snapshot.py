@@ -14,6 +14,7 @@ from dreamcontext_council.rules.conformity import DebateMeasures, measure
 from dreamcontext_council.rules.debate import Debate
 from dreamcontext_council.rules.persona import PersonaContext
 from dreamcontext_council.rules.report import RoundEntry
+from dreamcontext_council.rules.solo import SoloAnswer, SoloComparison, compare, parse_solo
 from dreamcontext_council.rules.usage import calls_of
 from dreamcontext_council.rules.verdicts import Verdicts
 
@@ -106,6 +107,24 @@ class DebateSnapshot:
             },
             claims,
         )
+
+    def solo_answer(self) -> SoloAnswer | None:
+        """baseline.md (`run --baseline`), read within the folder; None when there is none."""
+        path = self.paths.baseline
+        if not path.exists():
+            return None
+        return parse_solo(read_text(path, within=self.paths.folder), "baseline.md")
+
+    def solo_comparison(self) -> SoloComparison | None:
+        """Solo answer vs council verdict, by the engine; None without a solo answer."""
+        solo = self.solo_answer()
+        if solo is None:
+            return None
+        ledger = self.json_file("claims.json")
+        claims = None
+        if isinstance(ledger, dict):
+            claims = [c for c in ledger.get("claims") or [] if isinstance(c, dict)]
+        return compare(solo, self.measures().final_stance, claims)
 
     def json_file(self, name: str) -> Any:
         path = self.paths.folder / name

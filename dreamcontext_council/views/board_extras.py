@@ -23,6 +23,7 @@ def board_extra_data(snapshot: DebateSnapshot) -> dict[str, Any]:
         "usage": totals.to_json(),
         "flags": snapshot.debate.flags,
         "measures": snapshot.measures().to_json(),
+        "baseline": solo.to_json() if (solo := snapshot.solo_comparison()) else None,
     }
 
 
@@ -39,7 +40,11 @@ def board_extra_lines(snapshot: DebateSnapshot) -> list[str]:
     if totals.calls:
         lines.append(f"USAGE    {totals.line()}")
     lines += [f"FLAG     {flag}" for flag in snapshot.debate.flags]
-    return lines + measure_lines(snapshot.measures())
+    lines += measure_lines(snapshot.measures())
+    solo = snapshot.solo_comparison()
+    if solo:
+        lines.append(f"SOLO     {solo.line()}")
+    return lines
 
 
 def measure_lines(measures: DebateMeasures) -> list[str]:
