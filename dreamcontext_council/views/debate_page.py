@@ -136,6 +136,9 @@ class DebatePage:
     models: str = ""  # model diversity: providers and families on the council
     run_state: str = ""  # `running` or `stopped` while a `council run` drives it or stopped short
     run_line: str = ""  # `stopped: <reason>, resume with dreamcontext council run <id>`
+    measures: list[str] = field(default_factory=list)  # flips, new content, anchoring
+    solo: str = ""  # solo answer vs council verdict (`run --baseline`)
+    solo_lacking: list[str] = field(default_factory=list)  # ledger claims the solo answer lacks
 
 
 def status_tone(status: str) -> str:
@@ -332,4 +335,7 @@ def build_debate_page(snapshot: DebateSnapshot) -> DebatePage:
         persona_slugs=slugs,
         run_state=run.state if run else "",
         run_line=run.line() if run else "",
+        measures=measures.lines() if (measures := snapshot.measures()).anchored is not None else [],
+        solo=solo.line() if (solo := snapshot.solo_comparison()) else "",
+        solo_lacking=solo.lacking if solo else [],
     )

@@ -7,7 +7,11 @@ import json
 import sys
 from pathlib import Path
 
+from starlette.testclient import TestClient
+
+from dreamcontext_council.dashboard.app import create_app
 from dreamcontext_council.folder import frontmatter_io
+from dreamcontext_council.folder.paths import Root
 
 from .support import OPTIONS, TOPIC, Council, section
 
@@ -95,6 +99,12 @@ def test_the_solo_answer_is_asked_once_stored_booked_and_compared(
     }  # fmt: skip
     plain = council("board", debate_id, "--plain").out
     assert "SOLO     solo answer B · council A · different stance" in plain
+    # The dashboard shows the same comparison and the measures.
+    with TestClient(create_app(Root(council.root))) as client:
+        page = client.get(f"/d/{debate_id}").text
+    assert "Solo answer vs council verdict: solo answer B · council A · different stance" in page
+    assert f"<li>{claims[0]}</li>" in page
+    assert '<ul class="measures" id="measures"><li>Flips: ' in page
     # A resume never asks again.
     again = council.proc("run", debate_id, "--quiet")
     assert again.code == 0, again.err
