@@ -87,6 +87,9 @@ def test_the_solo_answer_is_asked_once_stored_booked_and_compared(
     first = council.usage_lines(debate_id)[0]
     assert first["persona"] == "(baseline)"  # before round 1
     report = council.text(debate_id, "final-report.md")
+    verdict = section(report, "Verdict")
+    assert "Debate measures (from the record, no model call):\n- Flips: " in verdict
+    assert "\n- Anchoring: the verdict A is the round-1 majority" in verdict
     compared = section(report, "Solo answer vs council verdict")
     assert "**B** (72)" in compared and "Council verdict: **A** — a different stance" in compared
     claims = [c["claim"] for c in council.json_file(debate_id, "claims.json")["claims"]]
