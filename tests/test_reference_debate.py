@@ -8,9 +8,9 @@ import re
 import pytest
 from debate_story import Reference, Runner, changed_files, tree_bytes
 
-# Rows only we add under the options tally (model diversity, usage, flags): the rest of the
+# Rows only we add under the options tally (model diversity, usage, flags, debate measures): the rest of the
 # board must be the Node tool's, character for character.
-OUR_EXTRA_ROWS = re.compile(r"^│ (MODELS|USAGE|FLAG) {2,}.*│$")
+OUR_EXTRA_ROWS = re.compile(r"^│ (MODELS|USAGE|FLAG|FLIPS|NEW|ANCHOR|SOLO) {2,}.*│$")
 
 
 def node_rows(board: str) -> str:

@@ -20,6 +20,7 @@ KNOWLEDGE_SLUG_LIMIT = 80
 NOT_PROMOTED = (
     "Position timeline",
     "Claims ledger",
+    "Solo answer vs council verdict",
     "What was debated",
     "Appendix: per-agent per-round summaries",
 )

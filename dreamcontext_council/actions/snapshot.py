@@ -10,9 +10,11 @@ from dreamcontext_council.actions.files import DebateFiles
 from dreamcontext_council.actions.run_state import RunState, debate_run_state
 from dreamcontext_council.folder.paths import DebatePaths, Root
 from dreamcontext_council.folder.storage import read_text
+from dreamcontext_council.rules.conformity import DebateMeasures, measure
 from dreamcontext_council.rules.debate import Debate
 from dreamcontext_council.rules.persona import PersonaContext
 from dreamcontext_council.rules.report import RoundEntry
+from dreamcontext_council.rules.solo import SoloAnswer, SoloComparison, compare, parse_solo
 from dreamcontext_council.rules.usage import calls_of
 from dreamcontext_council.rules.verdicts import Verdicts
 
@@ -84,6 +86,45 @@ class DebateSnapshot:
             p.slug: used.get(p.slug) or (p.context.model if p.context else "") or "unspecified"
             for p in self.personas
         }
+
+    def measures(self) -> DebateMeasures:
+        """Flips, new-content share and anchoring, from the folder alone."""
+        ledger = self.json_file("claims.json")
+        claims = None
+        if isinstance(ledger, dict):
+            claims = [
+                c
+                for key in ("claims", "dropped")
+                for c in ledger.get(key) or []
+                if isinstance(c, dict)
+            ]
+        return measure(
+            self.verdicts,
+            {p.slug: {e.round: e.body for e in p.entries} for p in self.personas},
+            {
+                p.slug: [str(n.get(k, "")) for n in p.research for k in ("slug", "topic")]
+                for p in self.personas
+            },
+            claims,
+        )
+
+    def solo_answer(self) -> SoloAnswer | None:
+        """baseline.md (`run --baseline`), read within the folder; None when there is none."""
+        path = self.paths.baseline
+        if not path.exists():
+            return None
+        return parse_solo(read_text(path, within=self.paths.folder), "baseline.md")
+
+    def solo_comparison(self) -> SoloComparison | None:
+        """Solo answer vs council verdict, by the engine; None without a solo answer."""
+        solo = self.solo_answer()
+        if solo is None:
+            return None
+        ledger = self.json_file("claims.json")
+        claims = None
+        if isinstance(ledger, dict):
+            claims = [c for c in ledger.get("claims") or [] if isinstance(c, dict)]
+        return compare(solo, self.measures().final_stance, claims)
 
     def json_file(self, name: str) -> Any:
         path = self.paths.folder / name

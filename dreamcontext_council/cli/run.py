@@ -58,6 +58,14 @@ def register(cli: click.Group, council: click.Group) -> None:
     help="End the debating without the convergence check once two rounds in a row reach 90%.",
 )
 @click.option(
+    "--baseline",
+    is_flag=True,
+    help="Before round 1, have one model answer alone (baseline.md), to compare with the verdict.",
+)
+@click.option(
+    "--baseline-model", help="Model for the --baseline solo answer (default: the synthesis model)."
+)
+@click.option(
     "--model", help="Model for personas that name none (default: from the keys set, else scripted)."
 )
 @click.option(
@@ -144,6 +152,8 @@ def run(
     attach: tuple[str, ...],
     compact: bool,
     early_stop: bool,
+    baseline: bool,
+    baseline_model: str | None,
     model: str | None,
     allow_commands: tuple[str, ...],
     check_model: str | None,
@@ -200,6 +210,8 @@ def run(
         attach=list(attach),
         compact=compact,
         early_stop=early_stop,
+        baseline=baseline or baseline_model is not None,
+        baseline_model=baseline_model,
         model=model,
         allow_commands=list(allow_commands),
         check_model=check_model,

@@ -22,6 +22,7 @@ PRICES_ENV = "DREAMCONTEXT_PRICES"
 # slug (the cognitive preset seats a debater called `synthesizer`).
 SYNTHESIS_CALLER = "(synthesis)"
 ORCHESTRATOR_CALLER = "(orchestrator)"
+BASELINE_CALLER = "(baseline)"
 
 # US dollars per million tokens (input, output); override with --prices or DREAMCONTEXT_PRICES.
 DEFAULT_PRICES: dict[str, tuple[float, float]] = {

@@ -7,7 +7,12 @@ from typing import TYPE_CHECKING, Any
 
 from dreamcontext_council.actions import convene
 from dreamcontext_council.actions.files import DebateFiles
-from dreamcontext_council.engine.accounting import ORCHESTRATOR_CALLER, SYNTHESIS_CALLER, PriceTable
+from dreamcontext_council.engine.accounting import (
+    BASELINE_CALLER,
+    ORCHESTRATOR_CALLER,
+    SYNTHESIS_CALLER,
+    PriceTable,
+)
 from dreamcontext_council.engine.attachments import PROMPT_BUDGET_CHARS, attachment_paths
 from dreamcontext_council.engine.calls import DEFAULT_EXPECTED_OUTPUT, EXPECTED_OUTPUT
 from dreamcontext_council.engine.providers.models import default_model, parse_model
@@ -63,6 +68,20 @@ def estimate_run(
     attached = _attachment_tokens(request, files)
     calls: list[dict[str, Any]] = []
     peers = max(0, len(personas) - 1)
+    if request.baseline and not (
+        files is not None
+        and (files.paths.baseline.exists() or files.debate().status.phase == "complete")
+    ):
+        calls.append(
+            {
+                "round": 0,
+                "persona": BASELINE_CALLER,
+                "model": request.baseline_model or request.synth_model or fallback,
+                "phase": "baseline",
+                "input_tokens": OPENING_INPUT + attached,
+                "output_tokens": DEFAULT_EXPECTED_OUTPUT,
+            }
+        )
     for number in range(first, rounds + 1):
         for slug, model in personas:
             tokens_in = OPENING_INPUT + attached + (PER_PEER_INPUT * peers if number > 1 else 0)

@@ -54,6 +54,8 @@ class Launch:
     attach: list[str] = field(default_factory=list)
     compact: bool = False
     early_stop: bool = False
+    baseline: bool = False  # before round 1, one solo answer of the synthesis model
+    baseline_model: str | None = None
     model: str | None = None
     allow_commands: list[str] = field(default_factory=list)
     check_model: str | None = None
@@ -201,6 +203,8 @@ async def launch(request: Launch, echo: Callable[[str], None]) -> dict[str, Any]
             synth_model=request.synth_model,
             compact=request.compact,
             early_stop=request.early_stop,
+            baseline=request.baseline,
+            baseline_model=request.baseline_model,
             max_cost=request.max_cost,
             max_calls=request.max_calls,
             promote=request.promote,
@@ -255,7 +259,11 @@ def _only(request: Launch) -> list[str] | None:
 
 def _named_commands(request: Launch, *, flags: bool = True) -> set[str]:
     """The command lines the user named this time: in model flags and `--allow-command`."""
-    models = (request.model, request.check_model, request.synth_model) if flags else ()
+    models = (
+        (request.model, request.check_model, request.synth_model, request.baseline_model)
+        if flags
+        else ()
+    )
     return consent.named_commands(models, request.allow_commands)
 
 

@@ -89,6 +89,7 @@ def model_uses(
                 uses.append(ModelUse(f"persona {slug}", model, "--model" if follows else None))
         checks = asks_personas and rounds_left and debate.rounds_planned > 2
         synthesizes = phase != "complete" or request.resynthesize
+        solo = request.baseline and phase != "complete" and not files.paths.baseline.exists()
     else:
         for spec in roster or []:
             model = spec.model or run_model
@@ -98,12 +99,21 @@ def model_uses(
             uses.append(_orchestrator(request, "--personas auto"))
         planned = convene.planned_rounds(request.rounds, grounded=bool(request.attach))
         checks, synthesizes = planned > 2, True
+        solo = request.baseline
     if checks and not request.compact:
         uses.append(_orchestrator(request, "the convergence check"))
     if synthesizes:
         option = "--synth-model" if request.synth_model else "--model"
         uses.append(ModelUse("the synthesis", request.synth_model or run_model, option))
+    if solo:
+        option = "--baseline-model" if request.baseline_model else option_for_synthesis(request)
+        model = request.baseline_model or request.synth_model or run_model
+        uses.append(ModelUse("the solo answer (--baseline)", model, option))
     return uses
+
+
+def option_for_synthesis(request: Launch) -> str:
+    return "--synth-model" if request.synth_model else "--model"
 
 
 def _orchestrator(request: Launch, who: str) -> ModelUse:

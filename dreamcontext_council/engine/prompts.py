@@ -20,6 +20,8 @@ PHASE_TITLES = {
 PERSONA_MAX_TOKENS = 4096
 CHECK_MAX_TOKENS = 16
 SYNTHESIS_MAX_TOKENS = 8192
+BASELINE_PERSONA = "(baseline)"
+"""The name a solo answer goes by in prompts and usage.jsonl: no persona slug has parentheses."""
 
 
 def phase_of(number: int) -> str:
@@ -100,6 +102,42 @@ def persona_prompt(
         cross_examinations=material.cross_examinations,
         own_answers=material.own_answers,
         directives=material.directives,
+        task_json=_task_json(task),
+    )
+    return Prompt(system, user, PERSONA_MAX_TOKENS, task)
+
+
+def baseline_prompt(material: RoundMaterial) -> Prompt:
+    """The solo answer: the round-1 question, options and attachments, the persona answer
+    contract, and no persona."""
+    task: dict[str, Any] = {
+        "phase": "baseline",
+        "debate": material.debate_id,
+        "topic": material.topic,
+        "persona": BASELINE_PERSONA,
+        "round": 1,
+        "options": material.options,
+        "personas": [BASELINE_PERSONA],
+        "aspects": [],
+    }
+    system = resources.render("prompts/baseline-system.md.j2", options=material.options)
+    user = resources.render(
+        "prompts/persona-round.md.j2",
+        round=1,
+        rounds_planned=1,
+        phase_title="solo answer",
+        question=material.question,
+        facts=material.facts,
+        options=material.options,
+        attachments=material.attachments,
+        panel="",
+        landscape=[],
+        peer=None,
+        critiques=[],
+        openings=[],
+        cross_examinations=[],
+        own_answers=[],
+        directives=[],
         task_json=_task_json(task),
     )
     return Prompt(system, user, PERSONA_MAX_TOKENS, task)

@@ -69,6 +69,8 @@ def settle(request: Launch, previous: RunSettings) -> Launch:
         # A flag cannot be unsaid on a resume: once a run was compact, it stays so.
         compact=request.compact or previous.compact,
         early_stop=request.early_stop or previous.early_stop,
+        baseline=request.baseline or previous.baseline,
+        baseline_model=request.baseline_model or previous.baseline_model,
     )
 
 
@@ -111,6 +113,8 @@ def settings_of(request: Launch) -> RunSettings:
         max_answer_kb=request.max_answer_kb,
         compact=request.compact,
         early_stop=request.early_stop,
+        baseline=request.baseline,
+        baseline_model=request.baseline_model,
     )
 
 
@@ -155,6 +159,15 @@ def record(
         lock.release()
     consent.allow_named_models(
         files,
-        [m for m in (request.model, request.check_model, request.synth_model) if m],
+        [
+            m
+            for m in (
+                request.model,
+                request.check_model,
+                request.synth_model,
+                request.baseline_model,
+            )
+            if m
+        ],
         request.env,
     )

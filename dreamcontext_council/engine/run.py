@@ -75,6 +75,8 @@ class RunOptions:
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     max_answer_kb: int = DEFAULT_MAX_ANSWER_KB
     only: list[str] | None = None  # answer only these personas of the running round, then stop
+    baseline: bool = False  # before round 1, one solo answer (baseline.md)
+    baseline_model: str | None = None  # default: the synthesis model
 
 
 @dataclass
@@ -200,6 +202,7 @@ class CouncilRun:
         try:
             if self.options.only is not None:
                 return await self._answer_only(self.options.only)
+            await self._solo_answer()
             while True:
                 debate = self.files.debate()
                 status = debate.status
@@ -240,9 +243,28 @@ class CouncilRun:
         debate = self.files.debate()
         for slug in debate.personas:
             parse_model(self.files.context(slug).model or self.default_model)
-        for name in (self.options.check_model, self.options.synth_model):
+        for name in (
+            self.options.check_model,
+            self.options.synth_model,
+            self.options.baseline_model,
+        ):
             if name:
                 parse_model(name)
+
+    async def _solo_answer(self) -> None:
+        """`--baseline`: the solo answer, once, before the debate is complete."""
+        from dreamcontext_council.engine.baseline import SoloBaseline
+
+        if not self.options.baseline or self.files.debate().status.phase == "complete":
+            return
+        solo = SoloBaseline(self.files, self.caller, self._baseline_model(), self._attachments())
+        if solo.written():
+            return
+        self.progress.note(f"Solo answer: {self._baseline_model()} answers the question alone.")
+        await solo.run()
+
+    def _baseline_model(self) -> str:
+        return self.options.baseline_model or self._synth_model()
 
     def _synthesizer(self) -> Synthesizer:
         return Synthesizer(

@@ -9,7 +9,7 @@ from typing import Any
 
 from dreamcontext_council.actions.files import DebateFiles, today
 from dreamcontext_council.actions.rounds import absences
-from dreamcontext_council.actions.snapshot import load_snapshot
+from dreamcontext_council.actions.snapshot import DebateSnapshot, load_snapshot
 from dreamcontext_council.engine import prompts
 from dreamcontext_council.engine.accounting import BROKEN, SYNTHESIS_CALLER, with_outcome
 from dreamcontext_council.engine.answer_cap import DEFAULT_MAX_ANSWER_KB, CappedAnswer, cap_answer
@@ -40,7 +40,8 @@ SUGGESTED = (
     "Open risks",
 )
 """Middle sections the prompt suggests; the synthesizer writes those that bear on the call."""
-ENGINE_SECTIONS = ("Claims ledger", "Position timeline")
+SOLO_SECTION = "Solo answer vs council verdict"
+ENGINE_SECTIONS = ("Claims ledger", "Position timeline", SOLO_SECTION)
 """Rendered by the engine from the record, never taken from the model, placed after Why."""
 NOT_WRITTEN = "_The synthesizer did not write this section._"
 
@@ -237,8 +238,14 @@ class Synthesizer:
             verdict += f"\n\n{short}"
         if ledger.flag_lines:
             verdict += "\n\n" + "\n".join(ledger.flag_lines)
+        verdict += "\n\nDebate measures (from the record, no model call):\n" + "\n".join(
+            f"- {line}." for line in snapshot.measures().lines()
+        )
         timeline = render_timeline(snapshot).rstrip("\n") + "\n\n" + tally_line(self.files, number)
         rendered = [ledger.section.rstrip("\n"), f"## Position timeline\n\n{timeline}"]
+        solo = solo_section(snapshot)
+        if solo:
+            rendered.append(solo)
         middle = [f"## {title}\n\n{body}" for title, body in draft.middle]
         why = next(
             (i for i, (t, _) in enumerate(draft.middle) if normalize_title(t) == "why"), None
@@ -261,6 +268,30 @@ class Synthesizer:
             self.files.paths.final_report, frontmatter_io.render(meta, "\n\n".join(parts))
         )
         self.files.append_log(f"Synthesis written — {today()}", [f"Synthesizer: {model}"])
+
+
+def solo_section(snapshot: DebateSnapshot) -> str | None:
+    """`## Solo answer vs council verdict`, rendered from baseline.md and the ledger."""
+    solo = snapshot.solo_answer()
+    comparison = snapshot.solo_comparison()
+    if solo is None or comparison is None:
+        return None
+    lines = [
+        f'- Solo answer ({solo.model}): **{solo.stance}** ({solo.conviction}) — "{solo.headline}"',
+        f"- Council verdict: **{comparison.council_stance}** — "
+        + ("same stance" if comparison.same else "a different stance"),
+    ]
+    if not comparison.claims:
+        lines.append("- The ledger holds no claims to compare.")
+    elif comparison.lacking:
+        lines.append(
+            f"- What the council added: {len(comparison.lacking)} of {comparison.claims} "
+            "ledger claims the solo answer lacks:"
+        )
+        lines += [f"  - {' '.join(claim.split())}" for claim in comparison.lacking]
+    else:
+        lines.append(f"- The solo answer already holds all {comparison.claims} ledger claims.")
+    return f"## {SOLO_SECTION}\n\n" + "\n".join(lines)
 
 
 def keep_previous_report(report: Path) -> Path:

@@ -85,6 +85,10 @@ class DebatePaths(NamedTuple):
         return self.folder / "claims.json"
 
     @property
+    def baseline(self) -> Path:
+        return self.folder / "baseline.md"
+
+    @property
     def reviews(self) -> Path:
         return self.folder / "reviews.json"
 

@@ -45,6 +45,8 @@ class RunSettings:
     max_answer_kb: int | None = None
     compact: bool = False
     early_stop: bool = False
+    baseline: bool = False
+    baseline_model: str | None = None
 
     def as_meta(self) -> dict[str, Any]:
         """The `run:` mapping to write: only the settings that are set, in a fixed order."""
@@ -73,8 +75,8 @@ _LIMITS: dict[str, tuple[bool, float, float | None]] = {
     "window": (True, MIN_WINDOW, None),
     "max_answer_kb": (True, MIN_ANSWER_KB, None),
 }
-_FLAGS = ("base_url_secret", "compact", "early_stop")
-_TEXTS = ("model", "check_model", "synth_model", "base_url")
+_FLAGS = ("base_url_secret", "compact", "early_stop", "baseline")
+_TEXTS = ("model", "check_model", "synth_model", "base_url", "baseline_model")
 
 
 def parse_run_settings(value: Any, where: str = "debate.md") -> RunSettings:

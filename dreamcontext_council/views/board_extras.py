@@ -6,6 +6,7 @@ import textwrap
 from typing import Any
 
 from dreamcontext_council.actions.snapshot import DebateSnapshot
+from dreamcontext_council.rules.conformity import DebateMeasures
 from dreamcontext_council.rules.diversity import diversity
 from dreamcontext_council.rules.usage import usage_totals
 
@@ -21,6 +22,8 @@ def board_extra_data(snapshot: DebateSnapshot) -> dict[str, Any]:
         "models": diversity(persona_models.values()).to_json() | {"personas": persona_models},
         "usage": totals.to_json(),
         "flags": snapshot.debate.flags,
+        "measures": snapshot.measures().to_json(),
+        "baseline": solo.to_json() if (solo := snapshot.solo_comparison()) else None,
     }
 
 
@@ -37,4 +40,26 @@ def board_extra_lines(snapshot: DebateSnapshot) -> list[str]:
     if totals.calls:
         lines.append(f"USAGE    {totals.line()}")
     lines += [f"FLAG     {flag}" for flag in snapshot.debate.flags]
+    lines += measure_lines(snapshot.measures())
+    solo = snapshot.solo_comparison()
+    if solo:
+        lines.append(f"SOLO     {solo.line()}")
     return lines
+
+
+def measure_lines(measures: DebateMeasures) -> list[str]:
+    """FLIPS, NEW and ANCHOR rows, once a round has verdicts."""
+    if measures.anchored is None:
+        return []
+    flips = f"{len(measures.flips)} · conformity {len(measures.conformity_flips)}"
+    if measures.flippers:
+        flips += " · " + ", ".join(measures.flippers)
+    novelty = " · ".join(f"r{n.round} {round(100 * n.share)}%" for n in measures.novelty)
+    if measures.diminishing_rounds:
+        novelty += " · diminishing returns"
+    anchor = (
+        f"verdict {measures.final_stance} = round-1 majority"
+        if measures.anchored
+        else f"verdict {measures.final_stance} ≠ round-1 majority {measures.round1_majority}"
+    )
+    return [f"FLIPS    {flips}", f"NEW      {novelty}", f"ANCHOR   {anchor}"]

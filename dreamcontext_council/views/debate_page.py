@@ -141,6 +141,9 @@ class DebatePage:
     run_state: str = ""  # `running` or `stopped` while a `council run` drives it or stopped short
     run_line: str = ""  # `stopped: <reason>, resume with dreamcontext council run <id>`
     on_demand: bool = False  # whole entries and transcripts are fetched when opened
+    measures: list[str] = field(default_factory=list)  # flips, new content, anchoring
+    solo: str = ""  # solo answer vs council verdict (`run --baseline`)
+    solo_lacking: list[str] = field(default_factory=list)  # ledger claims the solo answer lacks
 
     @property
     def complete(self) -> bool:
@@ -386,4 +389,7 @@ def build_debate_page(snapshot: DebateSnapshot, *, on_demand: bool = False) -> D
         run_state=run.state if run else "",
         run_line=run.line() if run else "",
         on_demand=on_demand,
+        measures=measures.lines() if (measures := snapshot.measures()).anchored is not None else [],
+        solo=solo.line() if (solo := snapshot.solo_comparison()) else "",
+        solo_lacking=solo.lacking if solo else [],
     )

@@ -1,0 +1,131 @@
+"""Flips, conformity flips, new-content share and anchoring, on folders with known answers."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pytest
+from debate_story import Chair, Runner, entry
+
+from dreamcontext_council.rules.conformity import measure, normalised_sentences
+from dreamcontext_council.rules.verdicts import Verdict, Verdicts
+
+SUMMARY = {
+    "a": "Alpha backs the migration plan.",
+    "b": "Bravo backs the migration plan too.",
+    "c": "Charlie prefers to stay put.",
+    "d": "Delta wants a third way.",
+}
+# Four rounds: (stance, summary) per persona; a summary not seen before is new content.
+ROUNDS: list[Mapping[str, tuple[str, str]]] = [
+    {"a": ("A", SUMMARY["a"]), "b": ("A", SUMMARY["b"]), "c": ("B", SUMMARY["c"]), "d": ("C", SUMMARY["d"])},
+    # c follows the majority repeating itself (conformity); d follows it with a new finding.
+    {"a": ("A", SUMMARY["a"]), "b": ("A", SUMMARY["b"]), "c": ("A", SUMMARY["c"]), "d": ("A", "Delta found a new benchmark.")},
+    # b leaves the majority with a new argument: a flip, not conformity.
+    {"a": ("A", SUMMARY["a"]), "b": ("B", "Bravo reads the fresh benchmark now."), "c": ("A", SUMMARY["c"]), "d": ("A", "Delta found a new benchmark.")},
+    # Nothing new at all.
+    {"a": ("A", SUMMARY["a"]), "b": ("B", "Bravo reads the fresh benchmark now."), "c": ("A", SUMMARY["c"]), "d": ("A", "Delta found a new benchmark.")},
+]  # fmt: skip
+
+
+def play(chair: Chair) -> str:
+    debate_id = chair.new(
+        personas=("a", "b", "c", "d"), options="A=Migrate,B=Stay,C=Hybrid", rounds=4
+    )
+    for number, votes in enumerate(ROUNDS, 1):
+        chair.ok("round", "start", debate_id, str(number))
+        for slug, (stance, summary) in votes.items():
+            chair.ok(
+                "verdict", debate_id, slug, str(number), "--stance", stance,
+                "--conviction", "60", "--headline", f"{slug} backs {stance}",
+                "--concession", "none",
+            )  # fmt: skip
+            chair.ok(
+                "report", "append", debate_id, slug, "--round", str(number), input=entry(summary)
+            )
+        chair.ok("round", "end", debate_id, str(number))
+    return debate_id
+
+
+@pytest.fixture
+def played(chair: Chair) -> str:
+    return play(chair)
+
+
+def test_board_json_counts_flips_novelty_and_anchoring(played: str, cli: Runner) -> None:
+    measures = cli("board", played, "--json").json()["measures"]
+    flips = [
+        (f["persona"], f["round"], f["before"], f["after"], f["conformity"])
+        for f in measures["flips"]
+    ]
+    assert flips == [
+        ("c", 2, "B", "A", True),
+        ("d", 2, "C", "A", False),
+        ("b", 3, "A", "B", False),
+    ]
+    assert measures["conformity_flips"] == 1
+    assert measures["flippers"] == ["b", "c", "d"]
+    # Eight sentences a round: four summaries and four shared by every entry.
+    assert [(n["round"], n["sentences"], n["new"]) for n in measures["novelty"]] == [
+        (1, 8, 8), (2, 8, 1), (3, 8, 1), (4, 8, 0),
+    ]  # fmt: skip
+    assert measures["diminishing_rounds"] == [4]
+    assert (measures["round1_majority"], measures["final_stance"], measures["anchored"]) == (
+        "A",
+        "A",
+        True,
+    )
+
+
+def test_plain_board_shows_the_measures(played: str, council: Runner) -> None:
+    board = council("board", played, "--plain")
+    assert board.code == 0, board.err
+    rows = [line.strip("│ ").rstrip() for line in board.out.splitlines()]
+    assert "FLIPS    3 · conformity 1 · b, c, d" in rows
+    assert "NEW      r1 100% · r2 12% · r3 12% · r4 0% · diminishing returns" in rows
+    assert "ANCHOR   verdict A = round-1 majority" in rows
+
+
+def test_a_debate_without_verdicts_shows_no_measures(chair: Chair, cli: Runner) -> None:
+    debate_id = chair.new()
+    assert cli("board", debate_id, "--json").json()["measures"]["anchored"] is None
+    assert "FLIPS" not in cli("board", debate_id, "--plain").out
+
+
+def votes(**stances: str) -> dict[str, Verdict]:
+    return {slug: Verdict(stance, 60, "h") for slug, stance in stances.items()}
+
+
+SAME = "### Position\nWe keep the same view as before.\n"
+
+
+def test_a_research_note_named_for_the_first_time_is_not_conformity() -> None:
+    verdicts = Verdicts([], {1: votes(a="A", b="A", c="B"), 2: votes(a="A", b="A", c="A")})
+    answers = {s: {1: SAME, 2: SAME} for s in "abc"}
+    answers["c"][2] = SAME + "As the pgbench note shows.\n"
+    research = {"c": ["pgbench", "Postgres write throughput"]}
+    assert measure(verdicts, answers).flips[0].conformity is False  # its words are new
+    answers["c"][2] = SAME + "pgbench\n"  # too short for a sentence: only the note is new
+    assert measure(verdicts, answers).flips[0].conformity is True
+    assert measure(verdicts, answers, research).flips[0].conformity is False
+
+
+def test_with_a_ledger_only_a_claim_proposed_that_round_counts_as_new() -> None:
+    verdicts = Verdicts([], {1: votes(a="A", b="A", c="B"), 2: votes(a="A", b="A", c="A")})
+    answers = {s: {1: SAME, 2: SAME + f"{s} rewords the same point at length.\n"} for s in "abc"}
+    assert measure(verdicts, answers).flips[0].conformity is False
+    assert measure(verdicts, answers, ledger=[]).flips[0].conformity is True
+    ledger = [{"proposer": "c", "round": 2, "claim": "x"}]
+    assert measure(verdicts, answers, ledger=ledger).flips[0].conformity is False
+
+
+def test_anchoring_is_false_when_the_debate_moved_the_verdict() -> None:
+    verdicts = Verdicts([], {1: votes(a="A", b="A", c="B"), 2: votes(a="B", b="B", c="B")})
+    measures = measure(verdicts, {})
+    assert (measures.round1_majority, measures.final_stance, measures.anchored) == ("A", "B", False)
+    assert measures.flips[0].conformity is False  # toward the minority, not the majority
+
+
+def test_sentences_are_normalised() -> None:
+    text = "### Position\nWe **back** A, firmly!  Short one.\n```\n- We back a firmly"
+    assert normalised_sentences(text) == {"we back a firmly"}
