@@ -52,6 +52,7 @@ MODULES.add("dreamcontext_council.cli.run", {"council": ("run",)})
 MODULES.add("dreamcontext_council.cli.dashboard", {"council": ("serve", "watch", "export")})
 MODULES.add("dreamcontext_council.cli.install", {"cli": ("install-skill",)})
 MODULES.add("dreamcontext_council.cli.doctor", {"council": ("doctor",)})
+MODULES.add("dreamcontext_council.cli.eval", {"council": ("eval",)})
 
 
 @click.group(
