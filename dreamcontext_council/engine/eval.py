@@ -232,7 +232,13 @@ async def single_answer(
     if path.is_file():
         return
     prompt = solo_prompt(files.id, question, who, sample)
-    completion, line = await caller.ask(spec, prompt, persona=who, round=0, phase="baseline")
+    completion, line = await caller.ask(
+        spec,
+        prompt,
+        persona=who,
+        round=0,
+        phase="baseline" if who == BASELINE_CALLER else "self-consistency",
+    )
     atomic_write_text(path, completion.text.rstrip() + "\n")
     await caller.append(line)
 
