@@ -511,6 +511,10 @@ async def run_eval(
     echo: Callable[[str], None],
 ) -> dict[str, Any]:
     """Run (or resume) the eval `eval_id` and write its results; returns results.json."""
+    from dreamcontext_council.engine.launch import SCRIPTED_NOTICE
+
+    if parse_model(settings.model or default_model(settings.env)).provider == "scripted":
+        echo(SCRIPTED_NOTICE)
     folder = EvalFolder(root, eval_id)
     if not folder.open(questions, settings):
         echo(f"Resuming eval {eval_id}: saved answers are not asked again.")
