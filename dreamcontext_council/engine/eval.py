@@ -30,7 +30,7 @@ from dreamcontext_council.engine.progress import QuietProgress
 from dreamcontext_council.engine.providers.base import Completion, Prompt
 from dreamcontext_council.engine.providers.models import ModelSpec, default_model, parse_model
 from dreamcontext_council.engine.providers.registry import ProviderSet, ProviderSettings
-from dreamcontext_council.errors import UsageError
+from dreamcontext_council.errors import ProviderError, RunStopped, UsageError
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.storage import atomic_write_json, atomic_write_text
 from dreamcontext_council.rules import metrics
@@ -291,6 +291,13 @@ class Evaluation:
 
         try:
             await asyncio.gather(*(one(q) for q in questions))
+        except (RunStopped, ProviderError) as stop:
+            reason = stop.reason if isinstance(stop, RunStopped) else "a call failed"
+            raise RunStopped(
+                f"{str(stop).rstrip('.')}. Run the same `dreamcontext council eval` command "
+                "again to resume every question.",
+                reason,
+            ) from stop
         finally:
             await self.providers.aclose()
 

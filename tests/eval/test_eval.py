@@ -249,3 +249,23 @@ def test_resume_after_sigkill_repeats_no_saved_call(
         c for c in asked_after if c[1] == "(baseline)" and solo_of.get(c[0]) in solo_saved
     ] == []
     assert accuracy(results(council)) == {"council": (4, 4), "solo": (0, 4), "vote": (0, 4)}
+
+
+def test_a_failing_model_stops_the_eval_with_how_to_resume(
+    council: Council, tmp_path: Path
+) -> None:
+    script = tmp_path / "broken.py"
+    script.write_text("import sys\nsys.stdin.read()\nsys.exit(3)\n", encoding="utf-8")
+    path = tmp_path / "arith.jsonl"
+    assert council("eval", str(path), "--generate", "arithmetic", "2", "--seed", "1").code == 0
+    result = council(
+        "eval",
+        str(path),
+        "--answer-type",
+        "number",
+        "--model",
+        f"command:{sys.executable} {script}",
+    )
+    assert result.code != 0
+    assert "`dreamcontext council eval` command again" in result.err
+    assert not list((council.root / "evals").glob("*/results.json"))
