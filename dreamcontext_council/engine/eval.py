@@ -21,6 +21,7 @@ from typing import Any
 
 from dreamcontext_council.actions import convene
 from dreamcontext_council.actions.files import DebateFiles
+from dreamcontext_council.actions.live_state import throttled_submissions
 from dreamcontext_council.engine import prompts
 from dreamcontext_council.engine.accounting import Ledger, load_prices
 from dreamcontext_council.engine.calls import Caller
@@ -30,6 +31,7 @@ from dreamcontext_council.engine.progress import QuietProgress
 from dreamcontext_council.engine.providers.base import Completion, Prompt
 from dreamcontext_council.engine.providers.models import ModelSpec, default_model, parse_model
 from dreamcontext_council.engine.providers.registry import ProviderSet, ProviderSettings
+from dreamcontext_council.engine.run import LIVE_REFRESH_S
 from dreamcontext_council.errors import ProviderError, RunStopped, UsageError
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.storage import atomic_write_json, atomic_write_text
@@ -290,7 +292,10 @@ class Evaluation:
             progress.question_done(cost, ran=ran)
 
         try:
-            await asyncio.gather(*(one(q) for q in questions))
+            # Held around every run: each run's own hold restores what it found, which,
+            # with runs overlapping, is another run's setting rather than the process's.
+            with throttled_submissions(LIVE_REFRESH_S):
+                await asyncio.gather(*(one(q) for q in questions))
         except (RunStopped, ProviderError) as stop:
             reason = stop.reason if isinstance(stop, RunStopped) else "a call failed"
             raise RunStopped(

@@ -13,6 +13,7 @@ import pytest
 from council_run import Council
 from engine.support import wait_for
 
+from dreamcontext_council.actions import live_state
 from dreamcontext_council.rules.eval_scores import majority, plain_majority, wilson
 from dreamcontext_council.rules.eval_set import (
     EvalQuestion,
@@ -182,6 +183,8 @@ def test_methods_side_by_side_on_a_command_stub(
     assert again.code == 0, again.err
     assert len(logged(log)) == calls
     assert accuracy(results(council)) == accuracy(data)
+    # Overlapping runs leave this process's live file unthrottled for the next command.
+    assert live_state._submission_interval[0] == 0.0
 
 
 def test_an_option_set_on_the_scripted_provider(council: Council, tmp_path: Path) -> None:
