@@ -53,6 +53,7 @@ MODULES.add("dreamcontext_council.cli.dashboard", {"council": ("serve", "watch",
 MODULES.add("dreamcontext_council.cli.install", {"cli": ("install-skill",)})
 MODULES.add("dreamcontext_council.cli.doctor", {"council": ("doctor",)})
 MODULES.add("dreamcontext_council.cli.mcp", {"council": ("mcp",)})
+MODULES.add("dreamcontext_council.cli.eval", {"council": ("eval",)})
 
 
 @click.group(

@@ -102,8 +102,14 @@ def _provider_set(request: Launch) -> ProviderSet:
     return ProviderSet(settings, env=request.env)
 
 
-async def launch(request: Launch, echo: Callable[[str], None]) -> dict[str, Any]:
-    """Create the debate if asked, check the ground, then run it; returns a summary."""
+async def launch(
+    request: Launch, echo: Callable[[str], None], shared: ProviderSet | None = None
+) -> dict[str, Any]:
+    """Create the debate if asked, check the ground, then run it; returns a summary.
+
+    With `shared`, calls go through those providers (their per-provider limits hold
+    across every debate using them) and they stay open for the caller to close.
+    """
     from dreamcontext_council.engine.attachments import attachment_paths
     from dreamcontext_council.rules.grounding import check_attachments, preflight
 
@@ -164,7 +170,7 @@ async def launch(request: Launch, echo: Callable[[str], None]) -> dict[str, Any]
         # "No API key" only when that is why: a key is set and a persona chose scripted.
         offline = parse_model(default_model(request.env)).provider == "scripted"
         echo(SCRIPTED_NOTICE if offline else SCRIPTED_SOME_NOTICE)
-    providers = _provider_set(request)
+    providers = shared or _provider_set(request)
     if files is not None:
         consent.allow_commands(files, allowed, request.env)
         remembered.record(files, request, previous, RUN_LOCK_NAME, only)
@@ -227,7 +233,8 @@ async def launch(request: Launch, echo: Callable[[str], None]) -> dict[str, Any]
         finally:
             progress.stop()
     finally:
-        await providers.aclose()
+        if shared is None:
+            await providers.aclose()
     return {
         "id": outcome.debate_id,
         "stopped": outcome.stopped,

@@ -1,0 +1,177 @@
+"""`council eval`: questions with known answers through the council, a solo answer and votes."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+import click
+
+from dreamcontext_council.cli.base import echo, emit, explicit_root, json_option, root_option
+
+
+def register(cli: click.Group, council: click.Group) -> None:
+    """Add `eval` to the council group."""
+    council.add_command(eval_command)
+
+
+@click.command("eval")
+@click.argument("set_path", metavar="SET.jsonl", type=click.Path(dir_okay=False))
+@click.option(
+    "--generate",
+    nargs=2,
+    type=(click.Choice(["arithmetic"]), click.IntRange(min=1)),
+    metavar="TASK N",
+    help="Write N questions of TASK (arithmetic: a+b*c+d-e*f) to SET.jsonl and stop.",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed for --generate.")
+@click.option(
+    "--answer-type",
+    type=click.Choice(["option", "number", "exact"]),
+    help="How answers compare (default: option when every line has options, else exact).",
+)
+@click.option(
+    "--id", "eval_id", help="Name of the eval folder (default: from the set's name and content)."
+)
+@click.option(
+    "--personas",
+    "personas_spec",
+    default="cognitive",
+    show_default=True,
+    help="Preset or roster file for every question's council.",
+)
+@click.option(
+    "--rounds", type=click.IntRange(1, 10), default=2, show_default=True, help="Rounds per debate."
+)
+@click.option(
+    "--model", help="Model for personas that name none (default: from the keys set, else scripted)."
+)
+@click.option(
+    "--synth-model", help="Model for the synthesizer and the solo answer (default: --model)."
+)
+@click.option(
+    "--samples",
+    type=click.IntRange(0, 50),
+    default=0,
+    show_default=True,
+    help="Self-consistency: this many solo samples per question, majority-voted (0: off).",
+)
+@click.option(
+    "--parallel",
+    type=click.IntRange(1, 256),
+    default=8,
+    show_default=True,
+    help="Questions in flight at once (calls stay within each provider's --concurrency).",
+)
+@click.option(
+    "--concurrency", type=click.IntRange(1, 64), help="Most calls in flight per provider."
+)
+@click.option("--base-url", help="Server URL for the openai provider.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Seconds per call.")
+@click.option("--retries", type=click.IntRange(0, 10), help="Retries per call.")
+@click.option(
+    "--allow-command",
+    "allow_commands",
+    multiple=True,
+    metavar="COMMAND",
+    help="Let the debates run a persona's `command:` program (repeatable).",
+)
+@root_option
+@json_option
+def eval_command(
+    set_path: str,
+    generate: tuple[str, int] | None,
+    seed: int,
+    answer_type: str | None,
+    eval_id: str | None,
+    personas_spec: str,
+    rounds: int,
+    model: str | None,
+    synth_model: str | None,
+    samples: int,
+    parallel: int,
+    concurrency: int | None,
+    base_url: str | None,
+    timeout: float | None,
+    retries: int | None,
+    allow_commands: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Score the council against one model on questions with known answers.
+
+    Each line of SET.jsonl is {"id", "question", "options": {"A": …}, "answer": "A"}
+    or a free answer ("answer": "42") compared by --answer-type. Every question becomes
+    an ordinary debate; beside the full council it scores a solo answer of the synthesis
+    model, the majority vote of the round-1 answers and, with --samples K,
+    self-consistency. Results go to _dream_context/evals/<id>/ (results.json,
+    results.md, accuracy-cost.svg). Run the same command again to resume after a stop:
+    no saved answer is asked again.
+
+    \b
+    Examples:
+      dreamcontext council eval arith.jsonl --generate arithmetic 50 --seed 1
+      dreamcontext council eval arith.jsonl --answer-type number --samples 3
+    """
+    from dreamcontext_council.engine.eval import EvalSettings, eval_id_for, run_eval
+    from dreamcontext_council.folder.paths import root_for_new
+    from dreamcontext_council.folder.storage import atomic_write_text
+    from dreamcontext_council.rules.eval_set import (
+        answer_type_of,
+        generate_arithmetic,
+        parse_set,
+        render_set,
+    )
+
+    path = Path(set_path)
+    if generate:
+        questions = generate_arithmetic(generate[1], seed)
+        atomic_write_text(path, render_set(questions))
+        emit(
+            {"set": str(path), "questions": len(questions)},
+            as_json,
+            f"Wrote {len(questions)} {generate[0]} questions to {path}; run "
+            f"`dreamcontext council eval {path} --answer-type number`.",
+        )
+        return
+    from dreamcontext_council.errors import UsageError
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(
+            f"Cannot read {path}: {exc.strerror or exc}; pass an eval set file."
+        ) from None
+    questions = parse_set(text, str(path))
+    settings = EvalSettings(
+        answer_type=answer_type_of(questions, answer_type),
+        personas_spec=personas_spec,
+        rounds=rounds,
+        model=model,
+        synth_model=synth_model,
+        base_url=base_url,
+        timeout=timeout,
+        retries=retries,
+        concurrency=concurrency,
+        parallel=parallel,
+        samples=samples,
+        allow_commands=list(allow_commands),
+        env=dict(os.environ),
+    )
+    root, _ = root_for_new(explicit_root())
+    chosen = eval_id or eval_id_for(render_set(questions), path.stem)
+    results = asyncio.run(
+        run_eval(root, questions, settings, chosen, lambda line: echo(line, err=True))
+    )
+    folder = root.path / "evals" / chosen
+    lines = [f"Eval {chosen}: {results['questions']} questions"]
+    for method, s in results["methods"].items():
+        low, high = s["interval_95"]
+        lines.append(
+            f"  {method}: {s['right']}/{s['questions']} right ({s['accuracy']:.0%}, 95% "
+            f"{low:.0%}–{high:.0%}) · {s['calls']} calls · {s['tokens']:,} tokens · "
+            f"${s['cost_usd']:.4f}"
+        )
+    lines.append(f"Results: {folder / 'results.md'}")
+    summary = {k: v for k, v in results.items() if k != "rows"} | {"folder": str(folder)}
+    emit(summary, as_json, "\n".join(lines))

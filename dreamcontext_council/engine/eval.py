@@ -1,0 +1,535 @@
+"""`council eval`: run a set of questions with known answers through several methods.
+
+Every question is an ordinary debate folder (the full council, and its round-1 answers for
+the majority vote); the solo answer and the self-consistency samples are single calls
+booked in that debate's usage.jsonl as `(baseline)` and `(self-consistency)`. The eval
+folder `_dream_context/evals/<eval-id>/` holds the set, which debate answers which
+question, the solo answers, and the results. Everything written is kept, so running the
+same command again goes on where a killed eval stopped without repeating a saved call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from dreamcontext_council.actions import convene
+from dreamcontext_council.actions.files import DebateFiles
+from dreamcontext_council.actions.live_state import throttled_submissions
+from dreamcontext_council.engine import prompts
+from dreamcontext_council.engine.accounting import Ledger, load_prices
+from dreamcontext_council.engine.calls import Caller
+from dreamcontext_council.engine.contract import ContractError, parse_persona_answer
+from dreamcontext_council.engine.launch import Launch, launch
+from dreamcontext_council.engine.progress import QuietProgress
+from dreamcontext_council.engine.providers.base import Completion, Prompt
+from dreamcontext_council.engine.providers.models import ModelSpec, default_model, parse_model
+from dreamcontext_council.engine.providers.registry import ProviderSet, ProviderSettings
+from dreamcontext_council.engine.run import LIVE_REFRESH_S
+from dreamcontext_council.errors import ProviderError, RunStopped, UsageError
+from dreamcontext_council.folder.paths import Root
+from dreamcontext_council.folder.storage import atomic_write_json, atomic_write_text
+from dreamcontext_council.rules import metrics
+from dreamcontext_council.rules.eval_scores import majority, plain_majority
+from dreamcontext_council.rules.eval_set import EvalQuestion, is_right, parse_set, render_set
+from dreamcontext_council.rules.roster import load_roster
+from dreamcontext_council.rules.run_settings import DEFAULT_RETRIES, DEFAULT_TIMEOUT
+from dreamcontext_council.rules.usage import calls_of
+
+BASELINE_CALLER = "(baseline)"
+SAMPLE_CALLER = "(self-consistency)"
+METHODS = ("council", "solo", "vote", "self-consistency")
+SOLO_PERSONA = (
+    "You answer the question alone, with no council. Weigh it carefully and give your best answer."
+)
+EVALS_FOLDER = "evals"
+
+
+@dataclass
+class EvalSettings:
+    """How to run the eval; recorded in eval.json."""
+
+    answer_type: str
+    personas_spec: str = "cognitive"
+    rounds: int = 2
+    model: str | None = None
+    synth_model: str | None = None
+    base_url: str | None = None
+    timeout: float | None = None
+    retries: int | None = None
+    concurrency: int | None = None
+    parallel: int = 8
+    samples: int = 0  # self-consistency samples; 0 leaves the method out
+    allow_commands: list[str] = field(default_factory=list)
+    env: Mapping[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "answer_type": self.answer_type,
+            "personas": self.personas_spec,
+            "rounds": self.rounds,
+            "model": self.model,
+            "synth_model": self.synth_model,
+            "samples": self.samples,
+        }
+
+
+def eval_id_for(set_text: str, name: str) -> str:
+    """The same id for the same set: `eval-<name>-<8 hex of the set>`."""
+    digest = hashlib.sha256(set_text.encode("utf-8")).hexdigest()[:8]
+    stem = "".join(c if c.isalnum() or c in "-_" else "-" for c in name)[:40].strip("-")
+    return f"eval-{stem or 'set'}-{digest}"
+
+
+class EvalFolder:
+    """`_dream_context/evals/<eval-id>/`: set.jsonl, eval.json, debates.json, answers/, results."""
+
+    def __init__(self, root: Root, eval_id: str) -> None:
+        self.root = root
+        self.id = eval_id
+        self.path = root.path / EVALS_FOLDER / eval_id
+
+    @property
+    def answers(self) -> Path:
+        return self.path / "answers"
+
+    def solo_answer(self, qid: str) -> Path:
+        return self.answers / f"{qid}.solo.md"
+
+    def sample_answer(self, qid: str, number: int) -> Path:
+        return self.answers / f"{qid}.sample-{number}.md"
+
+    def timing(self, qid: str) -> Path:
+        return self.answers / f"{qid}.timing.json"
+
+    def debates(self) -> dict[str, str]:
+        path = self.path / "debates.json"
+        if not path.is_file():
+            return {}
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+    def record_debate(self, qid: str, debate_id: str) -> None:
+        atomic_write_json(self.path / "debates.json", {**self.debates(), qid: debate_id})
+
+    def questions(self) -> list[EvalQuestion]:
+        return parse_set((self.path / "set.jsonl").read_text(encoding="utf-8"), "set.jsonl")
+
+    def settings(self) -> dict[str, Any]:
+        data = json.loads((self.path / "eval.json").read_text(encoding="utf-8"))
+        return data if isinstance(data, dict) else {}
+
+    def open(self, questions: list[EvalQuestion], settings: EvalSettings) -> bool:
+        """Create the folder, or check that it holds the same set; True when it is new."""
+        text = render_set(questions)
+        set_file = self.path / "set.jsonl"
+        if set_file.is_file():
+            if set_file.read_text(encoding="utf-8") != text:
+                raise UsageError(
+                    f"{self.path} holds another set; pass --id with a new name to start a new eval."
+                )
+            return False
+        self.answers.mkdir(parents=True, exist_ok=True)
+        atomic_write_json(self.path / "eval.json", {"id": self.id, **settings.to_json()})
+        atomic_write_text(set_file, text)
+        return True
+
+
+class CountingProviders(ProviderSet):
+    """A provider set that knows how many calls are in flight, for the progress line."""
+
+    in_flight = 0
+
+    async def complete(self, spec: ModelSpec, prompt: Prompt) -> Completion:
+        self.in_flight += 1
+        try:
+            return await super().complete(spec, prompt)
+        finally:
+            self.in_flight -= 1
+
+
+@dataclass
+class EvalProgress:
+    """Questions done, calls in flight, spend and ETA, one line each time a question ends."""
+
+    total: int
+    providers: CountingProviders
+    echo: Callable[[str], None]
+    done: int = 0
+    spent: float = 0.0
+    started: float = field(default_factory=time.monotonic)
+    finished_here: int = 0
+
+    def question_done(self, cost: float, *, ran: bool) -> None:
+        self.done += 1
+        self.spent += cost
+        self.finished_here += ran
+        elapsed = time.monotonic() - self.started
+        left = self.total - self.done
+        eta = (
+            f"{elapsed / self.finished_here * left:.0f}s"
+            if self.finished_here and left
+            else ("0s" if not left else "?")
+        )
+        self.echo(
+            f"eval: {self.done}/{self.total} questions · {self.providers.in_flight} calls in "
+            f"flight · ${self.spent:.4f} spent · ETA {eta}"
+        )
+
+
+def solo_prompt(debate_id: str, question: EvalQuestion, caller_name: str, sample: int) -> Prompt:
+    """The persona answer contract with no persona: the question, its options, nothing else."""
+    material = prompts.RoundMaterial(
+        debate_id=debate_id,
+        topic=question.question,
+        question=question.question,
+        round=1,
+        rounds_planned=1,
+        facts=[],
+        options=question.options,
+        personas=[caller_name],
+    )
+    prompt = prompts.persona_prompt(caller_name, SOLO_PERSONA, ["the question"], material)
+    if not sample:
+        return prompt
+    # Each sample carries its number, so a program that reads the call can vary it.
+    task = {**prompt.task, "sample": sample}
+    line = json.dumps(task, ensure_ascii=False, separators=(",", ":")).replace("-->", "--\\u003e")
+    return replace(
+        prompt,
+        user=f"{prompt.user}\n\nSample {sample}: answer on your own.\n<!-- council-call {line} -->",
+        task=task,
+    )
+
+
+def stance_of(text: str, question: EvalQuestion) -> str | None:
+    """The stance an answer's verdict block names, as written; None when it breaks the contract."""
+    try:
+        answer = parse_persona_answer(text, question.options, [])
+    except ContractError:
+        return None
+    return answer.verdict.stance if question.options else answer.verdict.stance_text
+
+
+async def single_answer(
+    files: DebateFiles,
+    path: Path,
+    question: EvalQuestion,
+    spec: ModelSpec,
+    caller: Caller,
+    *,
+    who: str,
+    sample: int = 0,
+) -> None:
+    """One call answering the question alone, saved to `path`; nothing when it is saved.
+
+    This is the solo baseline until `run --baseline` stores one in the debate folder.
+    """
+    if path.is_file():
+        return
+    prompt = solo_prompt(files.id, question, who, sample)
+    completion, line = await caller.ask(
+        spec,
+        prompt,
+        persona=who,
+        round=0,
+        phase="baseline" if who == BASELINE_CALLER else "self-consistency",
+    )
+    atomic_write_text(path, completion.text.rstrip() + "\n")
+    await caller.append(line)
+
+
+class Evaluation:
+    """One eval run: every question through every method, a few questions at a time."""
+
+    def __init__(
+        self,
+        root: Root,
+        folder: EvalFolder,
+        settings: EvalSettings,
+        echo: Callable[[str], None],
+    ) -> None:
+        self.root = root
+        self.folder = folder
+        self.settings = settings
+        self.echo = echo
+        self.prices = load_prices(None)
+        concurrency = (
+            {n: settings.concurrency for n in ("anthropic", "openai", "command", "scripted")}
+            if settings.concurrency
+            else {}
+        )
+        self.providers = CountingProviders(
+            ProviderSettings(
+                timeout_s=settings.timeout if settings.timeout is not None else DEFAULT_TIMEOUT,
+                max_retries=settings.retries if settings.retries is not None else DEFAULT_RETRIES,
+                concurrency=concurrency,
+                base_urls={"openai": settings.base_url} if settings.base_url else {},
+            ),
+            env=settings.env,
+        )
+        self._debates_lock = asyncio.Lock()
+
+    @property
+    def solo_model(self) -> ModelSpec:
+        s = self.settings
+        return parse_model(s.synth_model or s.model or default_model(s.env))
+
+    async def run(self, questions: list[EvalQuestion]) -> None:
+        """Every question to its end; a failure of one question stops the eval (resumable)."""
+        progress = EvalProgress(len(questions), self.providers, self.echo)
+        gate = asyncio.Semaphore(max(1, self.settings.parallel))
+
+        async def one(question: EvalQuestion) -> None:
+            async with gate:
+                cost, ran = await self.question(question)
+            progress.question_done(cost, ran=ran)
+
+        try:
+            # Held around every run: each run's own hold restores what it found, which,
+            # with runs overlapping, is another run's setting rather than the process's.
+            with throttled_submissions(LIVE_REFRESH_S):
+                await asyncio.gather(*(one(q) for q in questions))
+        except (RunStopped, ProviderError) as stop:
+            reason = stop.reason if isinstance(stop, RunStopped) else "a call failed"
+            raise RunStopped(
+                f"{str(stop).rstrip('.')}. Run the same `dreamcontext council eval` command "
+                "again to resume every question.",
+                reason,
+            ) from stop
+        finally:
+            await self.providers.aclose()
+
+    async def _debate_for(self, question: EvalQuestion) -> DebateFiles:
+        async with self._debates_lock:
+            debate_id = self.folder.debates().get(question.id)
+            if debate_id is None:
+                roster = load_roster(self.settings.personas_spec)
+                debate = convene.new_debate(
+                    self.root,
+                    question.question,
+                    rounds=self.settings.rounds,
+                    options=question.options,
+                    personas=roster,
+                )
+                debate_id = debate.id
+                self.folder.record_debate(question.id, debate_id)
+        return DebateFiles(self.root, debate_id)
+
+    async def question(self, question: EvalQuestion) -> tuple[float, bool]:
+        """Solo answer, samples, then the council; returns the question's cost and whether
+        anything was left to do."""
+        files = await self._debate_for(question)
+        complete = str(files.debate().status) == "complete"
+        paths = [self.folder.solo_answer(question.id)] + [
+            self.folder.sample_answer(question.id, n) for n in range(1, self.settings.samples + 1)
+        ]
+        ran = not complete or not all(p.is_file() for p in paths)
+        timing = self._timing(question.id)
+        caller = Caller(self.providers, Ledger(files.paths.usage, self.prices), QuietProgress())
+        spec = self.solo_model
+        started = time.monotonic()
+        await single_answer(files, paths[0], question, spec, caller, who=BASELINE_CALLER)
+        timing["solo"] = timing.get("solo", 0.0) + time.monotonic() - started
+        started = time.monotonic()
+        samples = [
+            single_answer(files, p, question, spec, caller, who=SAMPLE_CALLER, sample=n)
+            for n, p in enumerate(paths[1:], start=1)
+        ]
+        await asyncio.gather(*samples)
+        timing["self-consistency"] = (
+            timing.get("self-consistency", 0.0) + time.monotonic() - started
+        )
+        if not complete:
+            started = time.monotonic()
+            await launch(self._launch(files.id), echo=lambda _line: None, shared=self.providers)
+            timing["council"] = timing.get("council", 0.0) + time.monotonic() - started
+        if ran:
+            atomic_write_json(self.folder.timing(question.id), timing)
+        usage = calls_of(_usage_lines(files.paths.usage))
+        return sum(float(r.get("cost_usd") or 0) for r in usage), ran
+
+    def _timing(self, qid: str) -> dict[str, float]:
+        path = self.folder.timing(qid)
+        if not path.is_file():
+            return {}
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return {str(k): float(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+    def _launch(self, debate_id: str) -> Launch:
+        s = self.settings
+        return Launch(
+            debate_id=debate_id,
+            model=s.model,
+            synth_model=s.synth_model,
+            check_model=s.model,
+            base_url=s.base_url,
+            timeout=s.timeout,
+            retries=s.retries,
+            concurrency=s.concurrency,
+            allow_commands=list(s.allow_commands),
+            yes=True,
+            quiet=True,
+            root=str(self.root.path),
+            env=s.env,
+        )
+
+
+def _usage_lines(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        return []
+    lines = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue  # a line cut by a kill
+        if isinstance(record, dict):
+            lines.append(record)
+    return lines
+
+
+# -- reading the answers back ------------------------------------------------------------
+
+
+def method_answers(
+    root: Root, folder: EvalFolder, question: EvalQuestion, samples: int
+) -> dict[str, str | None]:
+    """Each method's answer to one question, as written (None: no answer)."""
+    debate_id = folder.debates().get(question.id)
+    answers: dict[str, str | None] = dict.fromkeys(METHODS[:3])
+    if debate_id is None:
+        return answers
+    files = DebateFiles(root, debate_id)
+    verdicts = files.verdicts()
+    text_of = (lambda key: key) if question.options else verdicts.label
+    if str(files.debate().status) == "complete":
+        lead = metrics.leading(verdicts.round(verdicts.last_round()))
+        answers["council"] = text_of(lead) if lead else None
+    vote = majority(verdicts.round(1))
+    answers["vote"] = text_of(vote) if vote else None
+    solo = folder.solo_answer(question.id)
+    answers["solo"] = (
+        stance_of(solo.read_text(encoding="utf-8"), question) if solo.is_file() else None
+    )
+    if samples:
+        drawn = [
+            stance_of(p.read_text(encoding="utf-8"), question)
+            for n in range(1, samples + 1)
+            if (p := folder.sample_answer(question.id, n)).is_file()
+        ]
+        answers["self-consistency"] = plain_majority(drawn)
+    return answers
+
+
+def method_usage(root: Root, folder: EvalFolder, qid: str) -> dict[str, dict[str, float]]:
+    """Calls, tokens and cost per method for one question, from its debate's usage.jsonl.
+
+    The majority vote makes no call of its own: it reads the council's round 1, so its
+    figures are those of the round-1 persona calls (what a vote alone would cost).
+    """
+    debate_id = folder.debates().get(qid)
+    totals = {m: {"calls": 0.0, "tokens": 0.0, "cost_usd": 0.0} for m in METHODS}
+    if debate_id is None:
+        return totals
+    for record in calls_of(_usage_lines(DebateFiles(root, debate_id).paths.usage)):
+        who = record.get("persona")
+        method = (
+            "solo"
+            if who == BASELINE_CALLER
+            else "self-consistency"
+            if who == SAMPLE_CALLER
+            else "council"
+        )
+        opening = method == "council" and record.get("round") == 1 and not str(who).startswith("(")
+        for counted in (method, "vote") if opening else (method,):
+            totals[counted]["calls"] += 1
+            totals[counted]["tokens"] += float(record.get("input_tokens") or 0) + float(
+                record.get("output_tokens") or 0
+            )
+            totals[counted]["cost_usd"] += float(record.get("cost_usd") or 0)
+    return totals
+
+
+def question_rows(
+    root: Root, folder: EvalFolder, questions: list[EvalQuestion], answer_type: str, samples: int
+) -> list[dict[str, Any]]:
+    """One row per question: its debate, each method's answer and whether it is right."""
+    debates = folder.debates()
+    rows = []
+    for question in questions:
+        answers = method_answers(root, folder, question, samples)
+        rows.append(
+            {
+                "id": question.id,
+                "debate": debates.get(question.id),
+                "answer": question.answer,
+                "answers": answers,
+                "right": {m: is_right(a, question, answer_type) for m, a in answers.items()},
+                "usage": method_usage(root, folder, question.id),
+                "wall_s": _timing_of(folder, question.id),
+            }
+        )
+    return rows
+
+
+def _timing_of(folder: EvalFolder, qid: str) -> dict[str, float]:
+    path = folder.timing(qid)
+    if not path.is_file():
+        return {}
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return {str(k): round(float(v), 3) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
+def write_results(root: Root, folder: EvalFolder, total_wall_s: float) -> dict[str, Any]:
+    """results.json, results.md and accuracy-cost.svg from what the folder holds."""
+    from dreamcontext_council.rules.eval_scores import method_summary
+    from dreamcontext_council.views.eval_results import accuracy_cost_svg, results_markdown
+
+    settings = folder.settings()
+    questions = folder.questions()
+    samples = int(settings.get("samples") or 0)
+    answer_type = str(settings.get("answer_type") or "exact")
+    methods = [m for m in METHODS if m != "self-consistency" or samples]
+    rows = question_rows(root, folder, questions, answer_type, samples)
+    summary = method_summary(rows, methods)
+    results = {
+        "id": folder.id,
+        "answer_type": answer_type,
+        "questions": len(rows),
+        "wall_s_this_run": round(total_wall_s, 3),
+        "methods": summary,
+        "rows": rows,
+    }
+    atomic_write_json(folder.path / "results.json", results)
+    atomic_write_text(
+        folder.path / "results.md", results_markdown(folder.id, summary, rows, answer_type)
+    )
+    atomic_write_text(folder.path / "accuracy-cost.svg", accuracy_cost_svg(summary))
+    return results
+
+
+async def run_eval(
+    root: Root,
+    questions: list[EvalQuestion],
+    settings: EvalSettings,
+    eval_id: str,
+    echo: Callable[[str], None],
+) -> dict[str, Any]:
+    """Run (or resume) the eval `eval_id` and write its results; returns results.json."""
+    from dreamcontext_council.engine.launch import SCRIPTED_NOTICE
+
+    if parse_model(settings.model or default_model(settings.env)).provider == "scripted":
+        echo(SCRIPTED_NOTICE)
+    folder = EvalFolder(root, eval_id)
+    if not folder.open(questions, settings):
+        echo(f"Resuming eval {eval_id}: saved answers are not asked again.")
+    started = time.monotonic()
+    await Evaluation(root, folder, settings, echo).run(folder.questions())
+    return write_results(root, folder, time.monotonic() - started)
