@@ -220,13 +220,20 @@ class Watches:
             self._poller.start()
 
     def _on_key(self, key: str) -> None:
+        # Called on the observer's thread, which holds the observer's lock: taking ours
+        # here could deadlock with `acquire`, so a missing folder is watched from another.
         if key == LIST:
-            # `council/` or `knowledge/` may have just been made: watch it now.
-            with self._lock:
-                scope = self._scopes.get(None)
-                if scope is not None and scope.missing and not scope.polled:
-                    self._schedule(None, scope, scope.missing)
+            scope = self._scopes.get(None)
+            if scope is not None and scope.missing:
+                threading.Thread(target=self._watch_missing_list, daemon=True).start()
         self.notify(key)
+
+    def _watch_missing_list(self) -> None:
+        """`council/` or `knowledge/` may have just been made: watch it now."""
+        with self._lock:
+            scope = self._scopes.get(None)
+            if scope is not None and scope.missing and not scope.polled:
+                self._schedule(None, scope, scope.missing)
 
     def _poll(self) -> None:
         while not self._stopping.wait(self.poll_s):
