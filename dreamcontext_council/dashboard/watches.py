@@ -118,6 +118,7 @@ class Watches:
         warnings.filterwarnings(
             "ignore", r"Callback with id .+ already exists for watch", RuntimeWarning
         )
+        _quiet_stop_race()
         self._stopping.clear()
         observer = Observer()
         observer.daemon = True
@@ -263,6 +264,20 @@ class Watches:
         else:
             _stat_into(seen, str(self.root.debate(topic).folder), recursive=True)
         return seen
+
+
+class _StopRace(logging.Filter):
+    """watchdog logs an error when a watch is ended while its thread reads; that is a race
+    of its own shutdown, not a fault, and a page closing must not print it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "called when the thread is inactive" not in record.getMessage()
+
+
+def _quiet_stop_race() -> None:
+    logger = logging.getLogger("watchdog.observers.inotify")
+    if not any(isinstance(f, _StopRace) for f in logger.filters):
+        logger.addFilter(_StopRace())
 
 
 def _drop(observer: BaseObserver, watch: ObservedWatch) -> None:
