@@ -21,6 +21,7 @@ under new ids) and adds one big debate through the library: 10 personas × 4 rou
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import queue
 import shutil
@@ -89,7 +90,7 @@ def _big_entry(slug: str, number: int, entry_bytes: int) -> str:
         f"{slug} in round {number}: the write path is the risk; a staged migration with a "
         "dual-write window keeps it reversible, and the pool limits are measured first. "
     )
-    reasoning = []
+    reasoning: list[str] = []
     while sum(len(p) for p in reasoning) < entry_bytes - 1200:
         i = len(reasoning)
         reasoning.append(f"- Point {i}: {paragraph}See **contrarian** and [F{i % 7 + 1}].\n")
@@ -195,22 +196,51 @@ def hand_edit(path: Path, i: int) -> None:
 
 
 def edit_latency(edit: Callable[[int], None], arrived: Callable[[], None], runs: int) -> float:
-    """Median ms from a hand edit to `arrived` returning (it blocks until the event)."""
+    """Median ms from a hand edit to `arrived` returning (it blocks until the event, and
+    raises queue.Empty after 10 s: a lost event counts as infinite)."""
     times = []
     for i in range(runs):
         time.sleep(0.5)  # let the previous burst settle
         start = time.perf_counter()
         edit(i)
-        arrived()
+        try:
+            arrived()
+        except queue.Empty:
+            times.append(float("inf"))  # never arrived: the event was lost
+            continue
         times.append((time.perf_counter() - start) * 1000)
     return statistics.median(times)
 
 
+class Overflows(logging.Handler):
+    """Counts watchdog's "Inotify queue overflowed" warnings."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.count = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if "events were lost" in record.getMessage():
+            self.count += 1
+
+
+def burst(root: Root) -> None:
+    """What a `git checkout` of the whole root does: every debate.md and verdicts.json touched."""
+    for debate in os.scandir(root.council):
+        if debate.name.startswith("council_"):
+            for name in ("debate.md", "verdicts.json"):
+                with suppress(OSError):
+                    os.utime(os.path.join(debate.path, name))
+
+
 def compare_watch_designs(root: Root, big: str, idle: float, runs: int) -> None:
-    """Whole tree with a write-only filter against the scoped watches, in this process."""
+    """Three ways to watch, in this process: the whole tree with every event kind (as
+    before), the whole tree with a write-only filter, and the index + the open debate."""
     report = root.council / big / "persona-00" / "report.md"
     events: queue.Queue[str] = queue.Queue()
     pid = os.getpid()
+    overflows = Overflows()
+    logging.getLogger("watchdog").addHandler(overflows)
 
     class Handler(FileSystemEventHandler):
         def on_any_event(self, event: FileSystemEvent) -> None:
@@ -228,49 +258,60 @@ def compare_watch_designs(root: Root, big: str, idle: float, runs: int) -> None:
             while True:
                 events.get_nowait()
 
-    # 1. The whole tree, writes only.
-    before = inotify_watches()
-    start = time.perf_counter()
-    observer = Observer()
-    observer.daemon = True
-    observer.start()
-    observer.schedule(Handler(), str(root.path), recursive=True, event_filter=WRITE_EVENTS)
-    setup_ms = (time.perf_counter() - start) * 1000
-    held = inotify_watches() - before
-    try:
-        time.sleep(1)
-        drain()
-        cpu = idle_percent(pid, idle)
-        latency = edit_latency(lambda i: hand_edit(report, i), arrived, runs)
-    finally:
-        observer.stop()
-        observer.join(timeout=10)
-    row("whole tree, write-only filter: inotify watches", held, "", None)
-    row("whole tree, write-only filter: set-up", setup_ms, "ms", STARTUP_TARGET_MS)
-    row(f"whole tree, write-only filter: idle CPU over {idle:.0f} s", cpu, "%", IDLE_CPU_TARGET)
-    row("whole tree, write-only filter: edit to event", latency, "ms", EDIT_TARGET_MS)
+    def whole_tree(event_filter: list[type[FileSystemEvent]] | None) -> Callable[[], None]:
+        observer = Observer()
+        observer.daemon = True
+        observer.start()
+        observer.schedule(Handler(), str(root.path), recursive=True, event_filter=event_filter)
 
-    # 2. What the dashboard does: the index and the open debate.
-    drain()
-    before = inotify_watches()
-    start = time.perf_counter()
-    watches = Watches(root, events.put)
-    watches.start()
-    watches.acquire(None)
-    watches.acquire(big)
-    setup_ms = (time.perf_counter() - start) * 1000
-    held = inotify_watches() - before
-    try:
-        time.sleep(1)
+        def stop() -> None:
+            observer.stop()
+            observer.join(timeout=30)
+
+        return stop
+
+    def scoped() -> Callable[[], None]:
+        watches = Watches(root, events.put)
+        watches.start()
+        watches.acquire(None)
+        watches.acquire(big)
+        return watches.stop
+
+    designs: list[tuple[str, Callable[[], Callable[[], None]]]] = [
+        ("whole tree, every event (before)", lambda: whole_tree(None)),
+        ("whole tree, write-only filter", lambda: whole_tree(WRITE_EVENTS)),
+        ("index + open debate (chosen)", scoped),
+    ]
+    for name, start_design in designs:
         drain()
-        cpu = idle_percent(pid, idle)
-        latency = edit_latency(lambda i: hand_edit(report, i), arrived, runs)
-    finally:
-        watches.stop()
-    row("index + open debate (chosen): inotify watches", held, "", None)
-    row("index + open debate (chosen): set-up", setup_ms, "ms", STARTUP_TARGET_MS)
-    row(f"index + open debate (chosen): idle CPU over {idle:.0f} s", cpu, "%", IDLE_CPU_TARGET)
-    row("index + open debate (chosen): edit to event", latency, "ms", EDIT_TARGET_MS)
+        before = inotify_watches()
+        start = time.perf_counter()
+        stop = start_design()
+        setup_ms = (time.perf_counter() - start) * 1000
+        held = inotify_watches() - before
+        try:
+            time.sleep(1)
+            drain()
+            cpu = idle_percent(pid, idle)
+            latency = edit_latency(lambda i: hand_edit(report, i), arrived, runs)
+            overflows.count = 0
+            burst(root)
+            time.sleep(5)
+            drain()
+            after_burst = idle_percent(pid, idle)
+            lost = overflows.count
+            drain()
+            after_latency = edit_latency(lambda i: hand_edit(report, i), arrived, 1)
+        finally:
+            stop()
+        row(f"{name}: inotify watches", held, "", None)
+        row(f"{name}: set-up", setup_ms, "ms", STARTUP_TARGET_MS)
+        row(f"{name}: idle CPU over {idle:.0f} s", cpu, "%", IDLE_CPU_TARGET)
+        row(f"{name}: edit to event", latency, "ms", EDIT_TARGET_MS)
+        row(f"{name}: queue overflows after touching every debate", lost, "", None)
+        row(f"{name}: idle CPU over {idle:.0f} s after that", after_burst, "%", IDLE_CPU_TARGET)
+        row(f"{name}: edit to event after that", after_latency, "ms", EDIT_TARGET_MS)
+    logging.getLogger("watchdog").removeHandler(overflows)
 
 
 def free_port() -> int:
@@ -436,7 +477,10 @@ def measure_watch(root: Root, big: str, idle: float, runs: int) -> None:
             def edit(i: int) -> None:
                 verdicts.write_text(original.replace("Holds A", f"Holds A ({i})"), encoding="utf-8")
 
-            latency = edit_latency(edit, lambda: boards.get(timeout=10) and None, runs)
+            def redrawn() -> None:
+                boards.get(timeout=10)
+
+            latency = edit_latency(edit, redrawn, runs)
     finally:
         verdicts.write_text(original, encoding="utf-8")
     row(f"watch: idle CPU over {idle:.0f} s", cpu, "%", IDLE_CPU_TARGET)

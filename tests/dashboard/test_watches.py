@@ -205,3 +205,25 @@ def test_watch_in_a_terminal_polls_past_the_watch_limit(
         thread.join(timeout=10)
         console.file.close()
     assert not thread.is_alive()
+
+
+def test_a_list_open_before_council_exists_sees_the_first_debate(tmp_path: Path) -> None:
+    root = Root(tmp_path / "_dream_context")
+    root.path.mkdir()
+    before = inotify_watches()
+
+    async def story() -> None:
+        feed = ChangeFeed(root, debounce=0.05)
+        feed.start(asyncio.get_running_loop())
+        try:
+            with feed.subscribe(None) as listing:
+                root.council.mkdir()
+                assert await asyncio.wait_for(listing.get(), timeout=5) == [""]
+                # council/ is watched from now on: the first index.json reaches the list.
+                await asyncio.to_thread(wait_for, lambda: inotify_watches() >= before + 2)
+                root.index.write_text("[]")
+                assert await asyncio.wait_for(listing.get(), timeout=5) == [""]
+        finally:
+            feed.stop()
+
+    run_story(story)
