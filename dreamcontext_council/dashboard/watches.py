@@ -139,17 +139,6 @@ class Watches:
         if poller is not None:
             poller.join(timeout=5)
 
-    @property
-    def polled(self) -> set[Topic]:
-        """The topics polled because the kernel refused their watch."""
-        with self._lock:
-            return {topic for topic, scope in self._scopes.items() if scope.polled}
-
-    def watched_folders(self) -> int:
-        """How many folders are scheduled with the observer (not counting what they hold)."""
-        with self._lock:
-            return sum(len(scope.watches) for scope in self._scopes.values())
-
     def acquire(self, topic: Topic) -> None:
         """Watch what `topic` needs, until as many `release`s."""
         with self._lock:
