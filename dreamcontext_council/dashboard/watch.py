@@ -9,10 +9,9 @@ from collections.abc import Callable
 from rich.console import Console
 from rich.live import Live
 from rich.text import Text
-from watchdog.events import FileSystemEvent, FileSystemEventHandler
 
 from dreamcontext_council.actions.snapshot import load_snapshot
-from dreamcontext_council.dashboard.events import change_key, paths_of, start_observer
+from dreamcontext_council.dashboard.watches import Watches
 from dreamcontext_council.errors import CouncilError
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.views.board import render_board
@@ -32,17 +31,6 @@ def board_text(root: Root, debate_id: str) -> str:
     return printable(render_board(snapshot, None, board_extra_lines(snapshot)))
 
 
-class _Changed(FileSystemEventHandler):
-    def __init__(self, root: Root, debate_id: str, flag: threading.Event) -> None:
-        self.watched = root.path.resolve()
-        self.debate_id = debate_id
-        self.flag = flag
-
-    def on_any_event(self, event: FileSystemEvent) -> None:
-        if any(change_key(self.watched, p) == self.debate_id for p in paths_of(event)):
-            self.flag.set()
-
-
 def watch_board(
     root: Root,
     debate_id: str,
@@ -59,7 +47,15 @@ def watch_board(
     root.existing_debate(debate_id)
     stop = stop or threading.Event()
     changed = threading.Event()
-    observer = start_observer(_Changed(root, debate_id, changed), root.path.resolve())
+
+    def notify(key: str) -> None:
+        if key == debate_id:
+            changed.set()
+
+    # Only this debate's folder is watched (or polled, past the kernel's watch limit).
+    watches = Watches(root, notify)
+    watches.start()
+    watches.acquire(debate_id)
 
     def next_change() -> bool:
         while not stop.is_set():
@@ -84,8 +80,7 @@ def watch_board(
     except KeyboardInterrupt:
         pass  # Ctrl-C is how a watch ends
     finally:
-        observer.stop()
-        observer.join(timeout=5)
+        watches.stop()
 
 
 def _writer(console: Console) -> Callable[[str], None]:

@@ -18,16 +18,11 @@ from watchdog.events import (
     FileModifiedEvent,
     FileMovedEvent,
     FileOpenedEvent,
-    FileSystemEventHandler,
 )
 
-from dreamcontext_council.dashboard.events import (
-    LIST,
-    ChangeFeed,
-    change_key,
-    paths_of,
-    start_observer,
-)
+from dreamcontext_council.dashboard.changes import LIST, change_key, paths_of
+from dreamcontext_council.dashboard.events import ChangeFeed
+from dreamcontext_council.dashboard.watches import Watches
 from dreamcontext_council.folder.paths import Root
 
 from .conftest import REFERENCE_ID, served
@@ -195,12 +190,12 @@ def test_the_observer_keeps_watchdogs_rewatch_warning_off_the_terminal(tmp_path:
     )
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
-        observer = start_observer(FileSystemEventHandler(), tmp_path)
+        watches = Watches(Root(tmp_path), lambda key: None)
+        watches.start()
         try:
             warnings.warn(rewatch, RuntimeWarning, stacklevel=1)
             warnings.warn("Something else went wrong", RuntimeWarning, stacklevel=1)
         finally:
-            observer.stop()
-            observer.join(timeout=5)
+            watches.stop()
 
     assert [str(w.message) for w in seen] == ["Something else went wrong"]

@@ -1,0 +1,53 @@
+"""Which debate a changed path belongs to, and which watchdog events are writes."""
+
+from __future__ import annotations
+
+from pathlib import Path, PurePath
+
+from watchdog.events import (
+    EVENT_TYPE_CLOSED,
+    EVENT_TYPE_CREATED,
+    EVENT_TYPE_DELETED,
+    EVENT_TYPE_MODIFIED,
+    EVENT_TYPE_MOVED,
+    FileSystemEvent,
+)
+
+from dreamcontext_council.folder.storage import LOCK_NAME
+
+LIST = ""  # the key list subscribers see for changes that are not inside one debate
+_WRITES = {EVENT_TYPE_CREATED, EVENT_TYPE_DELETED, EVENT_TYPE_MODIFIED, EVENT_TYPE_MOVED}
+
+
+def is_noise(name: str) -> bool:
+    """Lock files and the temp files of atomic writes; their rename shows up as a move."""
+    return name == LOCK_NAME or (name.startswith(".") and name.endswith(".tmp"))
+
+
+def change_key(root: Path, path: str) -> str | None:
+    """Which debate a changed path belongs to: its id, LIST for the index, None to ignore."""
+    try:
+        parts = PurePath(path).relative_to(root).parts
+    except ValueError:
+        return None
+    if not parts or is_noise(parts[-1]):
+        return None
+    if parts[0] == "council":
+        if len(parts) >= 2 and parts[1].startswith("council_"):
+            return parts[1]
+        return LIST
+    if parts[0] == "knowledge":
+        return LIST
+    return None  # tmp/.council-live.json and anything else: telemetry, not the record
+
+
+def paths_of(event: FileSystemEvent) -> list[str]:
+    """The paths a write event touched (a move touches both ends)."""
+    if event.event_type not in _WRITES and not (
+        event.event_type == EVENT_TYPE_CLOSED and not event.is_directory
+    ):
+        return []  # opened / closed-without-write come from readers, us included
+    if event.is_directory and event.event_type == EVENT_TYPE_MODIFIED:
+        return []  # the file event inside says more
+    found = [event.src_path, getattr(event, "dest_path", "")]
+    return [p.decode() if isinstance(p, bytes) else p for p in found if p]

@@ -1,0 +1,295 @@
+"""What the dashboard watches: the root's index, and each debate a page has open.
+
+A root of 10,000 debates holds some 100,000 folders; watching them all costs one inotify
+watch each, a long walk at start-up, and a re-walk after every queue overflow that can
+overflow again. So only what an open page shows is watched:
+
+- the list: the root, `council/` and `knowledge/`, not recursively (index.json, which
+  every command rewrites, and debates appearing or going);
+- a debate: its own folder, recursively (a few dozen folders).
+
+A scope is watched while someone holds it (`acquire`/`release`, counted) and only writes
+are asked of the kernel (a watchdog event_filter), so reading files, as the dashboard does
+to draw a page, wakes nothing. When the kernel refuses a watch (fs.inotify.max_user_watches
+or max_user_instances reached) the scope is polled instead: a stat of its files every
+POLL_S seconds, said once in the log.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import threading
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from watchdog.events import (
+    DirCreatedEvent,
+    DirDeletedEvent,
+    DirMovedEvent,
+    FileClosedEvent,
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileSystemEvent,
+    FileSystemEventHandler,
+)
+from watchdog.observers import Observer
+from watchdog.observers.api import BaseObserver, ObservedWatch
+
+from dreamcontext_council.dashboard.changes import LIST, change_key, is_noise, paths_of
+from dreamcontext_council.folder.paths import Root
+
+log = logging.getLogger(__name__)
+
+POLL_S = 0.5
+# Writes, moves, creations and deletions: what changes a page. Opens and reads are left out,
+# so the kernel does not even queue them.
+WRITE_EVENTS: list[type[FileSystemEvent]] = [
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileClosedEvent,
+    DirCreatedEvent,
+    DirDeletedEvent,
+    DirMovedEvent,
+]
+FALLBACK_NOTE = (
+    "The kernel's inotify limit is reached (fs.inotify.max_user_watches or "
+    "max_user_instances); live updates now poll the open debates every %.1f s."
+)
+
+Topic = str | None  # a debate id, or None for the list of debates
+Notify = Callable[[str], None]  # gets a change key (a debate id or LIST), from any thread
+
+
+def scope_folders(root: Root, topic: Topic) -> list[tuple[str, bool]]:
+    """The folders a topic needs watched, each with whether to watch it recursively."""
+    if topic is None:
+        return [(str(root.path), False), (str(root.council), False), (str(root.knowledge), False)]
+    return [(str(root.debate(topic).folder), True)]
+
+
+class _Handler(FileSystemEventHandler):
+    def __init__(self, watched: Path, notify: Notify) -> None:
+        self.watched = watched
+        self.notify = notify
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        for path in paths_of(event):
+            key = change_key(self.watched, path)
+            if key is not None:
+                self.notify(key)
+
+
+@dataclass
+class _Scope:
+    holders: int = 0
+    watches: list[ObservedWatch] = field(default_factory=list)
+    missing: list[tuple[str, bool]] = field(default_factory=list)  # folders not there yet
+    polled: bool = False
+    seen: dict[str, tuple[int, int]] = field(default_factory=dict)  # path -> (mtime, size)
+
+
+class Watches:
+    """The scoped watches of one root, with a poll for the scopes the kernel refused."""
+
+    def __init__(self, root: Root, notify: Notify, poll_s: float = POLL_S) -> None:
+        self.root = Root(root.path.resolve())
+        self.notify = notify
+        self.poll_s = poll_s
+        self._handler = _Handler(self.root.path, self._on_key)
+        self._scopes: dict[Topic, _Scope] = {}
+        self._lock = threading.RLock()
+        self._observer: BaseObserver | None = None
+        self._poller: threading.Thread | None = None
+        self._stopping = threading.Event()
+        self._said_fallback = False
+
+    def start(self) -> None:
+        """Start the observer thread (with nothing watched yet)."""
+        # inotify re-adds the watches of a folder moved into the tree (a new debate is built
+        # under a hidden name and renamed into place) and warns that it did; that is harmless.
+        warnings.filterwarnings(
+            "ignore", r"Callback with id .+ already exists for watch", RuntimeWarning
+        )
+        _quiet_stop_race()
+        self._stopping.clear()
+        observer = Observer()
+        observer.daemon = True
+        # Started before anything is scheduled, so a refused watch raises in `acquire`.
+        observer.start()
+        self._observer = observer
+
+    def stop(self) -> None:
+        """Stop watching and polling."""
+        self._stopping.set()
+        with self._lock:
+            observer, self._observer = self._observer, None
+            self._scopes.clear()
+        if observer is not None:
+            observer.stop()
+            observer.join(timeout=5)
+        poller, self._poller = self._poller, None
+        if poller is not None:
+            poller.join(timeout=5)
+
+    def acquire(self, topic: Topic) -> None:
+        """Watch what `topic` needs, until as many `release`s."""
+        with self._lock:
+            scope = self._scopes.get(topic)
+            if scope is None:
+                scope = self._scopes[topic] = _Scope()
+                self._schedule(topic, scope, scope_folders(self.root, topic))
+            scope.holders += 1
+
+    def release(self, topic: Topic) -> None:
+        """One holder of `topic` is gone; the last one ends its watches."""
+        with self._lock:
+            scope = self._scopes.get(topic)
+            if scope is None:
+                return
+            scope.holders -= 1
+            if scope.holders > 0:
+                return
+            del self._scopes[topic]
+            watches = list(scope.watches)
+        if watches:
+            # Stopping an emitter joins its thread; the caller (the event loop) does not wait.
+            threading.Thread(target=self._unschedule, args=(watches,), daemon=True).start()
+
+    def _unschedule(self, watches: list[ObservedWatch]) -> None:
+        observer = self._observer
+        for watch in watches:
+            if observer is None:
+                return
+            with self._lock:
+                if any(watch in scope.watches for scope in self._scopes.values()):
+                    continue  # held again since the release
+                _drop(observer, watch)
+
+    def _schedule(self, topic: Topic, scope: _Scope, folders: list[tuple[str, bool]]) -> None:
+        scope.missing = []
+        for folder, recursive in folders:
+            if scope.polled:
+                return
+            if self._observer is None or not os.path.isdir(folder):
+                scope.missing.append((folder, recursive))
+                continue
+            try:
+                watch = self._observer.schedule(
+                    self._handler, folder, recursive=recursive, event_filter=WRITE_EVENTS
+                )
+            except FileNotFoundError:
+                scope.missing.append((folder, recursive))  # gone between the check and now
+            except OSError:
+                self._fall_back(topic, scope)
+            else:
+                scope.watches.append(watch)
+
+    def _fall_back(self, topic: Topic, scope: _Scope) -> None:
+        """The kernel refused a watch: poll this scope from now on."""
+        if not self._said_fallback:
+            self._said_fallback = True
+            log.warning(FALLBACK_NOTE, self.poll_s)
+        observer = self._observer
+        for watch in scope.watches:
+            if observer is not None:
+                _drop(observer, watch)
+        scope.watches = []
+        scope.missing = []
+        scope.polled = True
+        scope.seen = self._signature(topic)
+        if self._poller is None:
+            self._poller = threading.Thread(target=self._poll, name="council-poll", daemon=True)
+            self._poller.start()
+
+    def _on_key(self, key: str) -> None:
+        # Called on the observer's thread, which holds the observer's lock: taking ours
+        # here could deadlock with `acquire`, so a missing folder is watched from another.
+        if key == LIST:
+            scope = self._scopes.get(None)
+            if scope is not None and scope.missing:
+                threading.Thread(target=self._watch_missing_list, daemon=True).start()
+        self.notify(key)
+
+    def _watch_missing_list(self) -> None:
+        """`council/` or `knowledge/` may have just been made: watch it now."""
+        with self._lock:
+            scope = self._scopes.get(None)
+            if scope is not None and scope.missing and not scope.polled:
+                self._schedule(None, scope, scope.missing)
+
+    def _poll(self) -> None:
+        while not self._stopping.wait(self.poll_s):
+            with self._lock:
+                polled = [t for t, s in self._scopes.items() if s.polled]
+            for topic in polled:
+                now = self._signature(topic)
+                with self._lock:
+                    scope = self._scopes.get(topic)
+                    if scope is None or not scope.polled or scope.seen == now:
+                        continue
+                    scope.seen = now
+                self.notify(LIST if topic is None else topic)
+
+    def _signature(self, topic: Topic) -> dict[str, tuple[int, int]]:
+        """The mtime and size of every file and folder a polled topic covers."""
+        seen: dict[str, tuple[int, int]] = {}
+        if topic is None:
+            # Not a scan of council/: its mtime says when a debate came or went.
+            for path in (self.root.path, self.root.council, self.root.index):
+                try:
+                    info = os.stat(path)
+                except OSError:
+                    continue
+                seen[str(path)] = (info.st_mtime_ns, info.st_size)
+            _stat_into(seen, str(self.root.knowledge), recursive=False)
+        else:
+            _stat_into(seen, str(self.root.debate(topic).folder), recursive=True)
+        return seen
+
+
+class _StopRace(logging.Filter):
+    """watchdog logs an error when a watch is ended while its thread reads; that is a race
+    of its own shutdown, not a fault, and a page closing must not print it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "called when the thread is inactive" not in record.getMessage()
+
+
+def _quiet_stop_race() -> None:
+    logger = logging.getLogger("watchdog.observers.inotify")
+    if not any(isinstance(f, _StopRace) for f in logger.filters):
+        logger.addFilter(_StopRace())
+
+
+def _drop(observer: BaseObserver, watch: ObservedWatch) -> None:
+    with contextlib.suppress(KeyError, OSError):  # already gone with its folder
+        observer.unschedule(watch)
+
+
+def _stat_into(seen: dict[str, tuple[int, int]], folder: str, recursive: bool) -> None:
+    try:
+        info = os.stat(folder)
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    seen[folder] = (info.st_mtime_ns, info.st_size)
+    for entry in entries:
+        if is_noise(entry.name):
+            continue
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                if recursive:
+                    _stat_into(seen, entry.path, True)
+                continue
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        seen[entry.path] = (info.st_mtime_ns, info.st_size)
