@@ -299,8 +299,8 @@ class CouncilRun:
                 debate.meta["seed"] = new_seed()
                 self.files.save_debate(debate)
 
-    async def _run_round(self, number: int) -> None:
-        runner = RoundRunner(
+    def _round_runner(self) -> RoundRunner:
+        return RoundRunner(
             self.root,
             self.files,
             self.caller,
@@ -309,7 +309,9 @@ class CouncilRun:
             self.options.max_answer_kb,
             self._transcript_budget(),
         )
-        result = await runner.run(number)
+
+    async def _run_round(self, number: int) -> None:
+        result = await self._round_runner().run(number)
         if result.budget:
             raise BudgetReached(result.budget)
         grouped = grouped_reasons(result.failed)
@@ -338,15 +340,7 @@ class CouncilRun:
     async def _answer_only(self, slugs: list[str]) -> RunOutcome:
         """`--only`: these personas' pending calls of the running round; the round stays open."""
         number = only_round(self.files, slugs)
-        runner = RoundRunner(
-            self.root,
-            self.files,
-            self.caller,
-            self.default_model,
-            self._attachments(),
-            self.options.max_answer_kb,
-        )
-        result = await runner.run(number, only=slugs)
+        result = await self._round_runner().run(number, only=slugs)
         if result.budget:
             raise BudgetReached(result.budget)
         grouped = grouped_reasons(result.failed)
