@@ -34,10 +34,8 @@ from dreamcontext_council.engine.providers.registry import ProviderSet, Provider
 from dreamcontext_council.engine.run import LIVE_REFRESH_S
 from dreamcontext_council.errors import ProviderError, RunStopped, UsageError
 from dreamcontext_council.folder.paths import Root
-from dreamcontext_council.folder.storage import atomic_write_json, atomic_write_text
-from dreamcontext_council.rules import metrics
-from dreamcontext_council.rules.eval_scores import majority, plain_majority
-from dreamcontext_council.rules.eval_set import EvalQuestion, is_right, parse_set, render_set
+from dreamcontext_council.folder.storage import atomic_write_json, atomic_write_text, read_text
+from dreamcontext_council.rules.eval_set import EvalQuestion, parse_set, render_set
 from dreamcontext_council.rules.roster import load_roster
 from dreamcontext_council.rules.run_settings import DEFAULT_RETRIES, DEFAULT_TIMEOUT
 from dreamcontext_council.rules.usage import calls_of
@@ -112,25 +110,33 @@ class EvalFolder:
         path = self.path / "debates.json"
         if not path.is_file():
             return {}
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_text(path, within=self.path))
         return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
 
     def record_debate(self, qid: str, debate_id: str) -> None:
         atomic_write_json(self.path / "debates.json", {**self.debates(), qid: debate_id})
 
     def questions(self) -> list[EvalQuestion]:
-        return parse_set((self.path / "set.jsonl").read_text(encoding="utf-8"), "set.jsonl")
+        return parse_set(read_text(self.path / "set.jsonl", within=self.path), "set.jsonl")
 
     def settings(self) -> dict[str, Any]:
-        data = json.loads((self.path / "eval.json").read_text(encoding="utf-8"))
+        data = json.loads(read_text(self.path / "eval.json", within=self.path))
         return data if isinstance(data, dict) else {}
+
+    def timings(self, qid: str) -> dict[str, float]:
+        """Seconds each method has spent on question `qid` so far."""
+        path = self.timing(qid)
+        if not path.is_file():
+            return {}
+        data = json.loads(read_text(path, within=self.path))
+        return {str(k): float(v) for k, v in data.items()} if isinstance(data, dict) else {}
 
     def open(self, questions: list[EvalQuestion], settings: EvalSettings) -> bool:
         """Create the folder, or check that it holds the same set; True when it is new."""
         text = render_set(questions)
         set_file = self.path / "set.jsonl"
         if set_file.is_file():
-            if set_file.read_text(encoding="utf-8") != text:
+            if read_text(set_file, within=self.path) != text:
                 raise UsageError(
                     f"{self.path} holds another set; pass --id with a new name to start a new eval."
                 )
@@ -331,7 +337,7 @@ class Evaluation:
             self.folder.sample_answer(question.id, n) for n in range(1, self.settings.samples + 1)
         ]
         ran = not complete or not all(p.is_file() for p in paths)
-        timing = self._timing(question.id)
+        timing = self.folder.timings(question.id)
         caller = Caller(self.providers, Ledger(files.paths.usage, self.prices), QuietProgress())
         spec = self.solo_model
         started = time.monotonic()
@@ -352,15 +358,8 @@ class Evaluation:
             timing["council"] = timing.get("council", 0.0) + time.monotonic() - started
         if ran:
             atomic_write_json(self.folder.timing(question.id), timing)
-        usage = calls_of(_usage_lines(files.paths.usage))
+        usage = calls_of(debate_usage(files))
         return sum(float(r.get("cost_usd") or 0) for r in usage), ran
-
-    def _timing(self, qid: str) -> dict[str, float]:
-        path = self.folder.timing(qid)
-        if not path.is_file():
-            return {}
-        data = json.loads(path.read_text(encoding="utf-8"))
-        return {str(k): float(v) for k, v in data.items()} if isinstance(data, dict) else {}
 
     def _launch(self, debate_id: str) -> Launch:
         s = self.settings
@@ -381,138 +380,19 @@ class Evaluation:
         )
 
 
-def _usage_lines(path: Path) -> list[dict[str, Any]]:
-    if not path.is_file():
+def debate_usage(files: DebateFiles) -> list[dict[str, Any]]:
+    """usage.jsonl of a question's debate, line by line; a line cut by a kill is skipped."""
+    if not files.paths.usage.is_file():
         return []
     lines = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in files.read(files.paths.usage).splitlines():
         try:
             record = json.loads(line)
         except ValueError:
-            continue  # a line cut by a kill
+            continue
         if isinstance(record, dict):
             lines.append(record)
     return lines
-
-
-# -- reading the answers back ------------------------------------------------------------
-
-
-def method_answers(
-    root: Root, folder: EvalFolder, question: EvalQuestion, samples: int
-) -> dict[str, str | None]:
-    """Each method's answer to one question, as written (None: no answer)."""
-    debate_id = folder.debates().get(question.id)
-    answers: dict[str, str | None] = dict.fromkeys(METHODS[:3])
-    if debate_id is None:
-        return answers
-    files = DebateFiles(root, debate_id)
-    verdicts = files.verdicts()
-    text_of = (lambda key: key) if question.options else verdicts.label
-    if str(files.debate().status) == "complete":
-        lead = metrics.leading(verdicts.round(verdicts.last_round()))
-        answers["council"] = text_of(lead) if lead else None
-    vote = majority(verdicts.round(1))
-    answers["vote"] = text_of(vote) if vote else None
-    solo = folder.solo_answer(question.id)
-    answers["solo"] = (
-        stance_of(solo.read_text(encoding="utf-8"), question) if solo.is_file() else None
-    )
-    if samples:
-        drawn = [
-            stance_of(p.read_text(encoding="utf-8"), question)
-            for n in range(1, samples + 1)
-            if (p := folder.sample_answer(question.id, n)).is_file()
-        ]
-        answers["self-consistency"] = plain_majority(drawn)
-    return answers
-
-
-def method_usage(root: Root, folder: EvalFolder, qid: str) -> dict[str, dict[str, float]]:
-    """Calls, tokens and cost per method for one question, from its debate's usage.jsonl.
-
-    The majority vote makes no call of its own: it reads the council's round 1, so its
-    figures are those of the round-1 persona calls (what a vote alone would cost).
-    """
-    debate_id = folder.debates().get(qid)
-    totals = {m: {"calls": 0.0, "tokens": 0.0, "cost_usd": 0.0} for m in METHODS}
-    if debate_id is None:
-        return totals
-    for record in calls_of(_usage_lines(DebateFiles(root, debate_id).paths.usage)):
-        who = record.get("persona")
-        method = (
-            "solo"
-            if who == BASELINE_CALLER
-            else "self-consistency"
-            if who == SAMPLE_CALLER
-            else "council"
-        )
-        opening = method == "council" and record.get("round") == 1 and not str(who).startswith("(")
-        for counted in (method, "vote") if opening else (method,):
-            totals[counted]["calls"] += 1
-            totals[counted]["tokens"] += float(record.get("input_tokens") or 0) + float(
-                record.get("output_tokens") or 0
-            )
-            totals[counted]["cost_usd"] += float(record.get("cost_usd") or 0)
-    return totals
-
-
-def question_rows(
-    root: Root, folder: EvalFolder, questions: list[EvalQuestion], answer_type: str, samples: int
-) -> list[dict[str, Any]]:
-    """One row per question: its debate, each method's answer and whether it is right."""
-    debates = folder.debates()
-    rows = []
-    for question in questions:
-        answers = method_answers(root, folder, question, samples)
-        rows.append(
-            {
-                "id": question.id,
-                "debate": debates.get(question.id),
-                "answer": question.answer,
-                "answers": answers,
-                "right": {m: is_right(a, question, answer_type) for m, a in answers.items()},
-                "usage": method_usage(root, folder, question.id),
-                "wall_s": _timing_of(folder, question.id),
-            }
-        )
-    return rows
-
-
-def _timing_of(folder: EvalFolder, qid: str) -> dict[str, float]:
-    path = folder.timing(qid)
-    if not path.is_file():
-        return {}
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return {str(k): round(float(v), 3) for k, v in data.items()} if isinstance(data, dict) else {}
-
-
-def write_results(root: Root, folder: EvalFolder, total_wall_s: float) -> dict[str, Any]:
-    """results.json, results.md and accuracy-cost.svg from what the folder holds."""
-    from dreamcontext_council.rules.eval_scores import method_summary
-    from dreamcontext_council.views.eval_results import accuracy_cost_svg, results_markdown
-
-    settings = folder.settings()
-    questions = folder.questions()
-    samples = int(settings.get("samples") or 0)
-    answer_type = str(settings.get("answer_type") or "exact")
-    methods = [m for m in METHODS if m != "self-consistency" or samples]
-    rows = question_rows(root, folder, questions, answer_type, samples)
-    summary = method_summary(rows, methods)
-    results = {
-        "id": folder.id,
-        "answer_type": answer_type,
-        "questions": len(rows),
-        "wall_s_this_run": round(total_wall_s, 3),
-        "methods": summary,
-        "rows": rows,
-    }
-    atomic_write_json(folder.path / "results.json", results)
-    atomic_write_text(
-        folder.path / "results.md", results_markdown(folder.id, summary, rows, answer_type)
-    )
-    atomic_write_text(folder.path / "accuracy-cost.svg", accuracy_cost_svg(summary))
-    return results
 
 
 async def run_eval(
@@ -530,6 +410,8 @@ async def run_eval(
     folder = EvalFolder(root, eval_id)
     if not folder.open(questions, settings):
         echo(f"Resuming eval {eval_id}: saved answers are not asked again.")
+    from dreamcontext_council.engine.eval_results import write_results
+
     started = time.monotonic()
     await Evaluation(root, folder, settings, echo).run(folder.questions())
     return write_results(root, folder, time.monotonic() - started)
