@@ -23,7 +23,7 @@ from dreamcontext_council.actions import convene
 from dreamcontext_council.actions.files import DebateFiles
 from dreamcontext_council.actions.live_state import throttled_submissions
 from dreamcontext_council.engine import prompts
-from dreamcontext_council.engine.accounting import Ledger, load_prices
+from dreamcontext_council.engine.accounting import BASELINE_CALLER, Ledger, load_prices
 from dreamcontext_council.engine.calls import Caller
 from dreamcontext_council.engine.contract import ContractError, parse_persona_answer
 from dreamcontext_council.engine.launch import Launch, launch
@@ -40,7 +40,6 @@ from dreamcontext_council.rules.roster import load_roster
 from dreamcontext_council.rules.run_settings import DEFAULT_RETRIES, DEFAULT_TIMEOUT
 from dreamcontext_council.rules.usage import calls_of
 
-BASELINE_CALLER = "(baseline)"
 SAMPLE_CALLER = "(self-consistency)"
 METHODS = ("council", "solo", "vote", "self-consistency")
 SOLO_PERSONA = (
@@ -235,7 +234,8 @@ async def single_answer(
 ) -> None:
     """One call answering the question alone, saved to `path`; nothing when it is saved.
 
-    This is the solo baseline until `run --baseline` stores one in the debate folder.
+    The solo answer and each self-consistency sample: scored as they come, with no repair
+    (an answer that breaks the contract counts as wrong), unlike `run --baseline`.
     """
     if path.is_file():
         return

@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from dreamcontext_council.actions.files import DebateFiles
+from dreamcontext_council.engine.accounting import BASELINE_CALLER
 from dreamcontext_council.engine.eval import (
-    BASELINE_CALLER,
     METHODS,
     SAMPLE_CALLER,
     EvalFolder,
