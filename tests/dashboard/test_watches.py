@@ -10,6 +10,8 @@ import os
 import shutil
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -112,30 +114,41 @@ def test_a_big_root_watches_only_the_index_and_the_open_debate(big_root: Root) -
     assert not [r for r in records if "overflow" in r.getMessage().lower()]
 
 
-def test_watch_in_a_terminal_watches_only_its_debate(big_root: Root) -> None:
-    before = inotify_watches()
+@contextmanager
+def board_watched(root: Root) -> Iterator[list[str]]:
+    """`council watch` on the reference debate in a thread; yields the boards it drew, and
+    checks on the way out that it stopped."""
     out: list[str] = []
     done = threading.Event()
-    console = Console(file=open(os.devnull, "w"), force_terminal=False)  # noqa: SIM115
-    thread = threading.Thread(
-        target=watch_board,
-        args=(big_root, REFERENCE_ID, console),
-        kwargs={"stop": done, "write": out.append},
+    with open(os.devnull, "w") as sink:
+        thread = threading.Thread(
+            target=watch_board,
+            args=(root, REFERENCE_ID, Console(file=sink, force_terminal=False)),
+            kwargs={"stop": done, "write": out.append},
+        )
+        thread.start()
+        try:
+            yield out
+        finally:
+            done.set()
+            thread.join(timeout=10)
+    assert not thread.is_alive()
+
+
+def change_a_headline_and_wait_for_the_board(root: Root, out: list[str]) -> None:
+    verdicts = root.debate(REFERENCE_ID).verdicts
+    verdicts.write_text(
+        verdicts.read_text().replace("user-advocate says B in R2", "Changed my mind")
     )
-    thread.start()
-    try:
+    wait_for(lambda: any("Changed my mind" in text for text in out))
+
+
+def test_watch_in_a_terminal_watches_only_its_debate(big_root: Root) -> None:
+    before = inotify_watches()
+    with board_watched(big_root) as out:
         wait_for(lambda: out and inotify_watches() > before)
         assert inotify_watches() - before <= folders_under(big_root.debate(REFERENCE_ID).folder)
-        verdicts = big_root.debate(REFERENCE_ID).verdicts
-        verdicts.write_text(
-            verdicts.read_text().replace("user-advocate says B in R2", "Changed my mind")
-        )
-        wait_for(lambda: any("Changed my mind" in text for text in out))
-    finally:
-        done.set()
-        thread.join(timeout=10)
-        console.file.close()
-    assert not thread.is_alive()
+        change_a_headline_and_wait_for_the_board(big_root, out)
 
 
 def refuse_watches(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -183,28 +196,10 @@ def test_watch_in_a_terminal_polls_past_the_watch_limit(
     reference_root: Root, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     refuse_watches(monkeypatch)
-    out: list[str] = []
-    done = threading.Event()
-    console = Console(file=open(os.devnull, "w"), force_terminal=False)  # noqa: SIM115
-    thread = threading.Thread(
-        target=watch_board,
-        args=(reference_root, REFERENCE_ID, console),
-        kwargs={"stop": done, "write": out.append},
-    )
-    thread.start()
-    try:
+    with board_watched(reference_root) as out:
         wait_for(lambda: bool(out))
         time.sleep(0.2)  # the first poll has seen the debate as it was
-        verdicts = reference_root.debate(REFERENCE_ID).verdicts
-        verdicts.write_text(
-            verdicts.read_text().replace("user-advocate says B in R2", "Changed my mind")
-        )
-        wait_for(lambda: any("Changed my mind" in text for text in out))
-    finally:
-        done.set()
-        thread.join(timeout=10)
-        console.file.close()
-    assert not thread.is_alive()
+        change_a_headline_and_wait_for_the_board(reference_root, out)
 
 
 def test_a_list_open_before_council_exists_sees_the_first_debate(tmp_path: Path) -> None:
