@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from dreamcontext_council.engine.providers.tools import ToolBox
 from dreamcontext_council.errors import ProviderError
 
 
@@ -15,12 +16,15 @@ class Prompt:
 
     `task` carries structured hints about the call (phase, persona, round...). Real
     providers ignore it; the built-in scripted provider reads it to stay in role.
+    `tools`, when set, are the MCP tools the model may call during this turn; a
+    provider that cannot call tools refuses such a prompt before any call.
     """
 
     system: str
     user: str
     max_tokens: int = 4096
     task: Mapping[str, Any] = field(default_factory=dict)
+    tools: ToolBox | None = None
 
 
 @dataclass(frozen=True)
