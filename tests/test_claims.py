@@ -20,6 +20,7 @@ from dreamcontext_council.engine.claims import (
     label_claims,
     parse_claims_block,
     render_claims_ledger,
+    resolve_research,
 )
 from dreamcontext_council.errors import FormatError
 
@@ -107,7 +108,8 @@ def test_roster_slugs_match_without_regard_to_case() -> None:
         (report([item(round=0)]), "at least 1, got 0"),
         (report([item(round=True)]), "got true"),
         (report([item(retracted="no")]), "field 'retracted' must be true or false"),
-        (report([item(research=1)]), "field 'research' must be true or false, got 1"),
+        (report([item(research=1)]), "field 'research' must be false, true or an array"),
+        (report([item(research=["ok", 3])]), "array of research note ids"),
         (report([item(supporters="contrarian")]), "'supporters' must be an array"),
         (report([item(challengers=[""])]), "'challengers' item 1 must be a persona slug"),
         (report([item(proposer=None)]), "field 'proposer' must be a persona slug, got null"),
@@ -225,6 +227,7 @@ def test_claims_json_has_stable_keys_and_ids() -> None:
         "challengers",
         "label",
         "research",
+        "notes",
     ]
     assert first["supporters"] == ["synthesizer"]
     assert [(c["id"], c["label"]) for c in data["claims"]] == [
@@ -249,7 +252,7 @@ def test_ledger_markdown() -> None:
         "|---|---|---|---|---|\n"
         "| C1 | p99 \\| latency rises | VERIFIED | contrarian R2 | — |\n"
         "| C2 | Costs fall | DISPUTED | synthesizer R1 | contrarian, systems-thinker |\n"
-        "| C3 | Vendor lock-in is low | VERIFIED | systems-thinker R2 | — |\n"
+        "| C3 | Vendor lock-in is low | VERIFIED (research) | systems-thinker R2 | — |\n"
         "\n"
         "Dropped, retracted by their proposer:\n"
         "- D1: Old idea (epistemologist R1)\n"
@@ -363,3 +366,40 @@ def test_a_backslash_before_a_pipe_cannot_unescape_it() -> None:
     row = render_claims_ledger(label_claims(claims), []).splitlines()[4]
     assert row.startswith("| C1 | path C:\\\\\\|x | UNVERIFIED |")
     assert unescaped_pipes(row) == 6
+
+
+# --- research notes ---------------------------------------------------------------
+
+
+def test_research_may_name_the_notes_that_back_a_claim() -> None:
+    cited = claim(research=["contrarian/pg-limits", "contrarian/pg-limits", " a/b "])
+    assert cited.notes == ("contrarian/pg-limits", "a/b")
+    assert cited.research is True
+    assert claim(research=[]).research is False
+
+
+def test_only_notes_that_exist_back_a_claim() -> None:
+    claims = [
+        claim(research=["Contrarian/PG-limits", "contrarian/made-up"]),
+        claim(research=["contrarian/made-up"]),
+        claim(research=True),
+    ]
+    resolved = resolve_research(claims, ["contrarian/pg-limits", "synthesizer/costs"])
+    assert [(c.research, c.notes) for c in resolved] == [
+        (True, ("contrarian/pg-limits",)),
+        (False, ()),
+        (False, ()),
+    ]
+    assert [label_claim(c) for c in resolved] == [
+        ClaimLabel.VERIFIED,
+        ClaimLabel.UNVERIFIED,
+        ClaimLabel.UNVERIFIED,
+    ]
+
+
+def test_the_ledger_cites_the_note_behind_a_verified_claim() -> None:
+    backed = resolve_research([claim(research=["contrarian/pg-limits"])], ["contrarian/pg-limits"])
+    ledger = render_claims_ledger(label_claims(backed), [])
+    assert "| VERIFIED (research: contrarian/pg-limits) |" in ledger
+    data = claims_to_json(label_claims(backed), [])
+    assert data["claims"][0]["notes"] == ["contrarian/pg-limits"]

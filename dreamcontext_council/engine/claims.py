@@ -3,9 +3,11 @@
 The synthesizer ends its report with a fenced block whose info string is ``claims``,
 holding a JSON array; each item names a claim, the persona and round that proposed
 it, the personas that supported and challenged it, whether the proposer retracted
-it, and optionally whether a research note backs it. The engine parses that block
-out of the report, labels every claim by fixed rules, flags personas that dissent
-on too many claims, and renders claims.json and the ``## Claims ledger`` section.
+it, and optionally the research notes that back it (``"research": ["<persona>/<note>"]``;
+a bare ``true`` is read as "a note, unnamed"). The engine parses that block out of
+the report, keeps only the notes that exist in the debate (``resolve_research``),
+labels every claim by fixed rules, flags personas that dissent on too many claims,
+and renders claims.json and the ``## Claims ledger`` section.
 
 Everything here is pure.
 """
@@ -14,8 +16,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
@@ -58,6 +60,8 @@ class Claim:
     """The proposer withdrew it."""
     research: bool = False
     """A research note backs it."""
+    notes: tuple[str, ...] = ()
+    """The research notes cited for it, as ``<persona>/<note slug>``."""
 
 
 @dataclass(frozen=True)
@@ -188,11 +192,11 @@ def _parse_claim(item: object, number: int, known: dict[str, str] | None) -> Cla
         raise FormatError(
             f"{where}: field 'round' must be a whole number of at least 1, got {json.dumps(rnd)}"
         )
-    for flag in ("retracted", "research"):
-        if flag in item and not isinstance(item[flag], bool):
-            raise FormatError(
-                f"{where}: field {flag!r} must be true or false, got {json.dumps(item[flag])}"
-            )
+    if not isinstance(item["retracted"], bool):
+        raise FormatError(
+            f"{where}: field 'retracted' must be true or false, got {json.dumps(item['retracted'])}"
+        )
+    research, notes = _research(item.get("research", False), where)
 
     proposer = _slug(item["proposer"], f"{where}: field 'proposer'", known)
     supporters = _slugs(item["supporters"], f"{where}: field 'supporters'", known)
@@ -212,8 +216,38 @@ def _parse_claim(item: object, number: int, known: dict[str, str] | None) -> Cla
         supporters=supporters,
         challengers=challengers,
         retracted=item["retracted"],
-        research=item.get("research", False),
+        research=research,
+        notes=notes,
     )
+
+
+def _research(value: object, where: str) -> tuple[bool, tuple[str, ...]]:
+    """``research`` as (backed, cited notes): false, true, or an array of note ids."""
+    if isinstance(value, bool):
+        return value, ()
+    if isinstance(value, list) and all(isinstance(n, str) and n.strip() for n in value):
+        notes = _distinct([n.strip() for n in value])
+        return bool(notes), notes
+    raise FormatError(
+        f"{where}: field 'research' must be false, true or an array of research note ids "
+        f'like "risk-auditor/pg-write-throughput", got {json.dumps(value)}'
+    )
+
+
+def resolve_research(claims: Sequence[Claim], known_notes: Iterable[str]) -> list[Claim]:
+    """The claims with only the research notes that exist; ``research`` true only when one does.
+
+    The model names the notes; the engine checks them against the debate's
+    ``researches/`` indexes (ids ``<persona>/<slug>``, compared without regard to
+    case). A claim that names no existing note, or says only ``true``, is not backed
+    by research.
+    """
+    known = {note.lower(): note for note in known_notes}
+    resolved = []
+    for claim in claims:
+        notes = tuple(dict.fromkeys(known[n.lower()] for n in claim.notes if n.lower() in known))
+        resolved.append(replace(claim, notes=notes, research=bool(notes)))
+    return resolved
 
 
 def _slug(value: object, where: str, known: dict[str, str] | None) -> str:
@@ -297,6 +331,7 @@ def _claim_json(item: LabeledClaim, claim_id: str) -> dict[str, Any]:
         "challengers": list(claim.challengers),
         "label": item.label.value,
         "research": claim.research,
+        "notes": list(claim.notes),
     }
 
 
@@ -334,6 +369,15 @@ def _citation(claim: Claim) -> str:
     return f"{claim.proposer} R{claim.round}"
 
 
+def _status(item: LabeledClaim) -> str:
+    """The label, and for a claim research backs, the notes that back it."""
+    if item.label is ClaimLabel.VERIFIED and item.claim.notes:
+        return f"{item.label.value} (research: {', '.join(item.claim.notes)})"
+    if item.label is ClaimLabel.VERIFIED and item.claim.research:
+        return f"{item.label.value} (research)"
+    return item.label.value
+
+
 def render_claims_ledger(labeled: Sequence[LabeledClaim], flags: Sequence[DissentFlag]) -> str:
     """The ``## Claims ledger`` section of final-report.md, heading included.
 
@@ -345,7 +389,7 @@ def render_claims_ledger(labeled: Sequence[LabeledClaim], flags: Sequence[Dissen
         {
             "id": f"C{n}",
             "claim": _cell(item.claim.claim),
-            "status": item.label.value,
+            "status": _cell(_status(item)),
             "proposed_by": _cell(_citation(item.claim)),
             "challenged_by": _cell(", ".join(item.dissenters)) or "—",
         }

@@ -38,10 +38,24 @@ def parse_claims(text: str, roster: list[str]) -> tuple[str, Any, str | None]:
     return body, claims, None
 
 
+def research_note_ids(files: DebateFiles, roster: list[str]) -> list[str]:
+    """Every research note of the debate as ``<persona>/<slug>``, from the personas' indexes."""
+    return [
+        f"{persona}/{entry['slug']}"
+        for persona in roster
+        for entry in files.research_index(persona)
+        if isinstance(entry, dict) and isinstance(entry.get("slug"), str)
+    ]
+
+
 def apply_claims(root: Root, files: DebateFiles, claims: Any) -> LedgerResult:
-    """Label the claims, write claims.json, raise dissent flags into debate.md."""
+    """Label the claims, write claims.json, raise dissent flags into debate.md.
+
+    A claim counts as backed by research only through notes that exist in the debate.
+    """
     roster = files.debate().personas
-    labeled = claim_rules.label_claims(claims or [])
+    checked = claim_rules.resolve_research(claims or [], research_note_ids(files, roster))
+    labeled = claim_rules.label_claims(checked)
     flags = claim_rules.dissent_flags(labeled, roster)
     atomic_write_json(files.paths.claims, claim_rules.claims_to_json(labeled, flags))
     flag_texts = [f"dissent: {f.message}" for f in flags]

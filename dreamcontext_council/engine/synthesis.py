@@ -121,6 +121,7 @@ class Synthesizer:
         research = [
             {
                 "persona": p.slug,
+                "id": f"{p.slug}/{note.get('slug')}",
                 "topic": note.get("topic", ""),
                 "text": self._note(p.slug, str(note.get("slug"))),
             }

@@ -49,7 +49,7 @@ CLAIMS = [
           challengers=["delta", "gamma"]),
     claim("A two-week dual write covers every live session.", "beta", 2,
           supporters=["alpha", "gamma"]),
-    claim("Failover was measured at 4 seconds.", "gamma", 1, research=True),
+    claim("Failover was measured at 4 seconds.", "gamma", 1, research=True),  # names no note
     claim("Redis costs grow with every region.", "alpha", 2, challengers=["delta"]),
     claim("The team already runs Postgres.", "beta", 1),
     claim("Rollback | is cheap.", "alpha", 1, challengers=["delta", "beta"]),
@@ -95,7 +95,7 @@ def test_the_engine_labels_the_claims_and_flags_dissent(
     assert [(c["id"], c["claim"], c["label"]) for c in ledger["claims"]] == [
         ("C1", "Postgres carries the session load.", "DISPUTED"),
         ("C2", "A two-week dual write covers every live session.", "VERIFIED"),
-        ("C3", "Failover was measured at 4 seconds.", "VERIFIED"),
+        ("C3", "Failover was measured at 4 seconds.", "UNVERIFIED"),
         ("C4", "Redis costs grow with every region.", "DISPUTED"),
         ("C5", "The team already runs Postgres.", "UNVERIFIED"),
         ("C6", "Rollback | is cheap.", "DISPUTED"),
@@ -117,7 +117,7 @@ def test_the_engine_labels_the_claims_and_flags_dissent(
     assert (
         "| C1 | Postgres carries the session load. | DISPUTED | alpha R1 | delta, gamma |" in table
     )
-    assert "| C3 | Failover was measured at 4 seconds. | VERIFIED | gamma R1 | — |" in table
+    assert "| C3 | Failover was measured at 4 seconds. | UNVERIFIED | gamma R1 | — |" in table
     assert "| C6 | Rollback \\| is cheap. | DISPUTED | alpha R1 | delta, beta |" in table
     assert "- D1: Vendor lock-in decides it. (delta R1)" in table
     assert "```claims" not in body
@@ -125,6 +125,42 @@ def test_the_engine_labels_the_claims_and_flags_dissent(
     assert f"> **Flag:** {flag}" in section(body, "Verdict")
     assert "gamma dissents" not in body and "beta dissents" not in body
     assert council.meta(debate_id)["flags"] == [flag]
+
+
+def test_only_a_research_note_that_exists_verifies_a_claim_and_the_ledger_cites_it(
+    council: Council, chamber: Chamber, stub: StubServer, tmp_path: Path
+) -> None:
+    chamber.lines = 0
+    chamber.synthesis = synthesizer(
+        [
+            claim(
+                "Failover was measured at 4 seconds.", "gamma", 1, research=["gamma/failover-drill"]
+            ),
+            claim("Replicas lag under a second.", "gamma", 1, research=["gamma/made-up-note"]),
+        ]
+    )
+    roster = roster_file(tmp_path / "roster.json", dict.fromkeys(SLUGS, "openai:gpt-stub"))
+    created = council(
+        "new", TOPIC, "--options", "A=Migrate now,B=Stay on Redis",
+        "--personas", roster, "--rounds", "1",
+    )  # fmt: skip
+    assert created.code == 0, created.err
+    [debate_id] = council.ids()
+    added = council("research", "add", debate_id, "gamma", "failover drill", "--body", "4 s.")
+    assert added.code == 0, added.err
+    result = council("run", debate_id, "--quiet", env=openai_env(stub.openai_url))
+    assert result.code == 0, result.err
+
+    claims = council.json_file(debate_id, "claims.json")["claims"]
+    assert [(c["label"], c["research"], c["notes"]) for c in claims] == [
+        ("VERIFIED", True, ["gamma/failover-drill"]),
+        ("UNVERIFIED", False, []),
+    ]
+    table = section(report_body(council, debate_id), "Claims ledger")
+    assert "| VERIFIED (research: gamma/failover-drill) | gamma R1 |" in table
+    # The synthesizer was shown the note under the id it must cite.
+    [request] = synthesis_calls(stub.requests)
+    assert "### gamma/failover-drill: failover drill" in messages(request)[1]
 
 
 def test_a_missing_claims_block_gets_exactly_one_repair(
