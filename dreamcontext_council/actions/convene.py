@@ -86,14 +86,16 @@ def new_debate(
     personas: list[PersonaSpec] | None = None,
     attachments: list[Path] | None = None,
     extra: dict[str, Any] | None = None,
+    research: bool = False,
 ) -> Debate:
     """Create a debate folder (with its personas and attachments) and register it in the index.
 
     Attachments must already be checked (rules.grounding.check_attachments). Without
-    `rounds`, a debate with attachments plans 2 rounds (compact) and any other 3.
+    `rounds`, a debate with attachments or research tools (`research`) plans 2 rounds
+    (compact) and any other 3.
     """
     topic = check_topic(topic)
-    rounds = planned_rounds(rounds, grounded=bool(attachments))
+    rounds = planned_rounds(rounds, grounded=bool(attachments) or research)
     for spec in personas or []:
         check_slug(spec.slug)
     debate_id = new_debate_id()

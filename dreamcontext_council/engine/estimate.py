@@ -61,7 +61,9 @@ def estimate_run(
         personas = [(p.slug, p.model or fallback) for p in roster or []]
         if request.personas_spec == "auto":
             personas = [(f"auto-{i}", fallback) for i in range(1, 5)]
-        rounds = convene.planned_rounds(request.rounds, grounded=bool(request.attach))
+        rounds = convene.planned_rounds(
+            request.rounds, grounded=bool(request.attach or request.tools)
+        )
         first = 1
     if request.compact:
         rounds = min(rounds, 2)

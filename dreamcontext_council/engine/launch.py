@@ -71,6 +71,8 @@ class Launch:
     gate: int | None = None
     window: int | None = None
     max_answer_kb: int | None = None  # None: recorded, else DEFAULT_MAX_ANSWER_KB
+    tools: str | None = None  # the MCP tools file personas may use (None: recorded, else none)
+    max_tool_calls: int | None = None  # per persona per round; None: recorded, else 4
     dry_run: bool = False
     resynthesize: bool = False
     promote: bool = False
@@ -188,6 +190,7 @@ async def launch(
                 interrupt=request.interrupt,
                 personas=roster,
                 attachments=attachments,
+                research=bool(request.tools),
             )
             files = DebateFiles(root, debate.id)
             if not request.quiet:

@@ -97,7 +97,9 @@ def model_uses(
         if request.personas_spec == "auto":
             uses.append(ModelUse("the personas --personas auto writes", run_model, "--model"))
             uses.append(_orchestrator(request, "--personas auto"))
-        planned = convene.planned_rounds(request.rounds, grounded=bool(request.attach))
+        planned = convene.planned_rounds(
+            request.rounds, grounded=bool(request.attach or request.tools)
+        )
         checks, synthesizes = planned > 2, True
         solo = request.baseline
     if checks and not request.compact:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from dreamcontext_council import resources
 from dreamcontext_council.engine.providers.base import Prompt
+from dreamcontext_council.engine.providers.tools import ToolBox
 
 if TYPE_CHECKING:
     from dreamcontext_council.engine.convergence import CheckMaterial
@@ -61,9 +62,17 @@ class RoundMaterial:
 
 
 def persona_prompt(
-    slug: str, persona_text: str, aspects: list[str], material: RoundMaterial
+    slug: str,
+    persona_text: str,
+    aspects: list[str],
+    material: RoundMaterial,
+    tools: ToolBox | None = None,
 ) -> Prompt:
-    """The system prompt (persona and contract) and the round's user message."""
+    """The system prompt (persona and contract) and the round's user message.
+
+    With `tools`, the persona is told how many research calls it may make and how to
+    cite the notes they leave, and the prompt carries the toolbox to the provider.
+    """
     phase = phase_of(material.round)
     task: dict[str, Any] = {
         "phase": phase,
@@ -84,6 +93,7 @@ def persona_prompt(
         council_size=len(material.personas),
         options=material.options,
         cross_examination=material.peer is not None,
+        research={"persona": slug, "max_calls": tools.max_calls} if tools else None,
     )
     user = resources.render(
         "prompts/persona-round.md.j2",
@@ -104,7 +114,7 @@ def persona_prompt(
         directives=material.directives,
         task_json=_task_json(task),
     )
-    return Prompt(system, user, PERSONA_MAX_TOKENS, task)
+    return Prompt(system, user, PERSONA_MAX_TOKENS, task, tools)
 
 
 def baseline_prompt(material: RoundMaterial) -> Prompt:

@@ -22,6 +22,7 @@ from dreamcontext_council.engine.providers.keys import url_without_credentials
 from dreamcontext_council.engine.providers.models import default_model
 from dreamcontext_council.errors import StateError, UsageError
 from dreamcontext_council.rules.run_settings import (
+    DEFAULT_MAX_TOOL_CALLS,
     DEFAULT_RETRIES,
     DEFAULT_TIMEOUT,
     DEFAULT_WINDOW,
@@ -71,6 +72,10 @@ def settle(request: Launch, previous: RunSettings) -> Launch:
         early_stop=request.early_stop or previous.early_stop,
         baseline=request.baseline or previous.baseline,
         baseline_model=request.baseline_model or previous.baseline_model,
+        tools=request.tools or previous.tools,
+        max_tool_calls=_first(
+            request.max_tool_calls, previous.max_tool_calls, DEFAULT_MAX_TOOL_CALLS
+        ),
     )
 
 
@@ -115,6 +120,8 @@ def settings_of(request: Launch) -> RunSettings:
         early_stop=request.early_stop,
         baseline=request.baseline,
         baseline_model=request.baseline_model,
+        tools=request.tools,
+        max_tool_calls=request.max_tool_calls,
     )
 
 

@@ -20,6 +20,8 @@ MAX_RETRIES = 10
 MAX_CONCURRENCY = 64
 MIN_WINDOW = 1000
 MIN_ANSWER_KB = 8
+DEFAULT_MAX_TOOL_CALLS = 4
+MAX_TOOL_CALLS = 32
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,9 @@ class RunSettings:
     early_stop: bool = False
     baseline: bool = False
     baseline_model: str | None = None
+    tools: str | None = None
+    """The MCP tools file (`--tools`), relative to the project folder when inside it."""
+    max_tool_calls: int | None = None
 
     def as_meta(self) -> dict[str, Any]:
         """The `run:` mapping to write: only the settings that are set, in a fixed order."""
@@ -74,9 +79,10 @@ _LIMITS: dict[str, tuple[bool, float, float | None]] = {
     "gate": (True, 0, None),
     "window": (True, MIN_WINDOW, None),
     "max_answer_kb": (True, MIN_ANSWER_KB, None),
+    "max_tool_calls": (True, 0, MAX_TOOL_CALLS),
 }
 _FLAGS = ("base_url_secret", "compact", "early_stop", "baseline")
-_TEXTS = ("model", "check_model", "synth_model", "base_url", "baseline_model")
+_TEXTS = ("model", "check_model", "synth_model", "base_url", "baseline_model", "tools")
 
 
 def parse_run_settings(value: Any, where: str = "debate.md") -> RunSettings:
