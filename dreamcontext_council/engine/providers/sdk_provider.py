@@ -153,10 +153,8 @@ class SdkProvider:
         messages = self.opening(prompt)
 
         async def ask(offer: ToolOffer) -> Answered:
-            sent = tuple(messages)  # a retry sends the same conversation again
-
             async def attempt() -> Reply:
-                return await self.send(self._client(), prompt, model, target, sent, offer)
+                return await self.send(self._client(), prompt, model, target, messages, offer)
 
             return await request_with_retries(
                 attempt,
