@@ -139,7 +139,9 @@ def read_message(message: Any, requested_model: str) -> Reply:
             name = str(getattr(block, "name", "") or "")
             arguments = getattr(block, "input", None)
             if not isinstance(arguments, Mapping):
-                argument_errors[call_id] = f"the input of {name} is not a JSON object"
+                argument_errors[call_id] = (
+                    f"the input of {name} is not a JSON object; call it again with one"
+                )
                 arguments = {}
             calls.append(ToolCall(id=call_id, name=name, arguments=dict(arguments)))
             turn.append({"type": "tool_use", "id": call_id, "name": name, "input": arguments})

@@ -182,19 +182,24 @@ def read_tool_calls(
     for raw in tool_calls if isinstance(tool_calls, list) else []:
         call_id = str(getattr(raw, "id", "") or "")
         function = getattr(raw, "function", None)
-        name = str(getattr(function, "name", "") or getattr(raw, "type", "") or "")
+        named = function if function is not None else getattr(raw, "custom", None)
+        name = str(getattr(named, "name", "") or "")
         arguments_text = getattr(function, "arguments", None)
         arguments: Any = {}
         if function is None:
-            argument_errors[call_id] = f"{name} is not a function tool; only functions are offered"
+            argument_errors[call_id] = f"{name!r} is not a function; only functions are offered"
         else:
             try:
                 arguments = json.loads(arguments_text or "{}")
             except (TypeError, ValueError):
-                argument_errors[call_id] = f"the arguments of {name} are not valid JSON"
+                argument_errors[call_id] = (
+                    f"the arguments of {name} are not valid JSON; call it again with a JSON object"
+                )
             else:
                 if not isinstance(arguments, dict):
-                    argument_errors[call_id] = f"the arguments of {name} are not a JSON object"
+                    argument_errors[call_id] = (
+                        f"the arguments of {name} are not a JSON object; call it again with one"
+                    )
                     arguments = {}
         calls.append(ToolCall(id=call_id, name=name, arguments=arguments))
         if function is None and hasattr(raw, "model_dump"):

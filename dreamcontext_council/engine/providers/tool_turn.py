@@ -60,23 +60,21 @@ async def run_tool_turn(
     max_calls = max(0, toolbox.max_calls)
     request_cap = max_calls + 2
     calls_made = input_tokens = output_tokens = attempts = 0
-    started: float | None = None
-    reply: Reply | None = None
-    for number in range(1, request_cap + 1):
-        answered = await ask(ToolOffer(toolbox.specs, allowed=calls_made < max_calls))
-        if started is None:
-            started = time.monotonic() - answered.latency_s
+    answered = await ask(ToolOffer(toolbox.specs, allowed=max_calls > 0))
+    started = time.monotonic() - answered.latency_s
+    requests = 1
+    while True:
         reply = answered.reply
         input_tokens += reply.input_tokens
         output_tokens += reply.output_tokens
         attempts += answered.attempts
-        if not reply.tool_calls or number == request_cap:
+        if not reply.tool_calls or requests == request_cap:
             break
         answers: list[ToolAnswer] = []
         for call in reply.tool_calls:
             problem = reply.argument_errors.get(call.id)
             if problem is not None:
-                outcome = ToolOutcome(f"error: {problem}; call it again with a JSON object", True)
+                outcome = ToolOutcome(f"error: {problem}", is_error=True)
             elif calls_made >= max_calls:
                 outcome = ToolOutcome(BUDGET_SPENT, is_error=True)
             else:
@@ -84,9 +82,10 @@ async def run_tool_turn(
                 outcome = await toolbox.call(call)
             answers.append(ToolAnswer(call, outcome))
         answer(reply, answers)
-    assert reply is not None and started is not None  # the loop runs at least once
+        answered = await ask(ToolOffer(toolbox.specs, allowed=calls_made < max_calls))
+        requests += 1
     if not reply.text.strip():
-        raise _no_answer(target, attempts, request_cap)
+        raise _no_answer(target, attempts, requests)
     return Completion(
         text=reply.text,
         usage=Usage(
