@@ -548,3 +548,35 @@ def test_the_pre_flight_knows_which_models_can_call_tools(model: str, can: bool)
 
 def test_the_table_toolbox_is_a_toolbox() -> None:
     assert isinstance(TableToolBox({}), ToolBox)
+
+
+def test_a_call_to_a_tool_that_is_not_a_function_gets_an_error_and_stays_in_the_history() -> None:
+    from openai.types.chat import ChatCompletion
+
+    from dreamcontext_council.engine.providers.openai_provider import read_chat_completion
+
+    custom = {"id": "call_c1", "type": "custom", "custom": {"name": "grep", "input": "x"}}
+    response = ChatCompletion.model_validate(
+        {
+            "id": "chatcmpl-1",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "gpt-4o-mini",
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "tool_calls",
+                    "message": {"role": "assistant", "content": None, "tool_calls": [custom]},
+                }
+            ],
+        }
+    )
+
+    reply = read_chat_completion(response, "gpt-4o-mini")
+
+    [call] = reply.tool_calls
+    assert (call.id, call.name) == ("call_c1", "grep")
+    assert reply.argument_errors == {
+        "call_c1": "'grep' is not a function; only functions are offered"
+    }
+    assert reply.assistant_turn["tool_calls"] == [custom]
