@@ -14,6 +14,18 @@ Queued responses are served first, in order. When the queue is empty the server 
 that text, shaped for whichever API the request came to), a `StubResponse`, or a
 `(status, headers, body)` tuple. Without a responder it answers "stub answer".
 
+The model can also ask for tools: `StubResponse.tool_calls([("lookup", {"key": "x"})])`
+answers with `tool_use` blocks and `stop_reason: "tool_use"` to an Anthropic request,
+and with `message.tool_calls` and `finish_reason: "tool_calls"` to an OpenAI one
+(arguments given as a string are sent as they are, to script malformed JSON). A
+responder sees the tool results the client sent back with `tool_results(request_json)`,
+so it can answer with text once they are there:
+
+    def responder(request_json):
+        if not tool_results(request_json):
+            return StubResponse.tool_calls([("lookup", {"key": "x"})])
+        return "The table says 42."
+
 The server listens on 127.0.0.1 only, on a free port, and never touches the network.
 """
 
@@ -24,7 +36,7 @@ import json
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
@@ -61,6 +73,30 @@ class StubResponse:
     delay_s: float = 0.0
     drop: bool = False
     truncate_to: int | None = None
+    calls: tuple[tuple[str, Any], ...] = ()
+
+    @classmethod
+    def tool_calls(
+        cls,
+        calls: Sequence[tuple[str, Any]],
+        *,
+        text: str = "",
+        model: str | None = None,
+        input_tokens: int | None = None,
+        output_tokens: int | None = None,
+    ) -> StubResponse:
+        """The model asks for these `(tool name, arguments)` calls, after `text` if any.
+
+        Arguments are a mapping, or a string sent exactly as it is (OpenAI's
+        `function.arguments`, Anthropic's `input`), to script arguments that do not parse.
+        """
+        return cls(
+            text=text,
+            calls=tuple(calls),
+            model=model,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+        )
 
     @classmethod
     def reply(
@@ -206,6 +242,41 @@ def prompt_text(request_json: Mapping[str, Any]) -> str:
     return "\n".join(parts)
 
 
+@dataclass(frozen=True)
+class ToolResultSeen:
+    """A tool result a client sent back: the call it answers, its text, and the error flag.
+
+    `is_error` is None for OpenAI, whose `tool` messages have no such flag.
+    """
+
+    call_id: str
+    content: str
+    is_error: bool | None
+
+
+def tool_results(request_json: Mapping[str, Any]) -> list[ToolResultSeen]:
+    """Every tool result in a request of either API, in conversation order."""
+    seen: list[ToolResultSeen] = []
+    for message in request_json.get("messages") or []:
+        if not isinstance(message, dict):
+            continue
+        if message.get("role") == "tool":
+            content = message.get("content")
+            seen.append(ToolResultSeen(str(message.get("tool_call_id")), str(content), None))
+            continue
+        content = message.get("content")
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                seen.append(
+                    ToolResultSeen(
+                        str(block.get("tool_use_id")),
+                        str(block.get("content")),
+                        bool(block.get("is_error", False)),
+                    )
+                )
+    return seen
+
+
 _ids = itertools.count(1)
 
 
@@ -215,15 +286,21 @@ def anthropic_message(
     model: str,
     input_tokens: int,
     output_tokens: int,
+    calls: Sequence[tuple[str, Any]] = (),
 ) -> dict[str, Any]:
-    """A Messages API response body."""
+    """A Messages API response body; with `calls`, `tool_use` blocks after the text."""
+    content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+    content.extend(
+        {"type": "tool_use", "id": f"toolu_stub{next(_ids):06d}", "name": name, "input": args}
+        for name, args in calls
+    )
     return {
         "id": f"msg_stub{next(_ids):06d}",
         "type": "message",
         "role": "assistant",
         "model": model,
-        "content": [{"type": "text", "text": text}] if text else [],
-        "stop_reason": "end_turn",
+        "content": content,
+        "stop_reason": "tool_use" if calls else "end_turn",
         "stop_sequence": None,
         "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
     }
@@ -235,8 +312,23 @@ def openai_chat_completion(
     model: str,
     input_tokens: int,
     output_tokens: int,
+    calls: Sequence[tuple[str, Any]] = (),
 ) -> dict[str, Any]:
-    """A chat completions response body."""
+    """A chat completions response body; with `calls`, `message.tool_calls`."""
+    message: dict[str, Any] = {"role": "assistant", "content": text, "refusal": None}
+    if calls:
+        message["content"] = text or None
+        message["tool_calls"] = [
+            {
+                "id": f"call_stub{next(_ids):06d}",
+                "type": "function",
+                "function": {
+                    "name": name,
+                    "arguments": args if isinstance(args, str) else json.dumps(args),
+                },
+            }
+            for name, args in calls
+        ]
     return {
         "id": f"chatcmpl-stub{next(_ids):06d}",
         "object": "chat.completion",
@@ -245,8 +337,8 @@ def openai_chat_completion(
         "choices": [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": text, "refusal": None},
-                "finish_reason": "stop",
+                "message": message,
+                "finish_reason": "tool_calls" if calls else "stop",
                 "logprobs": None,
             }
         ],
@@ -271,12 +363,13 @@ def success_body(response: StubResponse, request: RecordedRequest) -> dict[str, 
     output_tokens = (
         response.output_tokens if response.output_tokens is not None else estimate_tokens(text)
     )
-    if request.api == "openai":
-        return openai_chat_completion(
-            text, model=model, input_tokens=input_tokens, output_tokens=output_tokens
-        )
-    return anthropic_message(
-        text, model=model, input_tokens=input_tokens, output_tokens=output_tokens
+    build = openai_chat_completion if request.api == "openai" else anthropic_message
+    return build(
+        text,
+        model=model,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        calls=response.calls,
     )
 
 

@@ -15,6 +15,7 @@ from dreamcontext_council.engine.providers import (
     openai_provider,
     retry,
     scripted,
+    tool_turn,
 )
 from dreamcontext_council.rules.run_settings import DEFAULT_RETRIES, DEFAULT_TIMEOUT
 
@@ -100,3 +101,8 @@ def test_run_options_and_their_defaults() -> None:
     assert not options["--timeout"].show_default and not options["--retries"].show_default
     assert f"| `--timeout SECONDS` | recorded, else {DEFAULT_TIMEOUT:.0f} |" in PAGE
     assert f"| `--retries N` | recorded, else {DEFAULT_RETRIES} |" in PAGE
+
+
+def test_the_tools_section_quotes_the_budget_answer() -> None:
+    assert "## Tools (MCP) and providers" in PAGE
+    assert f"`{tool_turn.BUDGET_SPENT}`" in PAGE

@@ -1,7 +1,8 @@
-"""Claude models through the official `anthropic` SDK (Messages API)."""
+"""Claude models through the official `anthropic` SDK (Messages API, with tool use)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from dreamcontext_council.engine.providers.base import Prompt, Reply
@@ -11,7 +12,9 @@ from dreamcontext_council.engine.providers.retry import (
     SdkErrors,
     no_text,
 )
-from dreamcontext_council.engine.providers.sdk_provider import SdkProvider
+from dreamcontext_council.engine.providers.sdk_provider import Message, SdkProvider
+from dreamcontext_council.engine.providers.tool_turn import ToolAnswer, ToolOffer
+from dreamcontext_council.engine.providers.tools import ToolCall, ToolSpec
 
 KEY_ENV = "ANTHROPIC_API_KEY"
 BASE_URL_ENV = "ANTHROPIC_BASE_URL"
@@ -45,27 +48,103 @@ class AnthropicProvider(SdkProvider):
             credentials=(anthropic.CredentialsError,),
         )
 
-    async def request(self, client: Any, prompt: Prompt, model: str, target: CallTarget) -> Reply:
-        request: dict[str, Any] = {
-            "model": model,
-            "max_tokens": prompt.max_tokens,
-            "messages": [{"role": "user", "content": prompt.user}],
-        }
-        if prompt.system:
-            request["system"] = prompt.system
+    def opening(self, prompt: Prompt) -> list[Message]:
+        return [{"role": "user", "content": prompt.user}]
+
+    async def send(
+        self,
+        client: Any,
+        prompt: Prompt,
+        model: str,
+        target: CallTarget,
+        messages: Sequence[Message],
+        tools: ToolOffer | None,
+    ) -> Reply:
+        request = message_request(prompt, model, messages, tools)
         return read_message(await client.messages.create(**request), model)
+
+    def tool_results(self, reply: Reply, answers: Sequence[ToolAnswer]) -> list[Message]:
+        return [dict(reply.assistant_turn), tool_result_message(answers)]
+
+
+def message_request(
+    prompt: Prompt, model: str, messages: Sequence[Message], tools: ToolOffer | None
+) -> dict[str, Any]:
+    """The Messages API request: the conversation so far, and the tools when offered.
+
+    Once tools are no longer allowed they are still listed (the conversation holds
+    `tool_use` blocks that refer to them) with `tool_choice` none.
+    """
+    request: dict[str, Any] = {
+        "model": model,
+        "max_tokens": prompt.max_tokens,
+        "messages": list(messages),
+    }
+    if prompt.system:
+        request["system"] = prompt.system
+    if tools is not None and tools.specs:
+        request["tools"] = [tool_param(spec) for spec in tools.specs]
+        if not tools.allowed:
+            request["tool_choice"] = {"type": "none"}
+    return request
+
+
+def tool_param(spec: ToolSpec) -> dict[str, Any]:
+    """A tool as the Messages API lists it."""
+    return {
+        "name": spec.name,
+        "description": spec.description,
+        "input_schema": dict(spec.input_schema),
+    }
+
+
+def tool_result_message(answers: Sequence[ToolAnswer]) -> Message:
+    """The user turn that answers every `tool_use` block of the model's last turn."""
+    return {
+        "role": "user",
+        "content": [
+            {
+                "type": "tool_result",
+                "tool_use_id": answer.call.id,
+                "content": answer.outcome.text,
+                "is_error": answer.outcome.is_error,
+            }
+            for answer in answers
+        ],
+    }
 
 
 def read_message(message: Any, requested_model: str) -> Reply:
-    """Text, usage and model from a Messages API response; `AttemptFailed` if malformed."""
+    """Text, tool calls, usage and model from a Messages API response.
+
+    Raises `AttemptFailed` if the response is malformed. A `tool_use` block whose
+    input is not an object is still a call (the model gets an error result for it).
+    """
     content = getattr(message, "content", None)
     if isinstance(message, str | bytes) or not isinstance(content, list):
         raise AttemptFailed(no_text("malformed response body"))
-    text = "".join(
-        str(getattr(block, "text", "") or "")
-        for block in content
-        if getattr(block, "type", None) == "text"
-    )
+    texts: list[str] = []
+    turn: list[dict[str, Any]] = []
+    calls: list[ToolCall] = []
+    argument_errors: dict[str, str] = {}
+    for block in content:
+        kind = getattr(block, "type", None)
+        if kind == "text":
+            text = str(getattr(block, "text", "") or "")
+            texts.append(text)
+            if text:  # the API refuses empty text blocks in a conversation
+                turn.append({"type": "text", "text": text})
+        elif kind == "tool_use":
+            call_id = str(getattr(block, "id", "") or "")
+            name = str(getattr(block, "name", "") or "")
+            arguments = getattr(block, "input", None)
+            if not isinstance(arguments, Mapping):
+                argument_errors[call_id] = (
+                    f"the input of {name} is not a JSON object; call it again with one"
+                )
+                arguments = {}
+            calls.append(ToolCall(id=call_id, name=name, arguments=dict(arguments)))
+            turn.append({"type": "tool_use", "id": call_id, "name": name, "input": arguments})
     usage = getattr(message, "usage", None)
     input_tokens = sum(
         int(getattr(usage, name, 0) or 0)
@@ -73,8 +152,11 @@ def read_message(message: Any, requested_model: str) -> Reply:
     )
     output_tokens = int(getattr(usage, "output_tokens", 0) or 0)
     return Reply(
-        text=text,
+        text="".join(texts),
         input_tokens=input_tokens,
         output_tokens=output_tokens,
         model=str(getattr(message, "model", None) or requested_model),
+        tool_calls=tuple(calls),
+        assistant_turn={"role": "assistant", "content": turn},
+        argument_errors=argument_errors,
     )

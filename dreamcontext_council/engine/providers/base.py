@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from dreamcontext_council.engine.providers.tools import ToolBox
+from dreamcontext_council.engine.providers.tools import ToolBox, ToolCall
 from dreamcontext_council.errors import ProviderError
 
 
@@ -45,7 +45,10 @@ class Completion:
     """A model's answer with its accounting.
 
     `model` is the model the server says it used (the requested one when it does not
-    say); `attempts` is 1 plus the number of retries it took.
+    say); `attempts` is 1 plus the number of retries it took. A turn with tools is
+    one completion over several requests: `usage` sums their tokens, `latency_s`
+    spans the whole turn, `attempts` sums every request's attempts and `tool_calls`
+    counts the calls handed to the toolbox.
     """
 
     text: str
@@ -53,23 +56,38 @@ class Completion:
     provider: str
     model: str
     attempts: int
+    tool_calls: int = 0
 
 
 @dataclass(frozen=True)
 class Reply:
-    """One successful attempt as a provider read it off the wire, before accounting."""
+    """One successful attempt as a provider read it off the wire, before accounting.
+
+    `tool_calls` are the calls the model asked for, in its order; `assistant_turn` is
+    the model's message as it goes back into the conversation when those calls are
+    answered; `argument_errors` maps the id of a call whose arguments could not be
+    read (not JSON, not an object) to what is wrong with them.
+    """
 
     text: str
     input_tokens: int
     output_tokens: int
     model: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    assistant_turn: Mapping[str, Any] = field(default_factory=dict)
+    argument_errors: Mapping[str, str] = field(default_factory=dict)
 
 
 @runtime_checkable
 class Provider(Protocol):
-    """A model provider: `complete` returns the answer or raises `ProviderError`."""
+    """A model provider: `complete` returns the answer or raises `ProviderError`.
+
+    `supports_tools` says whether `complete` accepts a prompt with `tools`; a
+    provider that does not refuses such a prompt with `tools_refused`.
+    """
 
     name: str
+    supports_tools: bool
 
     async def complete(self, prompt: Prompt, model: str) -> Completion:
         """Ask `model` for an answer to `prompt`."""
@@ -99,3 +117,12 @@ class ProviderCallError(ProviderError):
         self.attempts = attempts
         self.status = status
         self.retryable = retryable
+
+
+def tools_refused(provider: str) -> ProviderError:
+    """The one-line error of a provider that cannot call tools, raised before any call."""
+    label = "command:" if provider == "command" else provider  # as model strings spell it
+    return ProviderError(
+        f"the {label} provider cannot call MCP tools; run without --tools, "
+        "or give this persona an anthropic: or openai: model"
+    )

@@ -10,7 +10,7 @@ import signal
 from collections.abc import Mapping
 from dataclasses import replace
 
-from dreamcontext_council.engine.providers.base import Completion, Prompt, Reply
+from dreamcontext_council.engine.providers.base import Completion, Prompt, Reply, tools_refused
 from dreamcontext_council.engine.providers.limits import CallLimits
 from dreamcontext_council.engine.providers.retry import (
     AttemptFailed,
@@ -49,10 +49,12 @@ class CommandProvider:
 
     The prompt goes to stdin and stdout is the answer. A non-zero exit fails at once
     with the tail of stderr; a run longer than `timeout_s` is killed (with any
-    children it started) and retried like any timeout.
+    children it started) and retried like any timeout. A program cannot call tools:
+    a prompt with tools is refused before anything runs.
     """
 
     name = "command"
+    supports_tools = False
 
     def __init__(
         self,
@@ -76,6 +78,8 @@ class CommandProvider:
 
     async def complete(self, prompt: Prompt, model: str) -> Completion:
         """Run the command line `model` with `prompt` on stdin and return its output."""
+        if prompt.tools is not None:
+            raise tools_refused(self.name)
         target = CallTarget(provider=self.name, model=model, secrets=self._secrets)
         stdin = prompt_input(prompt)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from typing import Any
 
 from dreamcontext_council.engine.providers.base import Prompt, Reply
@@ -12,7 +14,9 @@ from dreamcontext_council.engine.providers.retry import (
     missing_key,
     no_text,
 )
-from dreamcontext_council.engine.providers.sdk_provider import SdkProvider
+from dreamcontext_council.engine.providers.sdk_provider import Message, SdkProvider
+from dreamcontext_council.engine.providers.tool_turn import ToolAnswer, ToolOffer
+from dreamcontext_council.engine.providers.tools import ToolCall, ToolSpec
 
 KEY_ENV = "OPENAI_API_KEY"
 BASE_URL_ENV = "OPENAI_BASE_URL"
@@ -52,30 +56,98 @@ class OpenAIProvider(SdkProvider):
             validation=openai.APIResponseValidationError,
         )
 
-    async def request(self, client: Any, prompt: Prompt, model: str, target: CallTarget) -> Reply:
+    def opening(self, prompt: Prompt) -> list[Message]:
+        return opening_messages(prompt)
+
+    async def send(
+        self,
+        client: Any,
+        prompt: Prompt,
+        model: str,
+        target: CallTarget,
+        messages: Sequence[Message],
+        tools: ToolOffer | None,
+    ) -> Reply:
         if not self._api_key:
             raise AttemptFailed(missing_key(target))
-        request = chat_request(prompt, model, custom_server=self.base_url is not None)
+        request = chat_request(
+            prompt,
+            model,
+            custom_server=self.base_url is not None,
+            messages=messages,
+            tools=tools,
+        )
         return read_chat_completion(await client.chat.completions.create(**request), model)
 
+    def tool_results(self, reply: Reply, answers: Sequence[ToolAnswer]) -> list[Message]:
+        return [dict(reply.assistant_turn), *(tool_message(answer) for answer in answers)]
 
-def chat_request(prompt: Prompt, model: str, *, custom_server: bool) -> dict[str, Any]:
-    """The chat completions request for `prompt`.
 
-    OpenAI's own API takes the output budget as `max_completion_tokens` (its
-    reasoning models refuse `max_tokens`); compatible servers mostly know only
-    `max_tokens`.
-    """
-    messages = []
+def opening_messages(prompt: Prompt) -> list[Message]:
+    """The system prompt (when there is one) and the user message."""
+    messages: list[Message] = []
     if prompt.system:
         messages.append({"role": "system", "content": prompt.system})
     messages.append({"role": "user", "content": prompt.user})
+    return messages
+
+
+def chat_request(
+    prompt: Prompt,
+    model: str,
+    *,
+    custom_server: bool,
+    messages: Sequence[Message] | None = None,
+    tools: ToolOffer | None = None,
+) -> dict[str, Any]:
+    """The chat completions request for `prompt`, or for the conversation `messages`.
+
+    OpenAI's own API takes the output budget as `max_completion_tokens` (its
+    reasoning models refuse `max_tokens`); compatible servers mostly know only
+    `max_tokens`. Once tools are no longer allowed they are still listed (the
+    conversation refers to them) with `tool_choice` none.
+    """
+    if messages is None:
+        messages = opening_messages(prompt)
     budget_field = "max_tokens" if custom_server else "max_completion_tokens"
-    return {"model": model, "messages": messages, budget_field: prompt.max_tokens}
+    request: dict[str, Any] = {
+        "model": model,
+        "messages": list(messages),
+        budget_field: prompt.max_tokens,
+    }
+    if tools is not None and tools.specs:
+        request["tools"] = [tool_param(spec) for spec in tools.specs]
+        if not tools.allowed:
+            request["tool_choice"] = "none"
+    return request
+
+
+def tool_param(spec: ToolSpec) -> dict[str, Any]:
+    """A tool as chat completions lists it: a function with JSON Schema parameters."""
+    return {
+        "type": "function",
+        "function": {
+            "name": spec.name,
+            "description": spec.description,
+            "parameters": dict(spec.input_schema),
+        },
+    }
+
+
+def tool_message(answer: ToolAnswer) -> Message:
+    """The `tool` message that answers one call; an error says so in its first word."""
+    text = answer.outcome.text
+    if answer.outcome.is_error and not text.startswith("error"):
+        text = f"error: {text}"
+    return {"role": "tool", "tool_call_id": answer.call.id, "content": text}
 
 
 def read_chat_completion(response: Any, requested_model: str) -> Reply:
-    """Text, usage and model from a chat completion; `AttemptFailed` if malformed."""
+    """Text, tool calls, usage and model from a chat completion.
+
+    Raises `AttemptFailed` if the response is malformed. A call whose arguments are
+    not a JSON object is still a call, with its problem in `argument_errors`.
+    """
     choices = getattr(response, "choices", None)
     if isinstance(response, str | bytes) or not isinstance(choices, list):
         raise AttemptFailed(no_text("malformed response body"))
@@ -84,10 +156,60 @@ def read_chat_completion(response: Any, requested_model: str) -> Reply:
     message = getattr(choices[0], "message", None)
     content = getattr(message, "content", None)
     text = content if isinstance(content, str) else ""
+    calls, turn_calls, argument_errors = read_tool_calls(getattr(message, "tool_calls", None))
+    turn: dict[str, Any] = {"role": "assistant", "content": text or None}
+    if turn_calls:
+        turn["tool_calls"] = turn_calls
     usage = getattr(response, "usage", None)
     return Reply(
         text=text,
         input_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
         output_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
         model=str(getattr(response, "model", None) or requested_model),
+        tool_calls=calls,
+        assistant_turn=turn,
+        argument_errors=argument_errors,
     )
+
+
+def read_tool_calls(
+    tool_calls: Any,
+) -> tuple[tuple[ToolCall, ...], list[dict[str, Any]], dict[str, str]]:
+    """The calls of an assistant message, the same calls as they go back, and bad arguments."""
+    calls: list[ToolCall] = []
+    turn_calls: list[dict[str, Any]] = []
+    argument_errors: dict[str, str] = {}
+    for raw in tool_calls if isinstance(tool_calls, list) else []:
+        call_id = str(getattr(raw, "id", "") or "")
+        function = getattr(raw, "function", None)
+        named = function if function is not None else getattr(raw, "custom", None)
+        name = str(getattr(named, "name", "") or "")
+        arguments_text = getattr(function, "arguments", None)
+        arguments: Any = {}
+        if function is None:
+            argument_errors[call_id] = f"{name!r} is not a function; only functions are offered"
+        else:
+            try:
+                arguments = json.loads(arguments_text or "{}")
+            except (TypeError, ValueError):
+                argument_errors[call_id] = (
+                    f"the arguments of {name} are not valid JSON; call it again with a JSON object"
+                )
+            else:
+                if not isinstance(arguments, dict):
+                    argument_errors[call_id] = (
+                        f"the arguments of {name} are not a JSON object; call it again with one"
+                    )
+                    arguments = {}
+        calls.append(ToolCall(id=call_id, name=name, arguments=arguments))
+        if function is None and hasattr(raw, "model_dump"):
+            turn_calls.append(raw.model_dump(mode="json", exclude_none=True))
+        else:
+            turn_calls.append(
+                {
+                    "id": call_id,
+                    "type": "function",
+                    "function": {"name": name, "arguments": str(arguments_text or "{}")},
+                }
+            )
+    return tuple(calls), turn_calls, argument_errors

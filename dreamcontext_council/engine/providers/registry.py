@@ -8,7 +8,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from dreamcontext_council.engine.providers.base import Completion, Prompt, Provider
+from dreamcontext_council.engine.providers.base import (
+    Completion,
+    Prompt,
+    Provider,
+    tools_refused,
+)
 from dreamcontext_council.engine.providers.keys import answer_keys, hide_keys
 from dreamcontext_council.engine.providers.limits import CallLimits
 from dreamcontext_council.engine.providers.models import ModelSpec
@@ -80,6 +85,17 @@ class ProviderSet:
         if key not in self._providers:
             self._providers[key] = self._build(spec.provider, base_url)
         return self._providers[key]
+
+    def supports_tools(self, spec: ModelSpec) -> bool:
+        """Whether the provider of `spec` can call MCP tools (checked before any request)."""
+        return bool(getattr(self.get(spec), "supports_tools", False))
+
+    def refuse_tools(self, spec: ModelSpec) -> None:
+        """Raise the provider's one-line `ProviderError` if `spec` cannot call tools."""
+        if not self.supports_tools(spec):
+            raise tools_refused(
+                f"{spec.provider}:" if spec.provider == "command" else spec.provider
+            )
 
     async def complete(self, spec: ModelSpec, prompt: Prompt) -> Completion:
         """Ask the model of `spec` for an answer to `prompt`, with any key it echoed hidden."""

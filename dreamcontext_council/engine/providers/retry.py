@@ -1,6 +1,6 @@
 """The one place that decides, for a failed call, whether to retry and what to tell the user.
 
-Providers make single attempts; `complete_with_retries` runs them under the
+Providers make single attempts; `request_with_retries` runs them under the
 provider's concurrency limit and per-call timeout, classifies every failure with
 `classify`, waits with exponential backoff and full jitter (or as long as the
 server's `Retry-After` asks, capped), and turns a final failure into a
@@ -366,7 +366,20 @@ def _final_error(target: CallTarget, failure: Failure, attempts: int) -> Provide
     )
 
 
-async def complete_with_retries(
+@dataclass(frozen=True)
+class Answered:
+    """One request that succeeded: the reply, how many attempts it took, and how long.
+
+    `latency_s` runs from the start of the first attempt (after any wait for a
+    concurrency slot) to the reply, so it includes retries and their waits.
+    """
+
+    reply: Reply
+    attempts: int
+    latency_s: float
+
+
+async def request_with_retries(
     attempt: Callable[[], Awaitable[Reply]],
     *,
     target: CallTarget,
@@ -374,12 +387,15 @@ async def complete_with_retries(
     limits: CallLimits,
     timeout_s: float | None,
     errors: SdkErrors | None = None,
-) -> Completion:
+    tool_calls_answer: bool = False,
+) -> Answered:
     """Run `attempt` until it yields text, retrying transient failures per `policy`.
 
     Each attempt waits for a concurrency slot of `target.provider`, then has
-    `timeout_s` to finish. Raises `ProviderCallError` when a failure is final or the
-    retries run out; exceptions that are not provider failures propagate unchanged.
+    `timeout_s` to finish. With `tool_calls_answer`, a reply that asks for tool calls
+    is an answer even without text. Raises `ProviderCallError` when a failure is
+    final or the retries run out; exceptions that are not provider failures
+    propagate unchanged.
     """
     started: float | None = None
     attempts = 0
@@ -401,17 +417,11 @@ async def complete_with_retries(
             if failure is None:
                 raise
         else:
-            if reply.text.strip():
-                return Completion(
-                    text=reply.text,
-                    usage=Usage(
-                        input_tokens=reply.input_tokens,
-                        output_tokens=reply.output_tokens,
-                        latency_s=time.monotonic() - (started or time.monotonic()),
-                    ),
-                    provider=target.provider,
-                    model=reply.model or target.model,
+            if reply.text.strip() or (tool_calls_answer and reply.tool_calls):
+                return Answered(
+                    reply=reply,
                     attempts=attempts,
+                    latency_s=time.monotonic() - (started or time.monotonic()),
                 )
             failure = no_text("empty answer")
         if failure.no_text:
@@ -432,3 +442,35 @@ async def complete_with_retries(
             wait,
         )
         await policy.sleep(wait)
+
+
+async def complete_with_retries(
+    attempt: Callable[[], Awaitable[Reply]],
+    *,
+    target: CallTarget,
+    policy: RetryPolicy,
+    limits: CallLimits,
+    timeout_s: float | None,
+    errors: SdkErrors | None = None,
+) -> Completion:
+    """One request as a whole completion: `request_with_retries`, then its accounting."""
+    answered = await request_with_retries(
+        attempt,
+        target=target,
+        policy=policy,
+        limits=limits,
+        timeout_s=timeout_s,
+        errors=errors,
+    )
+    reply = answered.reply
+    return Completion(
+        text=reply.text,
+        usage=Usage(
+            input_tokens=reply.input_tokens,
+            output_tokens=reply.output_tokens,
+            latency_s=answered.latency_s,
+        ),
+        provider=target.provider,
+        model=reply.model or target.model,
+        attempts=answered.attempts,
+    )

@@ -15,7 +15,7 @@ import re
 import time
 from typing import Any
 
-from dreamcontext_council.engine.providers.base import Completion, Prompt, Usage
+from dreamcontext_council.engine.providers.base import Completion, Prompt, Usage, tools_refused
 
 NOTICE = "scripted stand-in, not a model"
 DELAY_ENV = "DREAMCONTEXT_SCRIPTED_DELAY"
@@ -250,14 +250,17 @@ def scripted_text(task: dict[str, Any]) -> str:
 
 
 class ScriptedProvider:
-    """Offline and deterministic; an optional fixed delay simulates latency."""
+    """Offline and deterministic; an optional fixed delay simulates latency; no tools."""
 
     name = "scripted"
+    supports_tools = False
 
     def __init__(self, delay_s: float | None = None) -> None:
         self.delay_s = float(os.environ.get(DELAY_ENV, "0") or 0) if delay_s is None else delay_s
 
     async def complete(self, prompt: Prompt, model: str) -> Completion:
+        if prompt.tools is not None:
+            raise tools_refused(self.name)
         started = time.perf_counter()
         if self.delay_s:
             await asyncio.sleep(self.delay_s)

@@ -1,23 +1,30 @@
-"""What the two SDK providers share: key and server lookup, one client per event loop, retries."""
+"""What the two SDK providers share: key and server lookup, one client per event loop,
+retries, and the turn with tools."""
 
 from __future__ import annotations
 
 import asyncio
 import os
 import weakref
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from dreamcontext_council.engine.providers.base import Completion, Prompt, Reply
 from dreamcontext_council.engine.providers.limits import CallLimits
 from dreamcontext_council.engine.providers.retry import (
+    Answered,
     CallTarget,
     RetryPolicy,
     SdkErrors,
     complete_with_retries,
+    request_with_retries,
     secrets_from_env,
 )
+from dreamcontext_council.engine.providers.tool_turn import ToolAnswer, ToolOffer, run_tool_turn
+from dreamcontext_council.engine.providers.tools import ToolBox
+
+Message = dict[str, Any]
 
 
 class SdkProvider:
@@ -25,10 +32,12 @@ class SdkProvider:
 
     The SDK is imported and its client built on the first call, one client per event
     loop (pooled connections cannot cross loops). The SDK's own retries are off:
-    `retry.complete_with_retries` does them.
+    `retry.request_with_retries` does them, for each request on its own. A prompt
+    with tools runs the conversation of `tool_turn.run_tool_turn`.
     """
 
     name = ""
+    supports_tools = True
     key_env = ""
     base_url_env = ""
 
@@ -75,8 +84,24 @@ class SdkProvider:
         """The SDK's exception classes, for `retry.classify`."""
         raise NotImplementedError
 
-    async def request(self, client: Any, prompt: Prompt, model: str, target: CallTarget) -> Reply:
-        """One attempt: send the request and read the reply."""
+    def opening(self, prompt: Prompt) -> list[Message]:
+        """The messages a conversation about `prompt` starts with."""
+        raise NotImplementedError
+
+    async def send(
+        self,
+        client: Any,
+        prompt: Prompt,
+        model: str,
+        target: CallTarget,
+        messages: Sequence[Message],
+        tools: ToolOffer | None,
+    ) -> Reply:
+        """One attempt: send `messages` (offering `tools`, if any) and read the reply."""
+        raise NotImplementedError
+
+    def tool_results(self, reply: Reply, answers: Sequence[ToolAnswer]) -> list[Message]:
+        """The messages that follow `reply`: its own turn, then the results of its calls."""
         raise NotImplementedError
 
     def _client(self) -> Any:
@@ -106,9 +131,12 @@ class SdkProvider:
             base_url=self.base_url,
             secrets=self._secrets,
         )
+        if prompt.tools is not None:
+            return await self._complete_with_tools(prompt, model, target, prompt.tools)
+        messages = self.opening(prompt)
 
         async def attempt() -> Reply:
-            return await self.request(self._client(), prompt, model, target)
+            return await self.send(self._client(), prompt, model, target, messages, None)
 
         return await complete_with_retries(
             attempt,
@@ -118,6 +146,30 @@ class SdkProvider:
             timeout_s=self.timeout_s,
             errors=self._sdk_errors(),
         )
+
+    async def _complete_with_tools(
+        self, prompt: Prompt, model: str, target: CallTarget, toolbox: ToolBox
+    ) -> Completion:
+        messages = self.opening(prompt)
+
+        async def ask(offer: ToolOffer) -> Answered:
+            async def attempt() -> Reply:
+                return await self.send(self._client(), prompt, model, target, messages, offer)
+
+            return await request_with_retries(
+                attempt,
+                target=target,
+                policy=self.policy,
+                limits=self.limits,
+                timeout_s=self.timeout_s,
+                errors=self._sdk_errors(),
+                tool_calls_answer=True,
+            )
+
+        def answer(reply: Reply, answers: Sequence[ToolAnswer]) -> None:
+            messages.extend(self.tool_results(reply, answers))
+
+        return await run_tool_turn(toolbox, ask, answer, target)
 
     async def aclose(self) -> None:
         """Close the client of the running event loop, if one was built."""
