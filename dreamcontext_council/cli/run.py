@@ -123,6 +123,17 @@ def register(cli: click.Group, council: click.Group) -> None:
     "[default: recorded, else 200].",
 )
 @click.option(
+    "--tools",
+    type=click.Path(dir_okay=False),
+    help='MCP servers personas may call, as {"mcpServers": {name: {command, args, env, '
+    'allow}}} (docs/mcp.md); remembered. Needs anthropic: or openai: persona models.',
+)
+@click.option(
+    "--max-tool-calls",
+    type=click.IntRange(0, 32),
+    help="Tool calls per persona per round with --tools [default: recorded, else 4].",
+)
+@click.option(
     "--dry-run", is_flag=True, help="Print the planned calls and an estimated cost; call nothing."
 )
 @click.option(
@@ -168,6 +179,8 @@ def run(
     gate: int | None,
     window: int | None,
     max_answer_kb: int | None,
+    tools: str | None,
+    max_tool_calls: int | None,
     dry_run: bool,
     resynthesize: bool,
     promote: bool,
@@ -226,6 +239,8 @@ def run(
         gate=gate,
         window=window,
         max_answer_kb=max_answer_kb,
+        tools=tools,
+        max_tool_calls=max_tool_calls,
         dry_run=dry_run,
         resynthesize=resynthesize,
         promote=promote,

@@ -177,6 +177,9 @@ class Ledger:
             "outcome": outcome,
             "cost_usd": round(cost, 6),
         }
+        if completion is not None and completion.tool_calls:
+            # A turn with research tools: its tokens are the sum over every request.
+            record["tool_calls"] = completion.tool_calls
         if spec.provider == "scripted":
             record["note"] = "scripted stand-in, not a model"
         if error:

@@ -48,6 +48,9 @@ class Caller:
         call is recorded here at once.
         """
         estimated_in = (len(prompt.system) + len(prompt.user)) // 4
+        if prompt.tools is not None:
+            # Each tool call sends the conversation again: admit the turn at its worst.
+            estimated_in *= prompt.tools.max_calls + 1
         estimate = self.ledger.admit(
             spec, estimated_in, EXPECTED_OUTPUT.get(phase, DEFAULT_EXPECTED_OUTPUT)
         )
