@@ -19,7 +19,7 @@ exactly as a user starts it, with a provider concurrency of 64.
                                          [--concurrency 64] [--parallel 128] [--dir PATH]
 
 The last line reads `eval_scale: wall/floor=X.XX engine_cpu_per_debate=Y.YYYs peak_rss=ZMiB`.
-With `--profile FILE` the child runs under cProfile and writes its stats to FILE (the
+With `--profile FILE` the child runs under cProfile (on CPU time) and writes its stats to FILE (the
 figures are then those of a profiled run).
 """
 
@@ -40,6 +40,17 @@ from council_stub import BENCH_MODEL, StubProcess, write_roster
 from dreamcontext_council.rules.usage import calls_of
 
 TARGETS = {"wall/floor": 1.5, "cpu per debate": 0.05, "peak MiB": 300}
+# cProfile on CPU time, not wall time: waiting on the stub would otherwise fill the top.
+PROFILED = (
+    "import cProfile, runpy, sys, time\n"
+    "out = sys.argv.pop(1)\n"
+    "profile = cProfile.Profile(time.process_time)\n"
+    "try:\n"
+    "    profile.runcall(runpy.run_module, 'dreamcontext_council', run_name='__main__')\n"
+    "except SystemExit:\n"
+    "    pass\n"
+    "profile.dump_stats(out)\n"
+)
 PERSONAS = 4
 ROUNDS = 2
 
@@ -114,8 +125,7 @@ def main() -> None:
     env.update(DREAMCONTEXT_ROOT=str(root), NO_COLOR="1")
     council = [sys.executable, "-m", "dreamcontext_council", "council"]
     if args.profile:
-        council = [sys.executable, "-m", "cProfile", "-o", str(args.profile.resolve())]
-        council += ["-m", "dreamcontext_council", "council"]
+        council = [sys.executable, "-c", PROFILED, str(args.profile.resolve()), "council"]
     root.mkdir()
 
     start_up = run_child(
