@@ -301,7 +301,10 @@ class Evaluation:
         try:
             # Held around every run: each run's own hold restores what it found, which,
             # with runs overlapping, is another run's setting rather than the process's.
-            with throttled_submissions(LIVE_REFRESH_S), deferred_index(self.root):
+            with (
+                throttled_submissions(LIVE_REFRESH_S, every_refresh=True),
+                deferred_index(self.root),
+            ):
                 await asyncio.gather(*(one(q) for q in questions))
         except (RunStopped, ProviderError) as stop:
             reason = stop.reason if isinstance(stop, RunStopped) else "a call failed"
