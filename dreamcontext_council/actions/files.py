@@ -169,7 +169,8 @@ class DebateFiles:
 # path → (file signature, the parse pickled): loading a pickle is several times cheaper
 # than a deepcopy of the parse, and every caller still gets its own copy.
 _parse_cache: dict[str, tuple[tuple[int, int, int, int], bytes]] = {}
-_PARSE_CACHE_LIMIT = 1024
+# About ten files a debate: an eval with a hundred debates in flight must not thrash it.
+_PARSE_CACHE_LIMIT = 4096
 
 
 def _parsed(path: Path, within: Path, parse: Callable[[str], T]) -> T:
@@ -188,7 +189,9 @@ def _parsed(path: Path, within: Path, parse: Callable[[str], T]) -> T:
         return value
     value = parse(read_text(path, within=within))
     if len(_parse_cache) >= _PARSE_CACHE_LIMIT:
-        _parse_cache.clear()
+        for stale in list(_parse_cache)[: _PARSE_CACHE_LIMIT // 4]:  # the oldest parsed
+            del _parse_cache[stale]
+    _parse_cache.pop(key, None)  # parsed again: it goes to the young end
     _parse_cache[key] = (signature, pickle.dumps(value, pickle.HIGHEST_PROTOCOL))
     return value
 
