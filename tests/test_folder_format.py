@@ -332,6 +332,8 @@ def test_the_parse_cache_keeps_the_newest_parses_when_full(
     copy = files_module._parsed(paths[-1], tmp_path, parse)
     copy["text"] = "changed by the caller"
     assert files_module._parsed(paths[-1], tmp_path, parse) == {"text": "file 5"}
-    assert parsed == []  # the newest stayed parsed (a full cache used to forget everything)
+    for path in paths[2:]:
+        files_module._parsed(path, tmp_path, parse)
+    assert parsed == []  # the newest four stayed parsed (a full cache used to forget them all)
     files_module._parsed(paths[0], tmp_path, parse)
     assert parsed == ["file 0"]  # the oldest made room
