@@ -30,10 +30,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import http.server
 import json
 import os
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -42,22 +40,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests"))
+from council_stub import StubServer, responder, write_roster
 
-from stub_server import StubServer, prompt_text  # noqa: E402
-
-from dreamcontext_council.engine.launch import Launch, launch  # noqa: E402
-from dreamcontext_council.engine.providers.scripted import (  # noqa: E402
-    DELAY_ENV,
-    scripted_text,
-    task_from_text,
-)
-from dreamcontext_council.rules.usage import calls_of  # noqa: E402
-
-# socketserver listens with a backlog of 5: the sixth connection opened at the same
-# moment waits for a SYN retry (a whole second), which is the stub's cost, not ours.
-http.server.ThreadingHTTPServer.request_queue_size = 128
+from dreamcontext_council.engine.launch import Launch, launch
+from dreamcontext_council.engine.providers.scripted import DELAY_ENV
+from dreamcontext_council.rules.usage import calls_of
 
 TARGET = 1.05
 TOPIC = "Should we migrate the session store from Redis to Postgres?"
@@ -95,27 +82,6 @@ def critical_path(records: list[dict[str, Any]]) -> tuple[float, int, int]:
             serial += latency
             checks += record["phase"] == "check"
     return sum(slowest.values()) + serial, len(slowest), checks
-
-
-def responder(request_json: dict[str, Any]) -> str:
-    """Persona answers as the scripted provider gives them; the check always says CONTINUE."""
-    task = task_from_text(prompt_text(request_json))
-    return "CONTINUE" if task.get("phase") == "check" else scripted_text(task)
-
-
-def write_roster(folder: Path, count: int, model: str) -> str:
-    path = folder / "roster.json"
-    roster = [
-        {
-            "slug": f"persona-{i}",
-            "model": model,
-            "aspects": ["cost", "risk", "time"],
-            "body": f"You are persona {i}. You weigh cost, risk and time before anything else.",
-        }
-        for i in range(1, count + 1)
-    ]
-    path.write_text(json.dumps(roster), encoding="utf-8")
-    return str(path)
 
 
 @contextmanager

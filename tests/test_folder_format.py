@@ -307,3 +307,33 @@ def test_a_two_thousand_character_topic_survives_a_real_process(
     assert made.code == 0, made.err
     shown = council("show", made.last_line, "--json")
     assert shown.json()["topic"] == topic
+
+
+def test_the_parse_cache_keeps_the_newest_parses_when_full(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dreamcontext_council.actions import files as files_module
+
+    monkeypatch.setattr(files_module, "_PARSE_CACHE_LIMIT", 4)
+    monkeypatch.setattr(files_module, "_parse_cache", {})
+    parsed: list[str] = []
+
+    def parse(text: str) -> dict[str, str]:
+        parsed.append(text)
+        return {"text": text}
+
+    paths = []
+    for n in range(6):
+        path = tmp_path / f"file-{n}.md"
+        path.write_text(f"file {n}", encoding="utf-8")
+        paths.append(path)
+        files_module._parsed(path, tmp_path, parse)
+    parsed.clear()
+    copy = files_module._parsed(paths[-1], tmp_path, parse)
+    copy["text"] = "changed by the caller"
+    assert files_module._parsed(paths[-1], tmp_path, parse) == {"text": "file 5"}
+    for path in paths[2:]:
+        files_module._parsed(path, tmp_path, parse)
+    assert parsed == []  # the newest four stayed parsed (a full cache used to forget them all)
+    files_module._parsed(paths[0], tmp_path, parse)
+    assert parsed == ["file 0"]  # the oldest made room

@@ -7,6 +7,9 @@ import json
 import pytest
 from debate_story import LIVE_FILE, Chair, Runner
 
+from dreamcontext_council.actions import live_state
+from dreamcontext_council.folder.paths import Root
+
 VOTES_1 = {"risk-auditor": ("A", 60), "growth-cfo": ("B", 40)}
 
 
@@ -64,3 +67,17 @@ def test_live_clear_without_a_live_file_says_so(cli: Runner, chair: Chair, setup
         chair.root.mkdir(parents=True)
     result = cli("live", "clear")
     assert result.code == 0 and result.out.strip() == "No live file."
+
+
+def test_many_debates_at_once_rewrite_the_live_file_once_an_interval(
+    chair: Chair, root: Root
+) -> None:
+    first = chair.new(personas=("risk-auditor",))
+    second = chair.new(personas=("risk-auditor",))
+    with live_state.throttled_submissions(3600, every_refresh=True):
+        live_state.refresh_live(root, first, phase="setup")
+        assert live(chair)["debate"] == first
+        live_state.refresh_live(root, second, phase="setup")  # a transition, in the interval
+        assert live(chair)["debate"] == first
+    live_state.refresh_live(root, second, phase="setup")  # one debate: transitions at once
+    assert live(chair)["debate"] == second

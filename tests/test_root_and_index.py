@@ -172,3 +172,20 @@ def test_files_saved_by_a_windows_editor_still_read(
     assert "growth-cfo" in cli("round-context", running, "growth-cfo").out
     assert cli("summaries", running, "2", "--json").json()[0]["summary"]
     assert cli("inject", running, "Saved on Windows").code == 0
+
+
+def test_a_deferred_index_catches_up_once_and_reads_stay_right_meanwhile(
+    chair: Chair, root: Root
+) -> None:
+    first = chair.new("Before the batch?", personas=())
+    index_file = chair.root / "council" / "index.json"
+    before = index_file.read_bytes()
+    with index_module.deferred_index(root):
+        second = chair.new("During the batch?", personas=())
+        rounds.extend_rounds(root, first, 1)
+        assert index_file.read_bytes() == before  # no write while the batch runs
+        listed = {e["id"]: e["rounds_planned"] for e in index_module.load_index(root)}
+        assert listed == {first: 3, second: 2}  # a reader sees the folders, not the old index
+        rounds.extend_rounds(root, second, 2)
+    assert {e["id"]: e["rounds_planned"] for e in index_of(chair)} == {first: 3, second: 4}
+    assert index_module.index_problem(root) is None

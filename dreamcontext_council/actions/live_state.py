@@ -69,20 +69,25 @@ def live_state(
 
 _last_refresh: dict[str, float] = {}
 _submission_interval = [0.0]
+# Set while many debates run at once (an eval): one live file per root, and every refresh,
+# transitions too, counts against its interval; it shows whichever debate moved last.
+_whole_root = [False]
 
 
 @contextmanager
-def throttled_submissions(interval_s: float) -> Iterator[None]:
+def throttled_submissions(interval_s: float, *, every_refresh: bool = False) -> Iterator[None]:
     """While a run records many answers in one process, refresh for them at most this often.
 
-    Every transition (round start and end, synthesis, done) still refreshes at once.
+    Every transition (round start and end, synthesis, done) still refreshes at once, unless
+    `every_refresh`: then the root's live file is rewritten at most once an interval.
     """
-    previous = _submission_interval[0]
+    previous = _submission_interval[0], _whole_root[0]
     _submission_interval[0] = interval_s
+    _whole_root[0] = every_refresh or _whole_root[0]
     try:
         yield
     finally:
-        _submission_interval[0] = previous
+        _submission_interval[0], _whole_root[0] = previous
 
 
 def refresh_live(
@@ -96,9 +101,11 @@ def refresh_live(
     """Rewrite the live file; any failure is logged and swallowed."""
     now = time.monotonic()
     interval = _submission_interval[0]
-    if not transition and interval and now - _last_refresh.get(debate_id, -interval) < interval:
+    key = str(root.path) if _whole_root[0] else debate_id
+    throttled = not transition or _whole_root[0]
+    if throttled and interval and now - _last_refresh.get(key, -interval) < interval:
         return
-    _last_refresh[debate_id] = now
+    _last_refresh[key] = now
     try:
         keep_out_of_git(root)
         write_live(

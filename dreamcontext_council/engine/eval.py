@@ -33,6 +33,7 @@ from dreamcontext_council.engine.providers.models import ModelSpec, default_mode
 from dreamcontext_council.engine.providers.registry import ProviderSet, ProviderSettings
 from dreamcontext_council.engine.run import LIVE_REFRESH_S
 from dreamcontext_council.errors import ProviderError, RunStopped, UsageError
+from dreamcontext_council.folder.index import deferred_index
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.storage import atomic_write_json, atomic_write_text, read_text
 from dreamcontext_council.rules.eval_set import EvalQuestion, parse_set, render_set
@@ -300,7 +301,10 @@ class Evaluation:
         try:
             # Held around every run: each run's own hold restores what it found, which,
             # with runs overlapping, is another run's setting rather than the process's.
-            with throttled_submissions(LIVE_REFRESH_S):
+            with (
+                throttled_submissions(LIVE_REFRESH_S, every_refresh=True),
+                deferred_index(self.root),
+            ):
                 await asyncio.gather(*(one(q) for q in questions))
         except (RunStopped, ProviderError) as stop:
             reason = stop.reason if isinstance(stop, RunStopped) else "a call failed"

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +51,8 @@ def update_index(root: Root, meta: dict[str, Any]) -> None:
     a merge left with conflict markers, or without the debates another branch added, is
     rebuilt whole by the next write instead of being replaced by this one entry.
     """
+    if str(root.council) in _deferred:
+        return
     keep_out_of_git(root)
     with locked(root.council):
         entries, current = _checked_index(root)
@@ -64,6 +68,30 @@ def update_index(root: Root, meta: dict[str, Any]) -> None:
         else:
             entries.insert(0, entry)
         atomic_write_json(root.index, entries)
+
+
+# council/ folders whose index this process brings up to date once, at the end of a batch.
+_deferred: dict[str, int] = {}
+
+
+@contextmanager
+def deferred_index(root: Root) -> Iterator[None]:
+    """While one process writes many debates (an eval), index.json catches up once, at the end.
+
+    Each `update_index` scans every debate folder and rewrites the whole index, so a debate
+    saved N times among D debates costs N x D; here it costs nothing until the block ends.
+    Readers stay right meanwhile: `load_index` reads again every debate.md newer than
+    index.json and lists the folders it lacks, as after a merge.
+    """
+    key = str(root.council)
+    _deferred[key] = _deferred.get(key, 0) + 1
+    try:
+        yield
+    finally:
+        _deferred[key] -= 1
+        if not _deferred[key]:
+            del _deferred[key]
+            load_index(root)  # rewrites index.json when it is behind the folders
 
 
 def load_index(root: Root) -> list[dict[str, Any]]:

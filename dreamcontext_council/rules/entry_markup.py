@@ -41,7 +41,9 @@ def _parser() -> MarkdownIt:
     from markdown_it import MarkdownIt  # only submissions pay for the import
 
     # The block rules views/safe_markdown.py renders with: CommonMark, tables, no raw HTML.
-    return MarkdownIt("commonmark", {"html": False}).enable("table")
+    # Headings need the block structure only: an inline token's `content` is its raw text,
+    # so the inline pass (emphasis, links) is skipped; it was half of the parse.
+    return MarkdownIt("commonmark", {"html": False}).enable("table").disable("inline")
 
 
 def normalize_newlines(text: str) -> str:

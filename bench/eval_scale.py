@@ -1,0 +1,200 @@
+"""Is the engine the bottleneck of `council eval` at scale?
+
+`dreamcontext council eval` runs N questions (200 by default), each a compact debate of
+4 personas x 2 rounds plus synthesis and the solo baseline, through the real `openai`
+SDK against the local stub server, which answers every call after a fixed latency (0.5 s)
+and runs in its own process (bench/council_stub.py). The eval runs as a child process,
+exactly as a user starts it, with a provider concurrency of 64.
+
+- **wall ÷ floor**: the child's wall time (start-up included) over the floor no engine
+  could beat, calls x latency ÷ concurrency, the calls counted from every debate's
+  usage.jsonl. Target 1.5 or less.
+- **engine CPU per debate**: the child's user + system CPU time (from `wait4`, so the
+  stub's threads are not in it) ÷ N. Nothing is subtracted: interpreter start-up,
+  imports, the SDK's HTTP and JSON work and writing the results are all in it; the
+  start-up alone (`eval --help`, measured the same way) is printed apart. Target 0.05 s.
+- **peak RSS**: the child's `ru_maxrss`. Target under 300 MiB.
+
+    .venv/bin/python bench/eval_scale.py [--debates 200] [--latency 0.5]
+                                         [--concurrency 64] [--parallel 128] [--dir PATH]
+
+The last line reads `eval_scale: wall/floor=X.XX engine_cpu_per_debate=Y.YYYs peak_rss=ZMiB`.
+With `--profile FILE` the child runs under cProfile (on CPU time) and writes its stats to FILE (the
+figures are then those of a profiled run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from council_stub import BENCH_MODEL, StubProcess, write_roster
+
+from dreamcontext_council.rules.usage import calls_of
+
+TARGETS = {"wall/floor": 1.5, "cpu per debate": 0.05, "peak MiB": 300}
+# cProfile on CPU time, not wall time: waiting on the stub would otherwise fill the top.
+PROFILED = (
+    "import cProfile, runpy, sys, time\n"
+    "out = sys.argv.pop(1)\n"
+    "profile = cProfile.Profile(time.process_time)\n"
+    "try:\n"
+    "    profile.runcall(runpy.run_module, 'dreamcontext_council', run_name='__main__')\n"
+    "except SystemExit:\n"
+    "    pass\n"
+    "profile.dump_stats(out)\n"
+)
+PERSONAS = 4
+ROUNDS = 2
+
+
+@dataclass
+class Child:
+    """What one child process cost."""
+
+    wall_s: float
+    cpu_s: float
+    peak_mib: float
+    code: int
+    out: str
+
+
+def run_child(argv: list[str], env: dict[str, str], cwd: Path) -> Child:
+    """Run `argv` to its end; its wall time, CPU time (user + system) and peak RSS."""
+    started = time.perf_counter()
+    with tempfile.TemporaryFile() as output:
+        process = subprocess.Popen(argv, stdout=output, stderr=subprocess.STDOUT, env=env, cwd=cwd)
+        _, status, usage = os.wait4(process.pid, 0)
+        wall = time.perf_counter() - started
+        process.returncode = os.waitstatus_to_exitcode(status)
+        output.seek(0)
+        out = output.read().decode("utf-8", "replace")
+    return Child(
+        wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, process.returncode, out
+    )
+
+
+def write_set(path: Path, count: int) -> None:
+    """`count` two-option questions whose known answer is A."""
+    with path.open("w", encoding="utf-8") as out:
+        for n in range(1, count + 1):
+            line = {
+                "id": f"q{n:04d}",
+                "question": f"Should service {n} move its session store from Redis to Postgres?",
+                "options": {"A": "Migrate now", "B": "Stay on Redis"},
+                "answer": "A",
+            }
+            out.write(json.dumps(line) + "\n")
+
+
+def count_calls(root: Path) -> tuple[int, int]:
+    """Calls booked in every debate's usage.jsonl, and the number of debates."""
+    calls = debates = 0
+    for usage in sorted((root / "council").glob("*/usage.jsonl")):
+        debates += 1
+        lines = usage.read_text(encoding="utf-8").splitlines()
+        calls += len(calls_of(json.loads(line) for line in lines if line.strip()))
+    return calls, debates
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--debates", type=int, default=200, help="questions, one debate each")
+    parser.add_argument("--latency", type=float, default=0.5, help="seconds per call")
+    parser.add_argument("--concurrency", type=int, default=64, help="calls in flight at most")
+    parser.add_argument("--parallel", type=int, default=128, help="questions in flight at once")
+    parser.add_argument("--dir", type=Path, default=None, help="where the eval is written")
+    parser.add_argument("--profile", type=Path, default=None, help="cProfile stats of the child")
+    args = parser.parse_args()
+    base = Path(tempfile.mkdtemp(prefix="eval-scale-", dir=args.dir))
+    root = base / "_dream_context"
+    roster = write_roster(base, PERSONAS, BENCH_MODEL)
+    write_set(base / "scale.jsonl", args.debates)
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("ANTHROPIC_", "OPENAI_", "DREAMCONTEXT_"))
+    }
+    env.update(DREAMCONTEXT_ROOT=str(root), NO_COLOR="1")
+    council = [sys.executable, "-m", "dreamcontext_council", "council"]
+    if args.profile:
+        council = [sys.executable, "-c", PROFILED, str(args.profile.resolve()), "council"]
+    root.mkdir()
+
+    start_up = run_child(
+        [sys.executable, "-m", "dreamcontext_council", "council", "eval", "--help"], env, base
+    )
+    with StubProcess(args.latency) as stub:
+        child = run_child(
+            [
+                *council,
+                "eval",
+                "scale.jsonl",
+                "--personas",
+                roster,
+                "--rounds",
+                str(ROUNDS),
+                "--model",
+                BENCH_MODEL,
+                "--base-url",
+                stub.openai_url,
+                "--concurrency",
+                str(args.concurrency),
+                "--parallel",
+                str(args.parallel),
+                "--retries",
+                "0",
+            ],
+            env,
+            base,
+        )
+    if child.code != 0:
+        raise SystemExit(f"the eval failed ({child.code}):\n{child.out[-3000:]}")
+    calls, debates = count_calls(root)
+    if debates != args.debates:
+        raise SystemExit(f"{debates} debates were written, not {args.debates}")
+    floor = calls * args.latency / args.concurrency
+    ratio = child.wall_s / floor
+    per_debate = child.cpu_s / debates
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+
+    print(
+        f"eval scale: {debates} debates of {PERSONAS} personas x {ROUNDS} rounds + synthesis "
+        f"+ baseline, {args.latency:g}s per call, concurrency {args.concurrency}, "
+        f"--parallel {args.parallel}, under {base}"
+    )
+    print(f"(load average before the summary: {load}; python {sys.version.split()[0]})")
+    print()
+    rows = [
+        ("calls (usage.jsonl)", f"{calls}", ""),
+        ("floor", f"{floor:.2f}s", "calls x latency ÷ concurrency"),
+        ("wall time", f"{child.wall_s:.2f}s", ""),
+        ("wall ÷ floor", f"{ratio:.2f}", f"target ≤ {TARGETS['wall/floor']}"),
+        ("engine CPU", f"{child.cpu_s:.2f}s", "user + system of the eval process"),
+        ("  of it start-up", f"{start_up.cpu_s:.2f}s", "`eval --help`: interpreter + imports"),
+        ("CPU per debate", f"{per_debate:.4f}s", f"target ≤ {TARGETS['cpu per debate']}s"),
+        ("peak RSS", f"{child.peak_mib:.0f} MiB", f"target < {TARGETS['peak MiB']} MiB"),
+    ]
+    for label, value, note in rows:
+        print(f"{label:22}{value:>12}   {note}")
+    met = (
+        ratio <= TARGETS["wall/floor"]
+        and per_debate <= TARGETS["cpu per debate"]
+        and child.peak_mib < TARGETS["peak MiB"]
+    )
+    print(f"{'meets every target':22}{'yes' if met else 'no':>12}")
+    print(
+        f"eval_scale: wall/floor={ratio:.2f} engine_cpu_per_debate={per_debate:.3f}s "
+        f"peak_rss={child.peak_mib:.0f}MiB"
+    )
+
+
+if __name__ == "__main__":
+    main()
