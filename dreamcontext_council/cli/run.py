@@ -126,7 +126,7 @@ def register(cli: click.Group, council: click.Group) -> None:
     "--tools",
     type=click.Path(dir_okay=False),
     help='MCP servers personas may call, as {"mcpServers": {name: {command, args, env, '
-    'allow}}} (docs/mcp.md); remembered. Needs anthropic: or openai: persona models.',
+    "allow}}} (docs/mcp.md); remembered. Needs anthropic: or openai: persona models.",
 )
 @click.option(
     "--max-tool-calls",
