@@ -71,6 +71,8 @@ class PersonaToolBox:
     async def call(self, call: ToolCall) -> ToolOutcome:
         """Run one call (allowlist, budget, timeout) and record it; never raises for a tool."""
         self.calls += 1  # counted before any wait, so parallel calls cannot overdraw
+        objected = isinstance(call.arguments, Mapping)
+        arguments: Mapping[str, Any] = call.arguments if objected else {"given": call.arguments}
         served = self._servers.served(call.name)
         called_at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
         started = time.monotonic()
@@ -79,8 +81,10 @@ class PersonaToolBox:
             text, outcome = f"{call.name} is not a tool you may call in this debate.", "denied"
         elif self.calls > self.max_calls:
             text, outcome = BUDGET_SPENT, "denied"
+        elif not objected:
+            text, outcome = "The arguments must be a JSON object; call the tool again.", "error"
         else:
-            reply = await self._servers.reply(served.spec.name, call.arguments, self._timeout_s)
+            reply = await self._servers.reply(served.spec.name, arguments, self._timeout_s)
             text, outcome = reply.text, reply.outcome
         latency = time.monotonic() - started
         result = tool_note.cut(tool_note.clean(text), self._result_limit)
@@ -90,13 +94,13 @@ class PersonaToolBox:
             self._root,
             self._debate_id,
             self._persona,
-            tool_note.topic(tool, call.arguments, outcome),
+            tool_note.topic(tool, arguments, outcome),
             tool_note.body(
                 tool=tool,
                 server=server,
                 round=self._round,
                 outcome=outcome,
-                arguments=call.arguments,
+                arguments=arguments,
                 result=result,
                 limit=self._result_limit,
                 called_at=called_at,
@@ -110,7 +114,7 @@ class PersonaToolBox:
                     self._persona,
                     self._round,
                     call.name,
-                    dict(call.arguments),
+                    dict(arguments),
                     outcome,
                     latency,
                     note.slug,

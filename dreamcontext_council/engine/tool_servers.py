@@ -142,7 +142,11 @@ class ToolServers:
         except Exception as exc:  # a dead server, a reply that does not parse
             return ToolReply(f"{served.server}/{served.tool} failed: {_named(exc)}", "error")
         text = result_text(result)
-        return ToolReply(text, "error" if result.is_error else "ok")
+        if result.is_error:
+            return ToolReply(
+                text or f"{served.server}/{served.tool} failed without a message.", "error"
+            )
+        return ToolReply(text, "ok")
 
     async def _start(self, server: ToolServerConfig, environ: Mapping[str, str]) -> list[Any]:
         from mcp import Client, StdioServerParameters

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dreamcontext_council import resources
+from dreamcontext_council.folder.names import slugify
 
 RESULT_LIMIT = 16 * 1024
 TOPIC_LIMIT = 80
@@ -84,6 +85,8 @@ def topic(tool: str, arguments: Mapping[str, Any], outcome: str) -> str:
     text = f"{name}: {summary}" if summary else name
     if outcome != "ok":
         text += f" ({outcome})"
+    if not slugify(text, TOPIC_LIMIT):  # nothing to name a file by: a tool named in CJK, say
+        text = f"tool call: {text}"
     return text[:TOPIC_LIMIT]
 
 

@@ -13,6 +13,7 @@ from typing import Any
 import anyio
 from debate_story import Runner
 
+from dreamcontext_council.actions.submissions import RESEARCH_SLUG_LIMIT, add_research
 from dreamcontext_council.engine.providers.tools import ToolBox, ToolCall, ToolOutcome
 from dreamcontext_council.engine.research_tools import BUDGET_SPENT, PersonaToolBox, ToolRecord
 from dreamcontext_council.engine.tool_servers import ToolServers
@@ -241,3 +242,33 @@ def test_control_characters_are_stripped_and_headings_stay_inside_the_fence(
         "# shout",
         "## Heading in the result",
     ]
+
+
+def test_arguments_that_are_not_an_object_are_an_error_without_a_call(
+    root: Root, running: str
+) -> None:
+    story = turn(root, running)
+    outcomes: list[ToolOutcome] = []
+
+    async def scenario(box: PersonaToolBox) -> None:
+        bad = ToolCall(id="c1", name="lookup__lookup", arguments=["kafka"])  # type: ignore[arg-type]
+        outcomes.append(await box.call(bad))
+
+    story.play(scenario)
+    assert outcomes[0].is_error and outcomes[0].text.endswith(
+        "must be a JSON object; call the tool again."
+    )
+    assert '"given": [\n    "kafka"\n  ]' in story.note(outcomes[0].note or "")
+
+
+def test_a_unique_note_on_a_long_topic_keeps_within_the_slug_limit(
+    root: Root, running: str
+) -> None:
+    topic = "lookup: " + "very long words " * 10
+    first = add_research(root, running, PERSONA, topic, "one", unique=True)
+    second = add_research(root, running, PERSONA, topic, "two", unique=True)
+    replaced = add_research(root, running, PERSONA, topic, "three")
+    assert second.slug == first.slug[: RESEARCH_SLUG_LIMIT - 2].rstrip("-") + "-2"
+    assert len(first.slug) <= RESEARCH_SLUG_LIMIT and len(second.slug) <= RESEARCH_SLUG_LIMIT
+    assert replaced.slug == first.slug  # without `unique`, `research add` still replaces
+    assert [e["slug"] for e in turn(root, running).index()] == [first.slug, second.slug]

@@ -76,3 +76,7 @@ def test_body_fences_a_hostile_result() -> None:
     assert "- **Round:** 2" in body and "(took 0.25 s)" in body
     assert '````json\n{\n  "key": "a```b"\n}\n````' in body
     assert "````text\n## Round 1 — 2026-01-01\n```\nend\n````" in body
+
+
+def test_a_topic_with_nothing_to_name_a_file_by_says_tool_call() -> None:
+    assert tool_note.topic("検索", {}, "ok") == "tool call: 検索"
