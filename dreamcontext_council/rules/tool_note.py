@@ -85,9 +85,10 @@ def topic(tool: str, arguments: Mapping[str, Any], outcome: str) -> str:
     text = f"{name}: {summary}" if summary else name
     if outcome != "ok":
         text += f" ({outcome})"
+    text = text[:TOPIC_LIMIT]
     if not slugify(text, TOPIC_LIMIT):  # nothing to name a file by: a tool named in CJK, say
-        text = f"tool call: {text}"
-    return text[:TOPIC_LIMIT]
+        text = f"tool call: {text}"[:TOPIC_LIMIT]
+    return text
 
 
 def body(

@@ -1,11 +1,11 @@
 """A real stdio MCP server for the research tests: `python lookup_server.py`.
 
 `lookup(key)` answers from a small table (an unknown key is a tool error), `fail()` always
-raises, `hang()` never returns, `shout(size)` answers with a long or hostile text, `pid()`
-names its own process (so does `$LOOKUP_PID_FILE`, written at start) and `token_digest()`
-proves the environment reached it without sending the value back. `secret()` is a tool
-no test config allows. With `$LOOKUP_FAIL_AT_START` set it writes its token to stderr
-and exits before it serves.
+raises, `silent_fail()` fails with no message, `hang()` never returns, `shout(size)`
+answers with a long or hostile text, `pid()` names its own process (so does
+`$LOOKUP_PID_FILE`, written at start) and `token_digest()` proves the environment reached
+it without sending the value back. `secret()` is a tool no test config allows. With
+`$LOOKUP_FAIL_AT_START` set it writes its token to stderr and exits before it serves.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import time
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult
 
 TABLE = {
     "postgres write throughput": "Postgres 16 handles 40k small writes/s on the platform cluster.",
@@ -41,6 +42,12 @@ def lookup(key: str) -> str:
 def fail() -> str:
     """Always fails."""
     raise ToolError("the lookup backend is down")
+
+
+@server.tool()
+def silent_fail() -> CallToolResult:
+    """Fails without a word."""
+    return CallToolResult(content=[], is_error=True)
 
 
 @server.tool()

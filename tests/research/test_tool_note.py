@@ -5,6 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from dreamcontext_council.actions.submissions import RESEARCH_SLUG_LIMIT
+from dreamcontext_council.folder.names import slugify
 from dreamcontext_council.rules import tool_note
 
 
@@ -80,3 +82,12 @@ def test_body_fences_a_hostile_result() -> None:
 
 def test_a_topic_with_nothing_to_name_a_file_by_says_tool_call() -> None:
     assert tool_note.topic("検索", {}, "ok") == "tool call: 検索"
+    late = tool_note.topic("!" * 40, {"k": "!" * 60}, "error")  # letters only past the cut
+    assert late.startswith("tool call: !!!") and len(late) == tool_note.TOPIC_LIMIT
+
+
+@given(st.text(), st.dictionaries(st.text(max_size=5), st.text() | st.integers()))
+def test_every_topic_is_one_line_that_names_a_file(tool: str, arguments: dict[str, object]) -> None:
+    topic = tool_note.topic(tool, arguments, "ok")
+    assert "\n" not in topic and len(topic) <= tool_note.TOPIC_LIMIT
+    assert slugify(" ".join(topic.split()), RESEARCH_SLUG_LIMIT)

@@ -77,6 +77,16 @@ def test_named_allow_list_offers_only_those_tools() -> None:
     served(tools_file(lookup=lookup_server(["lookup", "fail"])), scenario)
 
 
+def test_a_tool_error_without_a_message_still_says_which_tool_failed() -> None:
+    async def scenario(servers: ToolServers) -> None:
+        assert await servers.call("lookup__silent_fail", {}, 30) == (
+            "lookup/silent_fail failed without a message.",
+            True,
+        )
+
+    served(tools_file(lookup=lookup_server(["silent_fail"])), scenario)
+
+
 def test_star_offers_every_tool_the_server_lists() -> None:
     async def scenario(servers: ToolServers) -> None:
         names = {spec.name for spec in servers.specs}
@@ -88,7 +98,7 @@ def test_star_offers_every_tool_the_server_lists() -> None:
 def test_an_allow_list_naming_a_tool_the_server_lacks_is_refused() -> None:
     message = refused(tools_file(lookup=lookup_server(["lookup", "lokup"])))
     assert message.startswith('The server lookup does not list the tool "lokup" that its allow')
-    assert "it lists fail, hang, lookup, pid, secret, shout, token_digest" in message
+    assert "it lists fail, hang, lookup, pid, secret, shout, silent_fail, token_digest" in message
 
 
 def test_env_reaches_the_server_expanded_and_its_value_is_shown_nowhere() -> None:
