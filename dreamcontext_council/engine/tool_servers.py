@@ -121,7 +121,7 @@ class ToolServers:
     async def reply(self, name: str, arguments: Mapping[str, Any], timeout_s: float) -> ToolReply:
         """Call an offered tool; a tool error, a lost server or a timeout is a reply, too."""
         from mcp import MCPError
-        from mcp_types import REQUEST_TIMEOUT
+        from mcp.types import REQUEST_TIMEOUT
 
         served = self._tools.get(name)
         if served is None or served.server not in self._clients:
