@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from dreamcontext_council import resources
 from dreamcontext_council.actions.files import DebateFiles, today
@@ -210,8 +211,13 @@ class ResearchNote:
     path: str
 
 
-def add_research(root: Root, debate_id: str, persona: str, topic: str, body: str) -> ResearchNote:
-    """Write a research note and index it; validates everything before touching disk."""
+def add_research(
+    root: Root, debate_id: str, persona: str, topic: str, body: str, *, unique: bool = False
+) -> ResearchNote:
+    """Write a research note and index it; validates everything before touching disk.
+
+    A note on a topic the persona already has replaces it, unless `unique`: then the new
+    note gets the first free slug (`topic-2`, `topic-3`, ...) and both are kept."""
     topic = " ".join(topic.split())
     if "\x00" in topic:
         raise UsageError("The research topic contains a NUL character; remove it and try again.")
@@ -227,6 +233,8 @@ def add_research(root: Root, debate_id: str, persona: str, topic: str, body: str
         debate = files.debate()
         paths = files.require_persona(debate, persona)
         index = files.research_index(persona)
+        if unique:
+            note_slug = _free_slug(note_slug, {str(e.get("slug")) for e in index}, paths.researches)
         date = today()
         text = resources.render(
             "files/research-note.md.j2", topic=topic, date=date, persona=persona, body=body.strip()
@@ -237,6 +245,16 @@ def add_research(root: Root, debate_id: str, persona: str, topic: str, body: str
             persona, [entry, *(e for e in index if e.get("slug") != note_slug)]
         )
     return ResearchNote(note_slug, topic, date, str(paths.researches / f"{note_slug}.md"))
+
+
+def _free_slug(slug: str, indexed: set[str], folder: Path) -> str:
+    """`slug`, or `slug-N` with the smallest N that neither the index nor a file holds."""
+    candidate, number = slug, 1
+    while candidate in indexed or (folder / f"{candidate}.md").exists():
+        number += 1
+        suffix = f"-{number}"
+        candidate = slug[: RESEARCH_SLUG_LIMIT - len(suffix)].rstrip("-") + suffix
+    return candidate
 
 
 def list_research(root: Root, debate_id: str, persona: str) -> list[dict[str, str]]:
