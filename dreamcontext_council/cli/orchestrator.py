@@ -57,6 +57,11 @@ def register_orchestrator(council: click.Group) -> None:
     type=click.Path(dir_okay=False),
     help="A text file the council must read (repeatable).",
 )
+@click.option(
+    "--tools",
+    type=click.Path(dir_okay=False),
+    help="MCP servers the personas may call when the debate is run (docs/mcp.md).",
+)
 @root_option
 @json_option
 def new(
@@ -66,6 +71,7 @@ def new(
     interrupt: bool,
     personas_spec: str | None,
     attach: tuple[str, ...],
+    tools: str | None,
     as_json: bool,
 ) -> None:
     """Create a debate folder; its id is printed alone on the last line.
@@ -81,6 +87,13 @@ def new(
         convene.check_rounds(rounds)
     roster = load_roster(personas_spec) if personas_spec else None
     attachments = check_attachments(list(attach))
+    tools_plan = None
+    if tools:
+        from dreamcontext_council.actions.files import DebateFiles
+        from dreamcontext_council.engine import research
+        from dreamcontext_council.rules.run_settings import RUN_KEY
+
+        tools_plan = research.plan(tools, None)
     root, created = root_for_new(explicit_root())  # only once the input is known to be good
     debate = convene.new_debate(
         root,
@@ -90,9 +103,14 @@ def new(
         interrupt=interrupt,
         personas=roster,
         attachments=attachments,
+        extra={RUN_KEY: {"tools": str(tools_plan.path)}} if tools_plan else None,
+        research=tools_plan is not None,
     )
     if roster:
         _allow_named_models(root, debate.id, [p.model for p in roster])
+    if tools_plan:
+        # Naming the tools file here was the consent for its servers in this debate.
+        research.allow(DebateFiles(root, debate.id), tools_plan, dict(os.environ))
     if as_json:
         emit(
             {

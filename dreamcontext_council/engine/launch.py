@@ -5,29 +5,35 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AsyncExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dreamcontext_council.actions import convene
 from dreamcontext_council.actions.files import DebateFiles
-from dreamcontext_council.engine import consent, remembered
+from dreamcontext_council.engine import consent, remembered, research
 from dreamcontext_council.engine.accounting import ORCHESTRATOR_CALLER, load_prices
 from dreamcontext_council.engine.answer_cap import DEFAULT_MAX_ANSWER_KB
 from dreamcontext_council.engine.only import only_round, parse_only
+from dreamcontext_council.engine.preflight import ModelUse, model_uses
 from dreamcontext_council.engine.preflight import check as check_providers
-from dreamcontext_council.engine.preflight import model_uses
 from dreamcontext_council.engine.progress import Progress, make_progress
 from dreamcontext_council.engine.providers.models import default_model, parse_model
 from dreamcontext_council.engine.providers.registry import ProviderSet, ProviderSettings
 from dreamcontext_council.engine.run import RUN_LOCK_NAME, CouncilRun, RunOptions
-from dreamcontext_council.errors import Interrupted, UsageError
+from dreamcontext_council.errors import (
+    Interrupted,
+    ProviderError,
+    ProviderUnavailable,
+    UsageError,
+)
 from dreamcontext_council.folder.paths import Root, require_root, root_for_new
 from dreamcontext_council.rules.roster import PersonaSpec, check_roster_size, load_roster
 from dreamcontext_council.rules.run_settings import (
     DEFAULT_RETRIES,
     DEFAULT_TIMEOUT,
     DEFAULT_WINDOW,
+    RunSettings,
 )
 
 SCRIPTED_NOTICE = (
@@ -154,11 +160,17 @@ async def launch(
     named = _named_commands(request)
     allowed = _named_commands(request, flags=False)
     previous = remembered.recorded(files)
+    tools_plan = _research(request, files, previous)
     request = remembered.settle(request, previous)
+    if tools_plan is not None:
+        request = replace(request, tools=str(tools_plan.path))
     uses = model_uses(request, files, roster, previous)
     if only is not None:
         uses = [u for u in uses if u.who in {f"persona {slug}" for slug in only}]
     would_fail = check_providers(request, files, uses, named)
+    providers = shared or _provider_set(request)
+    if tools_plan is not None and not request.resynthesize:
+        would_fail = _tool_less(providers, uses, would_fail, dry_run=request.dry_run)
     models = [parse_model(use.model) for use in uses]
     if request.dry_run:
         from dreamcontext_council.engine.estimate import estimate_run
@@ -172,9 +184,10 @@ async def launch(
         # "No API key" only when that is why: a key is set and a persona chose scripted.
         offline = parse_model(default_model(request.env)).provider == "scripted"
         echo(SCRIPTED_NOTICE if offline else SCRIPTED_SOME_NOTICE)
-    providers = shared or _provider_set(request)
     if files is not None:
         consent.allow_commands(files, allowed, request.env)
+        if tools_plan is not None:
+            research.allow(files, tools_plan, request.env)
         remembered.record(files, request, previous, RUN_LOCK_NAME, only)
     try:
         if files is None:
@@ -204,6 +217,8 @@ async def launch(
             consent.allow_commands(
                 files, [*named, *(c.command for c in consent.folder_commands(files))], request.env
             )
+            if tools_plan is not None:
+                research.allow(files, tools_plan, request.env)
             remembered.record(files, request, previous, RUN_LOCK_NAME)
         progress = request.progress or make_progress(quiet=request.quiet, tty=request.tty)
         run_options = RunOptions(
@@ -232,7 +247,19 @@ async def launch(
         progress.start()
         try:
             with _resumable(files.id):
-                outcome = await runner.run()
+                async with AsyncExitStack() as tool_servers:
+                    if tools_plan is not None and _debating(files, request):
+                        runner.research = await research.start_session(
+                            tool_servers,
+                            tools_plan,
+                            root,
+                            files.id,
+                            progress,
+                            max_calls=request.max_tool_calls or 0,
+                            timeout_s=request.timeout or DEFAULT_TIMEOUT,
+                            env=request.env,
+                        )
+                    outcome = await runner.run()
         finally:
             progress.stop()
     finally:
@@ -245,6 +272,36 @@ async def launch(
         "calls": outcome.calls,
         "cost_usd": round(outcome.cost, 6),
     }
+
+
+def _research(
+    request: Launch, files: DebateFiles | None, previous: RunSettings
+) -> research.ResearchPlan | None:
+    """The research tools of this run, checked and consented to before anything is written."""
+    chosen = research.plan(request.tools, previous.tools)
+    if chosen is not None:
+        research.require_consent(files, chosen, request.env)
+    return chosen
+
+
+def _tool_less(
+    providers: ProviderSet, uses: list[ModelUse], would_fail: str | None, *, dry_run: bool
+) -> str | None:
+    """Refuse (or, for a dry run, report) a persona model that cannot call tools."""
+    personas = [u.model for u in uses if u.who.startswith(("persona ", "the personas"))]
+    try:
+        research.refuse_tool_less(providers, personas)
+    except ProviderError as problem:
+        if not dry_run:
+            raise ProviderUnavailable(str(problem)) from None
+        return f"{would_fail}; {problem}" if would_fail else str(problem)
+    return would_fail
+
+
+def _debating(files: DebateFiles, request: Launch) -> bool:
+    """Whether persona turns may be left to run (not a resynthesis, not past the rounds)."""
+    phase = files.debate().status.phase
+    return not request.resynthesize and phase not in ("synthesizing", "complete")
 
 
 def _only(request: Launch) -> list[str] | None:

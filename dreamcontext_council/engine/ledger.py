@@ -8,9 +8,10 @@ from typing import Any
 from dreamcontext_council.actions.files import DebateFiles
 from dreamcontext_council.engine import claims as claim_rules
 from dreamcontext_council.engine.compression import find_fenced_blocks
-from dreamcontext_council.errors import FormatError
+from dreamcontext_council.errors import CouncilError, FormatError
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.storage import atomic_write_json
+from dreamcontext_council.rules import tool_note
 
 
 @dataclass
@@ -39,13 +40,22 @@ def parse_claims(text: str, roster: list[str]) -> tuple[str, Any, str | None]:
 
 
 def research_note_ids(files: DebateFiles, roster: list[str]) -> list[str]:
-    """Every research note of the debate as ``<persona>/<slug>``, from the personas' indexes."""
-    return [
-        f"{persona}/{entry['slug']}"
-        for persona in roster
-        for entry in files.research_index(persona)
-        if isinstance(entry, dict) and isinstance(entry.get("slug"), str)
-    ]
+    """The debate's research notes that can back a claim, as ``<persona>/<slug>``.
+
+    Every note in the personas' indexes whose file is there, except the notes of tool
+    calls that gave no result (an error, a timeout, a denied call)."""
+    found = []
+    for persona in roster:
+        for entry in files.research_index(persona):
+            slug = entry["slug"]
+            path = files.persona_paths(persona).researches / f"{slug}.md"
+            try:
+                text = files.read(path)
+            except (OSError, CouncilError):
+                continue  # a missing or unsafe note backs nothing
+            if not tool_note.failed_call(text):
+                found.append(f"{persona}/{slug}")
+    return found
 
 
 def apply_claims(root: Root, files: DebateFiles, claims: Any) -> LedgerResult:

@@ -78,6 +78,7 @@ class LiveProgress:
             "failed": "red",
             "skipped": "dim",
             "kept": "cyan",
+            "researching": "magenta",
         }
         for slug, line in self.lines.items():
             table.add_row(

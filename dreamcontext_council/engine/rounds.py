@@ -7,6 +7,7 @@ import functools
 from collections.abc import Collection
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from dreamcontext_council.actions import received, submissions
 from dreamcontext_council.actions.files import DebateFiles, today
@@ -32,6 +33,9 @@ from dreamcontext_council.folder.storage import atomic_write_text
 from dreamcontext_council.rules.debate import Debate
 from dreamcontext_council.rules.persona import PersonaContext
 from dreamcontext_council.rules.verdicts import Verdict, Verdicts
+
+if TYPE_CHECKING:  # the MCP client is loaded only by a run with research tools
+    from dreamcontext_council.engine.research import ResearchSession
 
 CROSS_EXAM_DIRECTIVE = (
     "Cross-examine {peer}: find the factual errors, logical gaps and missing perspectives in its "
@@ -72,6 +76,8 @@ class RoundRunner:
     max_answer_kb: int = DEFAULT_MAX_ANSWER_KB
     transcript_budget: int = transcript.DEFAULT_BUDGET_CHARS
     """Characters of the round-3+ transcript over which it is compressed."""
+    research: ResearchSession | None = None
+    """The run's research tools (`run --tools`), offered to every persona turn."""
     # One writer thread: answers are saved in arrival order without blocking the event
     # loop, and never wait on each other's file lock.
     _writer: ThreadPoolExecutor | None = field(default=None, init=False, repr=False)
@@ -245,7 +251,10 @@ class RoundRunner:
             raise material
         context = self.files.context(slug)
         spec = self.model_for(context)
-        prompt = prompts.persona_prompt(slug, context.persona_text, context.aspects, material)
+        tools = self.research.toolbox(slug, number) if self.research else None
+        prompt = prompts.persona_prompt(
+            slug, context.persona_text, context.aspects, material, tools
+        )
         phase = prompts.phase_of(number)
         # A cross-examination is scored, and an answer without its score is repaired.
         peer = str(material.peer["slug"]) if material.peer else None

@@ -12,6 +12,7 @@ import contextlib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from filelock import FileLock, Timeout
 
@@ -48,6 +49,9 @@ from dreamcontext_council.folder.storage import (
 )
 from dreamcontext_council.rules import metrics
 from dreamcontext_council.rules.roundlog import persona_failures
+
+if TYPE_CHECKING:  # the MCP client is loaded only by a run with research tools
+    from dreamcontext_council.engine.research import ResearchSession
 
 # Held for a whole run (an OS lock: a killed run leaves it free), so two runs never
 # ask the same personas at once.
@@ -112,6 +116,7 @@ class CouncilRun:
         self.caller = Caller(providers, self.ledger, progress)
         self.progress = progress
         self.compression = CompressionSettings()
+        self.research: ResearchSession | None = None
 
     @property
     def id(self) -> str:
@@ -308,6 +313,7 @@ class CouncilRun:
             self._attachments(),
             self.options.max_answer_kb,
             self._transcript_budget(),
+            self.research,
         )
 
     async def _run_round(self, number: int) -> None:

@@ -91,6 +91,17 @@ def topic(tool: str, arguments: Mapping[str, Any], outcome: str) -> str:
     return text
 
 
+_OUTCOME_LINE = re.compile(r"^- \*\*Outcome:\*\* (\S+)\s*$", re.M)
+
+
+def failed_call(note_text: str) -> bool:
+    """Whether a note records a tool call that gave no result (an error, a timeout, a denial).
+
+    Such a note is a record, not evidence. A note written by hand has no outcome line."""
+    found = _OUTCOME_LINE.search(note_text)
+    return found is not None and found.group(1) != "ok"
+
+
 def body(
     *,
     tool: str,
