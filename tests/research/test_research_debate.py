@@ -149,6 +149,9 @@ def test_a_debate_with_research_tools_records_every_call_and_the_ledger_cites_wh
         "--personas", roster, "--tools", str(tools), "--timeout", "2", "--yes",
     )  # fmt: skip
     assert result.code == 0, result.err
+    # The live table (plain lines off a terminal) shows each tool call as it is made.
+    assert re.search(r"alpha: researching · lookup__lookup ok → lookup-postgres-write-", result.err)
+    assert "delta: researching · lookup__secret denied → " in result.err
     debate_id = council.only_id()
     meta = council.meta(debate_id)
     assert council.status(debate_id) == "complete"
