@@ -92,6 +92,23 @@ def topic(tool: str, arguments: Mapping[str, Any], outcome: str) -> str:
 
 
 _OUTCOME_LINE = re.compile(r"^- \*\*Outcome:\*\* (\S+)\s*$", re.M)
+_ROUND_LINE = re.compile(r"^- \*\*Round:\*\* (\d{1,2})\s*$", re.M)
+
+
+@dataclass(frozen=True)
+class CallFacts:
+    """What a tool-call note says of its call: the round it was made in and its outcome."""
+
+    round: int
+    outcome: str
+
+
+def call_facts(note_text: str) -> CallFacts | None:
+    """The round and outcome of the call a note records; None for a note written by hand."""
+    number, outcome = _ROUND_LINE.search(note_text), _OUTCOME_LINE.search(note_text)
+    if number is None or outcome is None:
+        return None
+    return CallFacts(int(number.group(1)), outcome.group(1))
 
 
 def failed_call(note_text: str) -> bool:

@@ -7,6 +7,7 @@ left as plain text for the autoescaping templates.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from markupsafe import Markup
@@ -19,7 +20,12 @@ from dreamcontext_council.rules.markdown import normalize_title, sections
 from dreamcontext_council.rules.report import RoundEntry
 from dreamcontext_council.rules.usage import UsageTotals, usage_totals
 from dreamcontext_council.views.board import board_figures
-from dreamcontext_council.views.persona_page import PersonaView, research_views, transcript
+from dreamcontext_council.views.persona_page import (
+    PersonaView,
+    ResearchNote,
+    research_views,
+    transcript,
+)
 from dreamcontext_council.views.report_page import (
     ClaimsLedger,
     ReportCard,
@@ -87,6 +93,8 @@ class MatrixCell:
     date: str | None
     summary: Markup | None
     sections: list[Section]
+    tool_calls: list[ResearchNote] = field(default_factory=list)
+    """The persona's tool calls of this round, oldest first, as their research notes."""
 
 
 @dataclass(frozen=True)
@@ -261,6 +269,7 @@ def _matrix(
     targets: LinkTargets,
     *,
     whole: bool,
+    research: Mapping[str, list[ResearchNote]],
 ) -> list[MatrixRow]:
     verdicts = snapshot.verdicts
     rows = []
@@ -285,6 +294,11 @@ def _matrix(
                     date=entry.date if entry else None,
                     summary=_entry_markdown(summary, targets) if summary else None,
                     sections=_entry_sections(entry, targets) if entry and whole else [],
+                    tool_calls=[
+                        note
+                        for note in reversed(research.get(slug, []))
+                        if note.call is not None and note.call.round == number
+                    ],
                 )
             )
         rows.append(MatrixRow(slug, persona_anchor(slug), cells))
@@ -372,7 +386,14 @@ def build_debate_page(snapshot: DebateSnapshot, *, on_demand: bool = False) -> D
             for t in figures.tally
         ],
         columns=columns,
-        matrix=_matrix(snapshot, stances, rounds, targets, whole=not on_demand),
+        matrix=_matrix(
+            snapshot,
+            stances,
+            rounds,
+            targets,
+            whole=not on_demand,
+            research={p.slug: p.research for p in personas},
+        ),
         personas=personas,
         outcome=[card for card in cards if card.lead or card.decision],
         # One claims ledger: claims.json's, with its flags, when the engine wrote it.

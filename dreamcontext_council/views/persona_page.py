@@ -14,6 +14,7 @@ from dreamcontext_council.folder.names import check_slug
 from dreamcontext_council.folder.storage import read_text
 from dreamcontext_council.rules.debate import bounded_round
 from dreamcontext_council.rules.markdown import normalize_title, sections
+from dreamcontext_council.rules.tool_note import CallFacts, call_facts
 from dreamcontext_council.views.contained import is_inside
 from dreamcontext_council.views.safe_markdown import (
     ENTRY_HEADING_FLOOR,
@@ -43,6 +44,8 @@ class ResearchNote:
     html: Markup | None
     problem: str | None
     anchor: str
+    call: CallFacts | None = None
+    """The tool call the note records (round, outcome); None for a note written by hand."""
 
 
 @dataclass(frozen=True)
@@ -109,6 +112,7 @@ def research_views(persona: PersonaSnapshot, snapshot: DebateSnapshot) -> list[R
             render_markdown(note.body, None) if note.body is not None else None,
             note.problem,
             f"research-{persona.slug}-{i}",
+            call_facts(note.body) if note.body is not None else None,
         )
         for i, note in enumerate(research_notes(persona, snapshot))
     ]

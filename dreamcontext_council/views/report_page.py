@@ -154,7 +154,8 @@ def claims_ledger(snapshot: DebateSnapshot, targets: LinkTargets) -> ClaimsLedge
                 supporters=_names(item.get("supporters")),
                 challengers=_names(item.get("challengers")),
                 label=str(item["label"]) if item.get("label") else None,
-                research=_names(item.get("research")),
+                # The engine's claims.json names the backing notes in `notes`.
+                research=_names(item["notes"] if "notes" in item else item.get("research")),
             )
         )
 

@@ -269,3 +269,68 @@ def test_a_broken_debate_file_is_an_error_page_not_a_crash(
     assert response.status_code == 500
     assert "verdicts.json is not valid JSON" in response.text
     assert client.get("/").status_code == 200
+
+
+def _tool_note(reference_root: Root, persona: str, key: str, number: int, outcome: str) -> str:
+    """A tool call recorded as the engine records it; returns the note's slug."""
+    from dreamcontext_council.actions.submissions import add_research
+    from dreamcontext_council.rules import tool_note
+
+    arguments = {"key": key}
+    result = tool_note.cut("Postgres 16 handles 40k small writes/s.", tool_note.RESULT_LIMIT)
+    body = tool_note.body(
+        tool="lookup",
+        server="facts",
+        round=number,
+        outcome=outcome,
+        arguments=arguments,
+        result=result,
+        limit=tool_note.RESULT_LIMIT,
+        called_at="2026-12-01T10:04:12+00:00",
+        latency_s=0.12,
+    )
+    topic = tool_note.topic("lookup", arguments, outcome)
+    return add_research(reference_root, REFERENCE_ID, persona, topic, body, unique=True).slug
+
+
+def test_tool_calls_show_in_their_round_of_the_matrix_and_link_to_their_notes(
+    client: TestClient, reference_root: Root
+) -> None:
+    _tool_note(reference_root, "risk-auditor", "pg failover", 2, "ok")
+    _tool_note(reference_root, "risk-auditor", "pg replicas", 2, "timeout")
+    page = client.get(f"/d/{REFERENCE_ID}").text
+    cell = page.split('id="cell-risk-auditor-2"')[1].split("</td>")[0]
+    calls = re.findall(
+        r'<li class="tool-call outcome-(\w+)"><a href="#(research-risk-auditor-\d+)">([^<]*)</a>',
+        cell,
+    )
+    assert [(outcome, topic) for outcome, _, topic in calls] == [
+        ("ok", "lookup: pg failover"),
+        ("timeout", "lookup: pg replicas (timeout)"),
+    ]
+    for _, anchor, _ in calls:
+        assert f'id="{anchor}"' in page  # the note itself, with the persona's transcript
+    first = page.split('id="cell-risk-auditor-1"')[1].split("</td>")[0]
+    assert "tool-call" not in first  # a hand-written note is not a tool call of round 1
+    # The live fragment carries them too.
+    assert "lookup: pg failover" in client.get(f"/d/{REFERENCE_ID}/fragment").text
+
+
+def test_the_ledger_shows_the_notes_the_engine_found_behind_a_claim(
+    client: TestClient, reference_root: Root
+) -> None:
+    folder = reference_root.debate(REFERENCE_ID).folder
+    claim = {
+        "id": "C1",
+        "claim": "Postgres takes the write load",
+        "proposer": "risk-auditor",
+        "round": 1,
+        "supporters": [],
+        "challengers": [],
+        "label": "VERIFIED",
+        "research": True,
+        "notes": ["risk-auditor/postgres-write-throughput"],
+    }
+    (folder / "claims.json").write_text(json.dumps({"claims": [claim], "dropped": [], "flags": []}))
+    ledger = client.get(f"/d/{REFERENCE_ID}").text.split('id="claims"')[1].split('id="personas"')[0]
+    assert '<span class="tag">risk-auditor/postgres-write-throughput</span>' in ledger
