@@ -59,6 +59,10 @@ class OpenAIProvider(SdkProvider):
     def opening(self, prompt: Prompt) -> list[Message]:
         return opening_messages(prompt)
 
+    def check_ready(self, target: CallTarget) -> None:
+        if not self._api_key:
+            raise AttemptFailed(missing_key(target))
+
     async def send(
         self,
         client: Any,
@@ -68,8 +72,6 @@ class OpenAIProvider(SdkProvider):
         messages: Sequence[Message],
         tools: ToolOffer | None,
     ) -> Reply:
-        if not self._api_key:
-            raise AttemptFailed(missing_key(target))
         request = chat_request(
             prompt,
             model,

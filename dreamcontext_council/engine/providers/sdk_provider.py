@@ -104,7 +104,11 @@ class SdkProvider:
         """The messages that follow `reply`: its own turn, then the results of its calls."""
         raise NotImplementedError
 
-    def _client(self) -> Any:
+    def check_ready(self, target: CallTarget) -> None:
+        """Raise `AttemptFailed` when a request cannot be made at all (e.g. no key)."""
+
+    def _client(self, target: CallTarget) -> Any:
+        self.check_ready(target)  # before the SDK's own constructor refuses in its words
         loop = asyncio.get_running_loop()
         client = self._clients.get(loop)
         if client is None:
@@ -136,7 +140,7 @@ class SdkProvider:
         messages = self.opening(prompt)
 
         async def attempt() -> Reply:
-            return await self.send(self._client(), prompt, model, target, messages, None)
+            return await self.send(self._client(target), prompt, model, target, messages, None)
 
         return await complete_with_retries(
             attempt,
@@ -154,7 +158,7 @@ class SdkProvider:
 
         async def ask(offer: ToolOffer) -> Answered:
             async def attempt() -> Reply:
-                return await self.send(self._client(), prompt, model, target, messages, offer)
+                return await self.send(self._client(target), prompt, model, target, messages, offer)
 
             return await request_with_retries(
                 attempt,
