@@ -84,22 +84,26 @@ def estimate_run(
                 "output_tokens": DEFAULT_EXPECTED_OUTPUT,
             }
         )
+    tool_calls = (request.max_tool_calls or 0) if request.tools else 0
     for number in range(first, rounds + 1):
         for slug, model in personas:
             tokens_in = OPENING_INPUT + attached + (PER_PEER_INPUT * peers if number > 1 else 0)
             if number > 2:  # the rebuttal transcript (engine/transcript.py), up to its budget
                 parts = 2 * len(personas) + number - 2
                 tokens_in += min(TRANSCRIPT_BUDGET_CHARS // 4, parts * ANSWER_INPUT)
-            calls.append(
-                {
-                    "round": number,
-                    "persona": slug,
-                    "model": model,
-                    "phase": "persona",
-                    "input_tokens": tokens_in,
-                    "output_tokens": DEFAULT_EXPECTED_OUTPUT,
-                }
-            )
+            call: dict[str, Any] = {
+                "round": number,
+                "persona": slug,
+                "model": model,
+                "phase": "persona",
+                "input_tokens": tokens_in,
+                "output_tokens": DEFAULT_EXPECTED_OUTPUT,
+            }
+            if tool_calls:
+                # At its worst a turn sends the conversation once per allowed tool call.
+                call["tool_calls"] = tool_calls
+                call["input_tokens"] = tokens_in * (tool_calls + 1)
+            calls.append(call)
         if 2 <= number < rounds and not request.compact:
             calls.append(
                 {
@@ -141,6 +145,11 @@ def estimate_run(
     for call in calls:
         by_phase[call["phase"]] = by_phase.get(call["phase"], 0) + 1
     lines.append("  " + ", ".join(f"{n} {phase}" for phase, n in by_phase.items()))
+    if tool_calls:
+        lines.append(
+            f"  Each persona turn may make up to {tool_calls} tool calls (--tools); its cost is "
+            "counted at its worst, the conversation sent once per call."
+        )
     if unpriced:
         lines.append(
             f"  No price known for {', '.join(sorted(unpriced))}; counted as $0 (pass --prices FILE)."

@@ -259,3 +259,20 @@ def test_the_creator_of_a_debate_with_tools_resumes_it_without_naming_the_file_a
     result = council("run", council.only_id(), "--timeout", "2", "--yes")
     assert result.code == 0, result.err
     assert council.status(council.only_id()) == "complete"
+
+
+def test_a_dry_run_with_tools_counts_each_turn_at_its_worst_and_starts_nothing(
+    council: Council, tmp_path: Path
+) -> None:
+    pid_file = tmp_path / "lookup.pid"
+    tools = write_tools(tmp_path, pid_file)
+    roster = roster_file(tmp_path / "roster.json", MODELS)
+    common = ("run", "--topic", TOPIC, "--personas", roster, "--dry-run", "--json", "--yes")
+    plain = json.loads(council(*common).out)
+    with_tools = json.loads(council(*common, "--tools", str(tools), "--max-tool-calls", "3").out)
+    assert "up to 3 tool calls" in with_tools["message"]
+    turns = [c for c in with_tools["plan"] if c["phase"] == "persona"]
+    assert len(turns) == 8 and all(c["tool_calls"] == 3 for c in turns)  # 2 rounds, compact
+    first = next(c for c in plain["plan"] if c["phase"] == "persona")
+    assert turns[0]["input_tokens"] == 4 * first["input_tokens"]
+    assert council.ids() == [] and not pid_file.exists()
