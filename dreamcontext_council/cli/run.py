@@ -129,6 +129,11 @@ def register(cli: click.Group, council: click.Group) -> None:
     "allow}}} (docs/mcp.md); remembered. Needs anthropic: or openai: persona models.",
 )
 @click.option(
+    "--no-tools",
+    is_flag=True,
+    help="Go on without the research tools this debate recorded (forgets its tools file).",
+)
+@click.option(
     "--max-tool-calls",
     type=click.IntRange(0, 32),
     help="Tool calls per persona per round with --tools [default: recorded, else 4].",
@@ -180,6 +185,7 @@ def run(
     window: int | None,
     max_answer_kb: int | None,
     tools: str | None,
+    no_tools: bool,
     max_tool_calls: int | None,
     dry_run: bool,
     resynthesize: bool,
@@ -240,6 +246,7 @@ def run(
         window=window,
         max_answer_kb=max_answer_kb,
         tools=tools,
+        no_tools=no_tools,
         max_tool_calls=max_tool_calls,
         dry_run=dry_run,
         resynthesize=resynthesize,

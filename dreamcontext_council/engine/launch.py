@@ -78,6 +78,7 @@ class Launch:
     window: int | None = None
     max_answer_kb: int | None = None  # None: recorded, else DEFAULT_MAX_ANSWER_KB
     tools: str | None = None  # the MCP tools file personas may use (None: recorded, else none)
+    no_tools: bool = False  # drop the recorded tools file: go on without research tools
     max_tool_calls: int | None = None  # per persona per round; None: recorded, else 4
     dry_run: bool = False
     resynthesize: bool = False
@@ -162,8 +163,7 @@ async def launch(
     previous = remembered.recorded(files)
     tools_plan = _research(request, files, previous)
     request = remembered.settle(request, previous)
-    if tools_plan is not None:
-        request = replace(request, tools=str(tools_plan.path))
+    request = replace(request, tools=str(tools_plan.path) if tools_plan else None)
     uses = model_uses(request, files, roster, previous)
     if only is not None:
         uses = [u for u in uses if u.who in {f"persona {slug}" for slug in only}]
@@ -278,7 +278,11 @@ def _research(
     request: Launch, files: DebateFiles | None, previous: RunSettings
 ) -> research.ResearchPlan | None:
     """The research tools of this run, checked and consented to before anything is written."""
-    chosen = research.plan(request.tools, previous.tools)
+    if request.no_tools:
+        if request.tools:
+            raise UsageError("--tools and --no-tools say opposite things; pass one of them.")
+        return None
+    chosen = research.plan(request.tools, previous.tools, files.id if files else None)
     if chosen is not None:
         research.require_consent(files, chosen, request.env)
     return chosen

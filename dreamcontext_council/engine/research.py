@@ -23,7 +23,7 @@ from dreamcontext_council.engine import consent
 from dreamcontext_council.engine.progress import Progress
 from dreamcontext_council.engine.providers.models import parse_model
 from dreamcontext_council.engine.providers.registry import ProviderSet
-from dreamcontext_council.errors import ConsentRequired
+from dreamcontext_council.errors import ConsentRequired, NotFoundError
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.rules.tool_config import ToolsConfig, load_tools_config
 
@@ -44,12 +44,19 @@ class ResearchPlan:
     named: bool
 
 
-def plan(given: str | None, recorded: str | None) -> ResearchPlan | None:
+def plan(
+    given: str | None, recorded: str | None, debate_id: str | None = None
+) -> ResearchPlan | None:
     """The tools file to use: the one given now, else the one the debate recorded; None: no tools."""
     chosen = given or recorded
     if not chosen:
         return None
     path = Path(chosen).expanduser().resolve()
+    if given is None and not path.exists():
+        raise NotFoundError(
+            f"{debate_id} ran with the tools file {consent.visible(str(path))}, which is not "
+            "here; pass --tools FILE to name one, or --no-tools to go on without research tools."
+        )
     return ResearchPlan(load_tools_config(path), path, named=given is not None)
 
 

@@ -69,6 +69,8 @@ class ResearchChamber:
         text = user if isinstance(user, str) else json.dumps(user)
         self.notes_shown = NOTE_ID.findall(text)
         cited = self.cited = {note.split("/")[0]: note for note in self.notes_shown}
+        if not cited:
+            return synthesis_answer(task)  # a debate run without its tools
         claims = [
             claim("Postgres takes 40k small writes a second.", "alpha", [cited["alpha"]]),
             claim("The backend fails under load.", "beta", [cited["beta"]]),
@@ -276,3 +278,30 @@ def test_a_dry_run_with_tools_counts_each_turn_at_its_worst_and_starts_nothing(
     first = next(c for c in plain["plan"] if c["phase"] == "persona")
     assert turns[0]["input_tokens"] == 4 * first["input_tokens"]
     assert council.ids() == [] and not pid_file.exists()
+
+
+def test_a_recorded_tools_file_that_is_not_here_asks_for_tools_or_no_tools(
+    council: Council, tmp_path: Path
+) -> None:
+    tools = write_tools(tmp_path, tmp_path / "lookup.pid")
+    roster = roster_file(tmp_path / "roster.json", MODELS)
+    created = council("new", TOPIC, "--personas", roster, "--tools", str(tools), "--rounds", "1")
+    assert created.code == 0, created.err
+    debate_id = council.only_id()
+    tools.unlink()  # a folder from another machine names a file this one lacks
+
+    missing = council("run", debate_id, "--yes")
+    assert missing.code == 1
+    assert (
+        f"{debate_id} ran with the tools file {tools.resolve()}, which is not here" in missing.err
+    )
+    assert "--no-tools" in missing.err and council.status(debate_id) == "created"
+
+    both = council("run", debate_id, "--no-tools", "--tools", str(tools), "--yes")
+    assert both.code == 2 and "opposite" in both.err
+
+    done = council("run", debate_id, "--no-tools", "--yes")
+    assert done.code == 0, done.err
+    assert council.status(debate_id) == "complete"
+    assert "tools" not in council.meta(debate_id)["run"]
+    assert not (council.folder(debate_id) / "alpha" / "researches").exists()
