@@ -22,6 +22,7 @@ from typing import IO, TYPE_CHECKING, Any, Literal
 
 import anyio
 
+from dreamcontext_council.engine.providers.keys import MIN_KEY_LENGTH, env_keys, hide_keys
 from dreamcontext_council.engine.providers.tools import ToolSpec
 from dreamcontext_council.errors import UsageError
 from dreamcontext_council.rules.tool_config import ToolsConfig, ToolServerConfig, expand
@@ -83,9 +84,13 @@ class ToolServers:
         self._tools: dict[str, ServedTool] = {}
         self._clients: dict[str, Client] = {}
         self._stack = AsyncExitStack()
+        # Values no tool result may carry into a note or a prompt: the servers' expanded
+        # env and args, and the provider keys of the environment the run was started in.
+        self._secrets: list[str] = []
 
     async def __aenter__(self) -> ToolServers:
         environ = os.environ if self._environ is None else self._environ
+        self._secrets = env_keys(environ) + env_keys(os.environ)
         try:
             listed: list[tuple[ToolServerConfig, list[Any]]] = []
             for server in self.config.servers:
@@ -119,7 +124,13 @@ class ToolServers:
         return reply.text, reply.is_error
 
     async def reply(self, name: str, arguments: Mapping[str, Any], timeout_s: float) -> ToolReply:
-        """Call an offered tool; a tool error, a lost server or a timeout is a reply, too."""
+        """Call an offered tool; a tool error, a lost server or a timeout is a reply, too.
+
+        Any secret the servers were given, and any provider key, is hidden in the reply."""
+        reply = await self._reply(name, arguments, timeout_s)
+        return ToolReply(hide_keys(reply.text, self._secrets), reply.outcome)
+
+    async def _reply(self, name: str, arguments: Mapping[str, Any], timeout_s: float) -> ToolReply:
         from mcp import MCPError
         from mcp.types import REQUEST_TIMEOUT
 
@@ -155,6 +166,17 @@ class ToolServers:
         where = f"The tools file {self.config.source}, server {server.name}"
         env = {name: expand(value, environ, f"{where}, env {name}") for name, value in server.env}
         args = [expand(arg, environ, f"{where}, args") for arg in server.args]
+        expanded = [
+            *(
+                value
+                for value, (_, raw) in zip(env.values(), server.env, strict=True)
+                if value != raw
+            ),
+            *(a for a, raw in zip(args, server.args, strict=True) if a != raw),
+        ]
+        self._secrets += sorted(
+            (v for v in expanded if len(v) >= MIN_KEY_LENGTH), key=len, reverse=True
+        )
         # An unnamed file: the server's stderr stays off the run's terminal and is kept
         # only to quote its last lines if it fails to start.
         stderr = self._stack.enter_context(

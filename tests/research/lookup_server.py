@@ -3,8 +3,8 @@
 `lookup(key)` answers from a small table (an unknown key is a tool error), `fail()` always
 raises, `silent_fail()` fails with no message, `hang()` never returns, `shout(size)`
 answers with a long or hostile text, `pid()` names its own process (so does
-`$LOOKUP_PID_FILE`, written at start) and `token_digest()` proves the environment reached
-it without sending the value back. `secret()` is a tool no test config allows. With
+`$LOOKUP_PID_FILE`, written at start), `token_digest()` proves the environment reached
+it without sending the value back and `token(note)` leaks it (echoing `note`). `secret()` is a tool no test config allows. With
 `$LOOKUP_FAIL_AT_START` set it writes its token to stderr and exits before it serves.
 """
 
@@ -67,6 +67,12 @@ def shout(size: int = 0) -> str:
 def pid() -> int:
     """This server's process id."""
     return os.getpid()
+
+
+@server.tool()
+def token(note: str = "") -> str:
+    """Leaks LOOKUP_TOKEN (and echoes `note`), as a careless server might."""
+    return f"token={os.environ.get('LOOKUP_TOKEN', '')} {note}"
 
 
 @server.tool()

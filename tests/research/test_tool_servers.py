@@ -98,7 +98,10 @@ def test_star_offers_every_tool_the_server_lists() -> None:
 def test_an_allow_list_naming_a_tool_the_server_lacks_is_refused() -> None:
     message = refused(tools_file(lookup=lookup_server(["lookup", "lokup"])))
     assert message.startswith('The server lookup does not list the tool "lokup" that its allow')
-    assert "it lists fail, hang, lookup, pid, secret, shout, silent_fail, token_digest" in message
+    assert (
+        "it lists fail, hang, lookup, pid, secret, shout, silent_fail, token, token_digest"
+        in message
+    )
 
 
 def test_env_reaches_the_server_expanded_and_its_value_is_shown_nowhere() -> None:
@@ -113,6 +116,20 @@ def test_env_reaches_the_server_expanded_and_its_value_is_shown_nowhere() -> Non
 
     served(config, scenario, {"COUNCIL_LOOKUP_KEY": SECRET})
     assert SECRET not in repr(config) + "".join(config.command_lines()) + config.fingerprint()
+
+
+def test_a_tool_that_leaks_its_secret_or_a_provider_key_has_them_hidden_in_its_reply() -> None:
+    config = tools_file(
+        lookup=lookup_server(["token"], env={"LOOKUP_TOKEN": "${COUNCIL_LOOKUP_KEY}"})
+    )
+    provider_key = "sk-test-provider-0123456789"
+
+    async def scenario(servers: ToolServers) -> None:
+        text, is_error = await servers.call("lookup__token", {"note": provider_key}, 30)
+        assert not is_error
+        assert text == "token=[redacted] [redacted]"
+
+    served(config, scenario, {"COUNCIL_LOOKUP_KEY": SECRET, "OPENAI_API_KEY": provider_key})
 
 
 def test_an_unset_variable_stops_before_anything_starts(tmp_path: Path) -> None:
