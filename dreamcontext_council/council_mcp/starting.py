@@ -66,6 +66,7 @@ async def start_debate(
         yes=yes,
         root=settings.root,
         env=dict(os.environ),
+        cancelled_as="stopped: the MCP server shut down",
     )
     return await runs.start(request)
 

@@ -93,6 +93,7 @@ class Launch:
     # who hears the new debate's id as soon as its folder exists.
     progress: Progress | None = None
     on_created: Callable[[str], None] | None = None
+    cancelled_as: str = "interrupted by Ctrl-C"  # what stopped a cancelled run, for run.json
 
 
 def _provider_set(request: Launch) -> ProviderSet:
@@ -237,6 +238,7 @@ async def launch(
             env=request.env,
             max_answer_kb=request.max_answer_kb or DEFAULT_MAX_ANSWER_KB,
             only=only,
+            cancelled_as=request.cancelled_as,
         )
         from dreamcontext_council.engine.synthesis_input import CompressionSettings
 

@@ -79,6 +79,7 @@ class RunOptions:
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     max_answer_kb: int = DEFAULT_MAX_ANSWER_KB
     only: list[str] | None = None  # answer only these personas of the running round, then stop
+    cancelled_as: str = "interrupted by Ctrl-C"  # run.json's reason when the run is cancelled
     baseline: bool = False  # before round 1, one solo answer (baseline.md)
     baseline_model: str | None = None  # default: the synthesis model
 
@@ -167,7 +168,7 @@ class CouncilRun:
                 reason,
             ) from exc
         except (asyncio.CancelledError, KeyboardInterrupt):
-            self._record_stop(record, "interrupted by Ctrl-C")
+            self._record_stop(record, self.options.cancelled_as)
             raise
         except BaseException as exc:
             self._record_stop(record, shorten_at_word(str(exc) or type(exc).__name__))

@@ -374,3 +374,27 @@ def test_files_outside_the_project_cannot_be_named(workdir: Path) -> None:
         assert started["id"]
 
     hold(workdir, scenario)
+
+
+def test_a_run_cut_short_by_the_server_shutting_down_says_so(workdir: Path) -> None:
+    started: dict[str, Any] = {}
+
+    async def scenario(client: Client) -> None:
+        started.update(
+            data(
+                await client.call_tool(
+                    "council_start",
+                    {"topic": TOPIC, "options": OPTIONS, "rounds": 2, "model": "scripted"},
+                )
+            )
+        )
+        # The client closes here, mid-run: the server shuts down with the run in flight.
+
+    hold(workdir, scenario, env={"DREAMCONTEXT_SCRIPTED_DELAY": "2"})
+    shown = run_process(
+        ["show", started["id"], "--json"], cwd=workdir, env=server_environment(workdir)
+    )
+    assert shown.code == 0, shown.err
+    state = json.loads(shown.out)
+    assert "the MCP server shut down" in json.dumps(state)
+    assert "Ctrl-C" not in json.dumps(state)
