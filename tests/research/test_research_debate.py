@@ -133,6 +133,13 @@ def write_tools(tmp_path: Path, pid_file: Path) -> Path:
     return path
 
 
+def new_with_tools(council: Council, tools: Path, tmp_path: Path) -> None:
+    """`council new` of a one-round debate with the four personas and the tools file."""
+    roster = roster_file(tmp_path / "roster.json", MODELS)
+    created = council("new", TOPIC, "--personas", roster, "--tools", str(tools), "--rounds", "1")
+    assert created.code == 0, created.err
+
+
 def notes(council: Council, debate_id: str, persona: str) -> dict[str, str]:
     """A persona's research notes by slug, from its index."""
     folder = council.folder(debate_id) / persona / "researches"
@@ -226,9 +233,7 @@ def test_a_tools_file_recorded_in_a_folder_starts_nothing_until_the_user_names_i
 ) -> None:
     pid_file = tmp_path / "lookup.pid"
     tools = write_tools(tmp_path, pid_file)
-    roster = roster_file(tmp_path / "roster.json", MODELS)
-    created = council("new", TOPIC, "--personas", roster, "--tools", str(tools), "--rounds", "1")
-    assert created.code == 0, created.err
+    new_with_tools(council, tools, tmp_path)
     debate_id = council.only_id()
     assert council.meta(debate_id)["run"] == {"tools": str(tools.resolve())}
 
@@ -255,9 +260,7 @@ def test_the_creator_of_a_debate_with_tools_resumes_it_without_naming_the_file_a
     council: Council, tmp_path: Path
 ) -> None:
     tools = write_tools(tmp_path, tmp_path / "lookup.pid")
-    roster = roster_file(tmp_path / "roster.json", MODELS)
-    created = council("new", TOPIC, "--personas", roster, "--tools", str(tools), "--rounds", "1")
-    assert created.code == 0, created.err
+    new_with_tools(council, tools, tmp_path)
     result = council("run", council.only_id(), "--timeout", "2", "--yes")
     assert result.code == 0, result.err
     assert council.status(council.only_id()) == "complete"
@@ -284,9 +287,7 @@ def test_a_recorded_tools_file_that_is_not_here_asks_for_tools_or_no_tools(
     council: Council, tmp_path: Path
 ) -> None:
     tools = write_tools(tmp_path, tmp_path / "lookup.pid")
-    roster = roster_file(tmp_path / "roster.json", MODELS)
-    created = council("new", TOPIC, "--personas", roster, "--tools", str(tools), "--rounds", "1")
-    assert created.code == 0, created.err
+    new_with_tools(council, tools, tmp_path)
     debate_id = council.only_id()
     tools.unlink()  # a folder from another machine names a file this one lacks
 

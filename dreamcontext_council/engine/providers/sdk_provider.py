@@ -120,6 +120,16 @@ class SdkProvider:
             client = self._clients[loop] = self.build_client(options)
         return client
 
+    def _retrying(self, target: CallTarget) -> dict[str, Any]:
+        """How every request of this provider is retried: the policy, limits and errors."""
+        return {
+            "target": target,
+            "policy": self.policy,
+            "limits": self.limits,
+            "timeout_s": self.timeout_s,
+            "errors": self._sdk_errors(),
+        }
+
     def _sdk_errors(self) -> SdkErrors:
         if self._errors is None:
             self._errors = self.sdk_errors()
@@ -142,14 +152,7 @@ class SdkProvider:
         async def attempt() -> Reply:
             return await self.send(self._client(target), prompt, model, target, messages, None)
 
-        return await complete_with_retries(
-            attempt,
-            target=target,
-            policy=self.policy,
-            limits=self.limits,
-            timeout_s=self.timeout_s,
-            errors=self._sdk_errors(),
-        )
+        return await complete_with_retries(attempt, **self._retrying(target))
 
     async def _complete_with_tools(
         self, prompt: Prompt, model: str, target: CallTarget, toolbox: ToolBox
@@ -161,13 +164,7 @@ class SdkProvider:
                 return await self.send(self._client(target), prompt, model, target, messages, offer)
 
             return await request_with_retries(
-                attempt,
-                target=target,
-                policy=self.policy,
-                limits=self.limits,
-                timeout_s=self.timeout_s,
-                errors=self._sdk_errors(),
-                tool_calls_answer=True,
+                attempt, **self._retrying(target), tool_calls_answer=True
             )
 
         def answer(reply: Reply, answers: Sequence[ToolAnswer]) -> None:
