@@ -119,7 +119,9 @@ def clean_entry_body(body: str, *, demote: bool = False) -> tuple[str, int | Non
         elif not heading.nested and not is_scanned_form(lines, heading):
             rewrite_heading(lines, heading, heading.level)
     cleaned = "\n".join(lines).strip("\n")
-    left = next((h for h in parsed_headings(cleaned) if h.level <= 2), None)
+    # Unchanged text parses as it did (the usual answer: its ### sections as written).
+    after = found if cleaned == text else parsed_headings(cleaned)
+    left = next((h for h in after if h.level <= 2), None)
     if left is not None:
         raise UsageError(_heading_refusal(left))
     return cleaned, named
