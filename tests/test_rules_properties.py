@@ -296,10 +296,20 @@ def test_an_entry_already_in_stored_form_is_parsed_once(monkeypatch: pytest.Monk
         return parsed_headings(text)
 
     monkeypatch.setattr(report, "parsed_headings", counted)
+    monkeypatch.setattr(report, "_STORED_FORM", set())
     body = "\n".join(f"### {title}\ntext for {title}" for title in REQUIRED_SECTIONS)
 
     assert clean_entry_body(body) == (body, None)
     assert len(parses) == 1
+    # Cleaned again (as the engine does when it records the answer): not parsed again.
+    assert clean_entry_body(body, demote=True) == (body, None)
+    assert clean_entry_body(body) == (body, None)
+    assert len(parses) == 1
+    # A body that needed demoting is parsed every time, and refused without `demote`.
+    loud = "## Loud\n" + body
+    assert clean_entry_body(loud, demote=True)[0] == "### Loud\n" + body
+    with pytest.raises(UsageError, match="level-2 heading 'Loud'"):
+        clean_entry_body(loud)
     parses.clear()
     # A heading that had to be rewritten is checked again on the rewritten text.
     assert clean_entry_body("Summary\n===\n" + body, demote=True)[0].startswith("### Summary\n")
