@@ -133,12 +133,14 @@ def remove_leftover_staging(parent: Path) -> list[Path]:
         return removed
     for name in names:
         match = _STAGING_NAME.fullmatch(name)
+        if match is None:  # the debates themselves: no system call for them
+            continue
         path = parent / name
         try:
             info = path.lstat()
         except FileNotFoundError:
             continue
-        if match is None or not stat.S_ISDIR(info.st_mode):
+        if not stat.S_ISDIR(info.st_mode):
             continue
         if _left_by_dead_writer(match["pid"], now - info.st_mtime):
             import shutil  # here: every command imports this module, few remove a folder
