@@ -142,3 +142,27 @@ def test_a_write_that_fails_half_way_leaves_the_old_file_and_no_temp(
         storage.atomic_write_text(path, "not encodable \udcff\n")
     assert path.read_text() == "old\n"
     assert list(tmp_path.iterdir()) == [path]
+
+
+def test_the_lock_resolves_a_folder_once_and_stays_re_entrant_through_a_link(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = tmp_path / "council_AbC12345"
+    real.mkdir()
+    link = tmp_path / "linked"
+    link.symlink_to(real)
+    resolved: list[Path] = []
+    real_resolve = Path.resolve
+
+    def counted(self: Path, strict: bool = False) -> Path:
+        resolved.append(self)
+        return real_resolve(self, strict)
+
+    monkeypatch.setattr(Path, "resolve", counted)
+    monkeypatch.setattr(storage, "_lock_keys", {})
+
+    for _ in range(5):
+        with storage.locked(real), storage.locked(link):  # the same lock: taken once
+            pass
+
+    assert resolved == [real, link]

@@ -237,6 +237,26 @@ def read_text(path: Path, *, within: Path) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
+# folder as given → the folder resolved: one lstat per part of the path, paid once per
+# folder and process instead of at every lock (a recorded answer takes the lock six times).
+_lock_keys: dict[str, str] = {}
+_LOCK_KEYS_KEPT = 4096
+
+
+def _lock_key(folder: Path) -> str:
+    """What tells one folder's lock from another's for re-entrancy: its resolved path."""
+    given = str(folder)
+    key = _lock_keys.get(given)
+    if key is None:
+        key = str(folder.resolve())
+        if not folder.is_absolute():
+            return key  # relative to a working directory that may change
+        if len(_lock_keys) >= _LOCK_KEYS_KEPT:
+            _lock_keys.clear()
+        _lock_keys[given] = key
+    return key
+
+
 @contextmanager
 def locked(folder: Path) -> Iterator[None]:
     """Hold the folder's lock: an OS lock the kernel drops when its holder dies.
@@ -244,7 +264,7 @@ def locked(folder: Path) -> Iterator[None]:
     Re-entrant within one thread, so an operation may call another that locks too.
     """
     held: dict[str, int] = _held.__dict__.setdefault("counts", {})
-    key = str(folder.resolve())
+    key = _lock_key(folder)
     if held.get(key):
         held[key] += 1
         try:
