@@ -337,3 +337,32 @@ def test_the_parse_cache_keeps_the_newest_parses_when_full(
     assert parsed == []  # the newest four stayed parsed (a full cache used to forget them all)
     files_module._parsed(paths[0], tmp_path, parse)
     assert parsed == ["file 0"]  # the oldest made room
+
+
+def test_a_cached_parse_looks_at_each_part_once_and_sees_a_rewrite(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from dreamcontext_council.actions import files as files_module
+    from dreamcontext_council.folder.storage import atomic_write_text
+
+    monkeypatch.setattr(files_module, "_parse_cache", {})
+    path = tmp_path / "persona-1" / "report.md"
+    atomic_write_text(path, "first")
+    assert files_module._parsed(path, tmp_path, str.upper) == "FIRST"
+    looked: list[tuple[str, str]] = []
+    for name in ("stat", "lstat"):
+        real = getattr(os, name)
+
+        def counted(target: object, *args: object, _real: object = real, _name: str = name,
+                    **kwargs: object) -> os.stat_result:  # fmt: skip
+            looked.append((_name, os.fspath(target)))  # type: ignore[arg-type]
+            return _real(target, *args, **kwargs)  # type: ignore[operator,no-any-return]
+
+        monkeypatch.setattr(os, name, counted)
+
+    assert files_module._parsed(path, tmp_path, str.upper) == "FIRST"
+    assert looked == [("lstat", str(path.parent)), ("lstat", str(path))]
+    atomic_write_text(path, "second")
+    assert files_module._parsed(path, tmp_path, str.upper) == "SECOND"

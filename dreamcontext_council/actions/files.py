@@ -15,7 +15,7 @@ from dreamcontext_council.errors import FormatError, NotFoundError, UsageError
 from dreamcontext_council.folder.index import update_index
 from dreamcontext_council.folder.machine_local import keep_out_of_git
 from dreamcontext_council.folder.paths import DebatePaths, PersonaPaths, Root
-from dreamcontext_council.folder.safe_read import inside
+from dreamcontext_council.folder.safe_read import inside, inside_with_info
 from dreamcontext_council.folder.storage import (
     atomic_write_json,
     atomic_write_text,
@@ -180,7 +180,8 @@ def _parsed(path: Path, within: Path, parse: Callable[[str], T]) -> T:
     file rewritten by any process is parsed again. Callers get a copy they may change.
     A link out of `within` is refused even when its target was parsed before.
     """
-    info = os.stat(inside(path, within))
+    checked, seen = inside_with_info(path, within)
+    info = seen if seen is not None else os.stat(checked)
     signature = (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
     key = str(path)
     hit = _parse_cache.get(key)
