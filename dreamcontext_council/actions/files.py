@@ -191,7 +191,7 @@ def _parsed(path: Path, within: Path, parse: Callable[[str], T]) -> T:
     value = parse(read_text(path, within=within))
     if len(_parse_cache) >= _PARSE_CACHE_LIMIT:
         for stale in list(_parse_cache)[: _PARSE_CACHE_LIMIT // 4]:  # the oldest parsed
-            del _parse_cache[stale]
+            _parse_cache.pop(stale, None)  # another thread may have dropped it already
     _parse_cache.pop(key, None)  # parsed again: it goes to the young end
     _parse_cache[key] = (signature, pickle.dumps(value, pickle.HIGHEST_PROTOCOL))
     return value
