@@ -17,6 +17,7 @@ from dreamcontext_council.folder.machine_local import keep_out_of_git
 from dreamcontext_council.folder.paths import DebatePaths, PersonaPaths, Root
 from dreamcontext_council.folder.safe_read import inside, inside_with_info
 from dreamcontext_council.folder.storage import (
+    append_text,
     atomic_write_json,
     atomic_write_text,
     locked,
@@ -111,7 +112,14 @@ class DebateFiles:
             log = self.log()
             if once and roundlog.has_heading(log, heading):
                 return
-            atomic_write_text(self.paths.round_log, roundlog.append_entry(log, heading, bullets))
+            updated = roundlog.append_entry(log, heading, bullets)
+            # The usual case: the file holds exactly `log` (no CR, BOM or trailing blanks
+            # to tidy), so the entry is appended; otherwise the whole log is rewritten.
+            if updated.startswith(log) and append_text(
+                self.paths.round_log, updated[len(log) :], size=len(log.encode("utf-8"))
+            ):
+                return
+            atomic_write_text(self.paths.round_log, updated)
 
     # personas
     def persona_paths(self, slug: str) -> PersonaPaths:

@@ -220,6 +220,41 @@ def append_line(path: Path, line: str) -> None:
             os.close(fd)
 
 
+def append_text(path: Path, text: str, *, size: int) -> bool:
+    """Append `text` to `path` if the file is exactly `size` bytes long; False (nothing
+    written) if it is not, or is missing.
+
+    For a file its writer just read whole under the lock (the round log): the new bytes go
+    at the end with one fsync, not into a new copy of the file. A failed write (a full
+    disk) is cut back off, so the file is as it was.
+    """
+    data = text.encode("utf-8")
+    flags = os.O_WRONLY | os.O_APPEND
+    for name in ("O_CLOEXEC", "O_NOFOLLOW", "O_NONBLOCK"):  # a link or a FIFO is not appended to
+        flags |= getattr(os, name, 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:  # missing, a link, a FIFO without a reader: the caller rewrites the file
+        return False
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size != size:
+            return False
+        try:
+            with _naming(path):
+                written = 0
+                while written < len(data):  # a nearly full disk takes part of a write
+                    written += os.write(fd, data[written:])
+                os.fsync(fd)
+        except BaseException:
+            with suppress(OSError):
+                os.ftruncate(fd, size)
+            raise
+    finally:
+        os.close(fd)
+    return True
+
+
 def read_text(path: Path, *, within: Path) -> str:
     """Read a UTF-8 file of the folder `within` (see `safe_read`), with newlines as LF.
 
