@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -307,23 +308,61 @@ def locked(folder: Path) -> Iterator[None]:
         finally:
             held[key] -= 1
         return
-    from filelock import FileLock, Timeout  # only commands that write pay for its import
-
     folder.mkdir(parents=True, exist_ok=True)
-    # Writers hold the lock for milliseconds; a short poll keeps waiters from idling.
-    lock = FileLock(str(folder / LOCK_NAME), timeout=LOCK_TIMEOUT_S, poll_interval=LOCK_POLL_S)
+    with _os_lock(folder / LOCK_NAME, folder.name):
+        held[key] = 1
+        try:
+            yield
+        finally:
+            held[key] = 0
+
+
+def _lock_timeout(folder_name: str) -> CouncilError:
+    return CouncilError(
+        f"{folder_name} stayed locked for {LOCK_TIMEOUT_S:.0f}s by another command; "
+        "wait for it to finish and run this command again."
+    )
+
+
+@contextmanager
+def _os_lock(path: Path, folder_name: str) -> Iterator[None]:
+    """`flock` on the lock file, polled until LOCK_TIMEOUT_S (the `filelock` package's
+    lock, which other platforms use, is the same kernel lock with more bookkeeping)."""
     try:
-        with lock:
-            held[key] = 1
-            try:
+        import fcntl
+    except ImportError:  # Windows: no flock
+        from filelock import FileLock, Timeout
+
+        lock = FileLock(str(path), timeout=LOCK_TIMEOUT_S, poll_interval=LOCK_POLL_S)
+        try:
+            with lock:
                 yield
-            finally:
-                held[key] = 0
-    except Timeout as exc:
+        except Timeout as exc:
+            raise _lock_timeout(folder_name) from exc
+        return
+    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise
         raise CouncilError(
-            f"{folder.name} stayed locked for {LOCK_TIMEOUT_S:.0f}s by another command; "
-            "wait for it to finish and run this command again."
-        ) from exc
+            f"{path} is a link, not a lock file; delete it and run the command again."
+        ) from None
+    try:
+        deadline = time.monotonic() + LOCK_TIMEOUT_S
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                # Writers hold the lock for milliseconds; a short poll keeps waiters from idling.
+                if time.monotonic() >= deadline:
+                    raise _lock_timeout(folder_name) from None
+                time.sleep(LOCK_POLL_S)
+        yield
+    finally:
+        os.close(fd)  # closing the only descriptor of the file releases its lock
 
 
 @contextmanager
