@@ -322,3 +322,29 @@ def test_new_refuses_a_persona_seated_twice_and_leaves_nothing(root_path: Path) 
     with pytest.raises(UsageError, match="persona text for 'empty' is empty"):
         convene.new_debate(Root(root_path), TOPIC, personas=[PersonaSpec("empty", "  ")])
     assert not root_path.exists() or not list(root_path.glob("council/*"))
+
+
+def test_writes_make_a_folder_only_when_it_is_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made: list[str] = []
+    real_mkdir = os.mkdir
+
+    def counted(path: Any, *args: Any, **kwargs: Any) -> None:
+        made.append(os.fspath(path))
+        real_mkdir(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "mkdir", counted)
+    report = tmp_path / "council_AbC12345" / "persona-1" / "report.md"
+    usage = tmp_path / "council_AbC12345" / "usage.jsonl"
+
+    storage.atomic_write_text(report, "first\n")
+    storage.append_line(usage, '{"n": 1}')
+    assert set(made) == {str(report.parent.parent), str(report.parent)}
+    made.clear()
+
+    storage.atomic_write_text(report, "second\n")
+    storage.append_line(usage, '{"n": 2}')
+    assert made == []
+    assert report.read_text() == "second\n"
+    assert usage.read_text() == '{"n": 1}\n{"n": 2}\n'

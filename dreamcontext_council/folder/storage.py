@@ -39,8 +39,11 @@ def atomic_write_text(path: Path, text: str, *, durable: bool = True) -> None:
     `durable=False` skips the fsync: still atomic for a killed process, but a power cut
     may lose the new content (right for telemetry such as the live file).
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = _temp_beside(path)
+    try:
+        fd, tmp = _temp_beside(path)
+    except FileNotFoundError:  # its folder is new: made here, once
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = _temp_beside(path)
     try:
         with _naming(path), os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
@@ -197,11 +200,15 @@ def append_line(path: Path, line: str) -> None:
 
     A failed append (a full disk) leaves no torn line and no new empty file behind.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
     data = (line.rstrip("\n") + "\n").encode("utf-8")
     with _appending:
-        existed = path.exists()
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        existed = True
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+        except FileNotFoundError:
+            existed = False
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             start = os.fstat(fd).st_size
             try:
