@@ -122,11 +122,11 @@ def participants(files: DebateFiles, debate: Debate, number: int) -> list[str]:
 
 def missing_reports(files: DebateFiles, debate: Debate, number: int) -> list[str]:
     """Participants of round N with no report entry for it."""
-    return [
-        slug
-        for slug in participants(files, debate, number)
-        if not any(e.round == number for e in files.entries(slug))
-    ]
+    return _unreported(files, participants(files, debate, number), number)
+
+
+def _unreported(files: DebateFiles, seated: list[str], number: int) -> list[str]:
+    return [s for s in seated if not any(e.round == number for e in files.entries(s))]
 
 
 def absences(files: DebateFiles, debate: Debate) -> dict[str, list[int]]:
@@ -160,17 +160,19 @@ def end_round(
                 else f"it is {status}; only a running round can end."
             )
             raise StateError(f"Cannot end round {number} of {debate_id}: {hint}")
-        missing = [m for m in missing_reports(files, debate, number) if m not in excused]
+        seated = participants(files, debate, number)  # read once: the lock is held
+        unreported = _unreported(files, seated, number)
+        missing = [m for m in unreported if m not in excused]
         if missing:
             raise CouncilError(
                 f"Round {number} of {debate_id} is missing reports from: {', '.join(missing)}. "
                 f"Each must run `dreamcontext council report append {debate_id} <slug> --round {number}`."
             )
-        skipped = [m for m in missing_reports(files, debate, number) if m in excused]
+        skipped = [m for m in unreported if m in excused]
         debate.meta["status"] = f"round_{number}_complete"
         debate.meta["current_round"] = number
         files.save_debate(debate)
-        reported = len(participants(files, debate, number)) - len(skipped)
+        reported = len(seated) - len(skipped)
         bullets = [f"All {reported} personas submitted reports."]
         if skipped:
             bullets = [f"{reported} personas submitted reports.", f"Missing: {', '.join(skipped)}"]
