@@ -61,6 +61,7 @@ class Child:
 
     wall_s: float
     cpu_s: float
+    system_s: float
     peak_mib: float
     code: int
     out: str
@@ -77,7 +78,12 @@ def run_child(argv: list[str], env: dict[str, str], cwd: Path) -> Child:
         output.seek(0)
         out = output.read().decode("utf-8", "replace")
     return Child(
-        wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, process.returncode, out
+        wall,
+        usage.ru_utime + usage.ru_stime,
+        usage.ru_stime,
+        usage.ru_maxrss / 1024,
+        process.returncode,
+        out,
     )
 
 
@@ -178,6 +184,7 @@ def main() -> None:
         ("wall time", f"{child.wall_s:.2f}s", ""),
         ("wall ÷ floor", f"{ratio:.2f}", f"target ≤ {TARGETS['wall/floor']}"),
         ("engine CPU", f"{child.cpu_s:.2f}s", "user + system of the eval process"),
+        ("  of it system", f"{child.system_s:.2f}s", "the kernel's share: files, sockets"),
         ("  of it start-up", f"{start_up.cpu_s:.2f}s", "`eval --help`: interpreter + imports"),
         ("CPU per debate", f"{per_debate:.4f}s", f"target ≤ {TARGETS['cpu per debate']}s"),
         ("peak RSS", f"{child.peak_mib:.0f} MiB", f"target < {TARGETS['peak MiB']} MiB"),

@@ -142,3 +142,72 @@ def test_a_write_that_fails_half_way_leaves_the_old_file_and_no_temp(
         storage.atomic_write_text(path, "not encodable \udcff\n")
     assert path.read_text() == "old\n"
     assert list(tmp_path.iterdir()) == [path]
+
+
+def test_the_lock_resolves_a_folder_once_and_stays_re_entrant_through_a_link(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = tmp_path / "council_AbC12345"
+    real.mkdir()
+    link = tmp_path / "linked"
+    link.symlink_to(real)
+    resolved: list[Path] = []
+    real_resolve = Path.resolve
+
+    def counted(self: Path, strict: bool = False) -> Path:
+        resolved.append(self)
+        return real_resolve(self, strict)
+
+    monkeypatch.setattr(Path, "resolve", counted)
+    monkeypatch.setattr(storage, "_lock_keys", {})
+
+    for _ in range(5):
+        with storage.locked(real), storage.locked(link):  # the same lock: taken once
+            pass
+
+    assert resolved == [real, link]
+
+
+def test_a_lock_held_past_the_timeout_says_so_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    from dreamcontext_council.errors import CouncilError
+
+    monkeypatch.setattr(storage, "LOCK_TIMEOUT_S", 0.05)
+    folder = tmp_path / "council_AbC12345"
+    taken, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with storage.locked(folder):
+            taken.set()
+            release.wait(5)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert taken.wait(5)
+        with pytest.raises(CouncilError) as refused, storage.locked(folder):
+            pass
+    finally:
+        release.set()
+        holder.join()
+    assert str(refused.value) == (
+        "council_AbC12345 stayed locked for 0s by another command; wait for it to finish "
+        "and run this command again."
+    )
+    with storage.locked(folder):  # free again once its holder let go
+        pass
+
+
+def test_a_lock_file_that_is_a_link_is_refused_and_its_target_untouched(tmp_path: Path) -> None:
+    from dreamcontext_council.errors import CouncilError
+
+    folder = tmp_path / "council_AbC12345"
+    folder.mkdir()
+    (folder / ".council.lock").symlink_to(tmp_path / "not-there")
+
+    with pytest.raises(CouncilError, match="is a link, not a lock file"), storage.locked(folder):
+        pass
+    assert not (tmp_path / "not-there").exists()

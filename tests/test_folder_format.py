@@ -12,6 +12,8 @@ import pytest
 import yaml
 from debate_story import LIVE_FILE, TOPIC, Chair, Runner
 
+from dreamcontext_council.folder.paths import Root
+
 DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 STAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z")
 
@@ -337,3 +339,95 @@ def test_the_parse_cache_keeps_the_newest_parses_when_full(
     assert parsed == []  # the newest four stayed parsed (a full cache used to forget them all)
     files_module._parsed(paths[0], tmp_path, parse)
     assert parsed == ["file 0"]  # the oldest made room
+
+
+def test_a_cached_parse_looks_at_each_part_once_and_sees_a_rewrite(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from dreamcontext_council.actions import files as files_module
+    from dreamcontext_council.folder.storage import atomic_write_text
+
+    monkeypatch.setattr(files_module, "_parse_cache", {})
+    path = tmp_path / "persona-1" / "report.md"
+    atomic_write_text(path, "first")
+    assert files_module._parsed(path, tmp_path, str.upper) == "FIRST"
+    looked: list[tuple[str, str]] = []
+    for name in ("stat", "lstat"):
+        real = getattr(os, name)
+
+        def counted(target: object, *args: object, _real: object = real, _name: str = name,
+                    **kwargs: object) -> os.stat_result:  # fmt: skip
+            looked.append((_name, os.fspath(target)))  # type: ignore[arg-type]
+            return _real(target, *args, **kwargs)  # type: ignore[operator,no-any-return]
+
+        monkeypatch.setattr(os, name, counted)
+
+    assert files_module._parsed(path, tmp_path, str.upper) == "FIRST"
+    assert looked == [("lstat", str(path.parent)), ("lstat", str(path))]
+    atomic_write_text(path, "second")
+    assert files_module._parsed(path, tmp_path, str.upper) == "SECOND"
+
+
+def test_a_round_log_entry_is_appended_in_place(chair: Chair, root: Root) -> None:
+    from dreamcontext_council.actions.files import DebateFiles
+    from dreamcontext_council.rules import roundlog
+
+    debate_id = chair.new()
+    files = DebateFiles(root, debate_id)
+    path = files.paths.round_log
+    before = path.read_bytes()
+    inode = path.stat().st_ino
+
+    files.append_log("Fact added — 2026-12-01", ["The budget is fixed."])
+
+    after = path.read_bytes()
+    assert after == roundlog.append_entry(before.decode(), "Fact added — 2026-12-01",
+                                          ["The budget is fixed."]).encode()  # fmt: skip
+    assert path.stat().st_ino == inode  # the same file, longer: no copy renamed over it
+    assert not [p for p in path.parent.iterdir() if p.name.endswith(".tmp")]
+
+
+@pytest.mark.parametrize(
+    "odd",
+    [b"\r\n", b"  \n\n"],
+    ids=["crlf", "trailing-blanks"],
+)
+def test_a_round_log_that_needs_tidying_is_rewritten_whole(
+    chair: Chair, root: Root, odd: bytes
+) -> None:
+    from dreamcontext_council.actions.files import DebateFiles
+
+    debate_id = chair.new()
+    files = DebateFiles(root, debate_id)
+    path = files.paths.round_log
+    path.write_bytes(path.read_bytes().rstrip(b"\n") + odd)
+
+    files.append_log("Fact added — 2026-12-01", ["The budget is fixed."])
+
+    text = path.read_bytes().decode()
+    assert "\r" not in text
+    assert text.endswith("\n\n## Fact added — 2026-12-01\n- The budget is fixed.\n")
+    assert "  \n" not in text
+
+
+def test_a_round_log_that_is_a_link_is_replaced_not_written_through(
+    chair: Chair, root: Root
+) -> None:
+    from dreamcontext_council.actions.files import DebateFiles
+
+    debate_id = chair.new()
+    files = DebateFiles(root, debate_id)
+    path = files.paths.round_log
+    target = path.parent / "elsewhere.md"
+    target.write_bytes(path.read_bytes())
+    path.unlink()
+    path.symlink_to(target.name)
+    kept = target.read_bytes()
+
+    files.append_log("Fact added — 2026-12-01", ["The budget is fixed."])
+
+    assert not path.is_symlink()
+    assert target.read_bytes() == kept
+    assert path.read_text().endswith("- The budget is fixed.\n")

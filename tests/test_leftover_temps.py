@@ -14,7 +14,9 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
+import pytest
 from faults.support import clean_env, problems, run_council, temp_files
 
 from dreamcontext_council.folder import storage
@@ -250,3 +252,99 @@ def test_staging_sweep_removes_dead_writers_folders_only(tmp_path: Path) -> None
     assert all(p.exists() for p in kept)
     assert storage.remove_leftover_staging(tmp_path) == []
     assert storage.remove_leftover_staging(tmp_path / "gone") == []
+
+
+def test_the_staging_sweep_makes_no_system_call_for_a_debate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for n in range(40):
+        (tmp_path / f"council_Deb{n:05d}").mkdir()
+    stale = tmp_path / ".new-council_Pre22222"
+    stale.mkdir()
+    aged(stale, 2 * 3600)
+    looked_at: list[str] = []
+
+    def counting(real: Any) -> Any:
+        def counted(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+            looked_at.append(os.fspath(path))
+            return real(path, *args, **kwargs)
+
+        return counted
+
+    monkeypatch.setattr(os, "lstat", counting(os.lstat))
+    monkeypatch.setattr(os, "stat", counting(os.stat))
+
+    assert storage.remove_leftover_staging(tmp_path) == [stale]
+    assert looked_at
+    assert not [p for p in looked_at if "council_Deb" in p]
+
+
+def test_new_builds_its_folder_without_a_root_of_its_own(
+    root_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dreamcontext_council.actions import convene
+    from dreamcontext_council.folder.paths import Root
+    from dreamcontext_council.rules.roster import PersonaSpec
+
+    written: list[str] = []
+    real_replace = os.replace
+
+    def recorded(source: str, target: str) -> None:
+        written.append(os.fspath(target))
+        real_replace(source, target)
+
+    monkeypatch.setattr(os, "replace", recorded)
+    specs = [PersonaSpec(f"persona-{n}", f"You are persona {n}.") for n in range(1, 5)]
+
+    debate = convene.new_debate(Root(root_path), TOPIC, personas=specs)
+
+    # Inside the hidden folder: the debate's own files, each once (debate.md too, with all
+    # its personas); no index, live file or ignore file of a root of its own.
+    staged = [p for p in written if "/.new-" in p]
+    names = sorted(p.split(f"/{debate.id}/", 1)[-1] for p in staged)
+    assert names == sorted(
+        ["debate.md", "round-log.md", "verdicts.json"]
+        + [f"persona-{n}/context-and-persona.md" for n in range(1, 5)]
+    )
+    assert debate.personas == [f"persona-{n}" for n in range(1, 5)]
+    assert not list(root_path.glob("council/.new-*"))
+
+
+def test_new_refuses_a_persona_seated_twice_and_leaves_nothing(root_path: Path) -> None:
+    from dreamcontext_council.actions import convene
+    from dreamcontext_council.errors import UsageError
+    from dreamcontext_council.folder.paths import Root
+    from dreamcontext_council.rules.roster import PersonaSpec
+
+    twice = [PersonaSpec("risk", "You weigh risk."), PersonaSpec("risk", "You weigh it again.")]
+    with pytest.raises(UsageError, match="Persona 'risk' already sits on council_"):
+        convene.new_debate(Root(root_path), TOPIC, personas=twice)
+    with pytest.raises(UsageError, match="persona text for 'empty' is empty"):
+        convene.new_debate(Root(root_path), TOPIC, personas=[PersonaSpec("empty", "  ")])
+    assert not root_path.exists() or not list(root_path.glob("council/*"))
+
+
+def test_writes_make_a_folder_only_when_it_is_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made: list[str] = []
+    real_mkdir = os.mkdir
+
+    def counted(path: Any, *args: Any, **kwargs: Any) -> None:
+        made.append(os.fspath(path))
+        real_mkdir(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "mkdir", counted)
+    report = tmp_path / "council_AbC12345" / "persona-1" / "report.md"
+    usage = tmp_path / "council_AbC12345" / "usage.jsonl"
+
+    storage.atomic_write_text(report, "first\n")
+    storage.append_line(usage, '{"n": 1}')
+    assert set(made) == {str(report.parent.parent), str(report.parent)}
+    made.clear()
+
+    storage.atomic_write_text(report, "second\n")
+    storage.append_line(usage, '{"n": 2}')
+    assert made == []
+    assert report.read_text() == "second\n"
+    assert usage.read_text() == '{"n": 1}\n{"n": 2}\n'

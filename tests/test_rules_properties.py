@@ -13,6 +13,7 @@ from dreamcontext_council.folder import frontmatter_io
 from dreamcontext_council.folder.names import check_debate_id, check_slug, slugify
 from dreamcontext_council.rules import metrics
 from dreamcontext_council.rules.debate import Debate, parse_debate, render_debate
+from dreamcontext_council.rules.entry_markup import ParsedHeading, parsed_headings
 from dreamcontext_council.rules.report import (
     REQUIRED_SECTIONS,
     RoundEntry,
@@ -283,3 +284,33 @@ def test_a_value_ending_in_kept_line_breaks_does_not_end_the_frontmatter(value: 
     text = frontmatter_io.render({"topic": value, "tags": [value], "id": "x"}, "body")
     meta, _ = frontmatter_io.parse(text, "debate.md")
     assert meta == {"topic": value, "tags": [value], "id": "x"}
+
+
+def test_an_entry_already_in_stored_form_is_parsed_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    import dreamcontext_council.rules.report as report
+
+    parses: list[str] = []
+
+    def counted(text: str) -> list[ParsedHeading]:
+        parses.append(text)
+        return parsed_headings(text)
+
+    monkeypatch.setattr(report, "parsed_headings", counted)
+    monkeypatch.setattr(report, "_STORED_FORM", set())
+    body = "\n".join(f"### {title}\ntext for {title}" for title in REQUIRED_SECTIONS)
+
+    assert clean_entry_body(body) == (body, None)
+    assert len(parses) == 1
+    # Cleaned again (as the engine does when it records the answer): not parsed again.
+    assert clean_entry_body(body, demote=True) == (body, None)
+    assert clean_entry_body(body) == (body, None)
+    assert len(parses) == 1
+    # A body that needed demoting is parsed every time, and refused without `demote`.
+    loud = "## Loud\n" + body
+    assert clean_entry_body(loud, demote=True)[0] == "### Loud\n" + body
+    with pytest.raises(UsageError, match="level-2 heading 'Loud'"):
+        clean_entry_body(loud)
+    parses.clear()
+    # A heading that had to be rewritten is checked again on the rewritten text.
+    assert clean_entry_body("Summary\n===\n" + body, demote=True)[0].startswith("### Summary\n")
+    assert len(parses) == 2

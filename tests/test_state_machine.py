@@ -276,3 +276,44 @@ def test_repeating_a_closing_command_changes_nothing(
     assert again.code == 0, again.err
     assert again.json()["changed"] is False
     assert changed_files(before, tree_bytes(chair.root, live_heartbeat=True)) == []
+
+
+def test_directives_given_to_round_start_land_as_queued_ones_in_one_write(
+    chair: Chair, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from dreamcontext_council.actions import interlude
+    from dreamcontext_council.actions.rounds import start_round
+    from dreamcontext_council.folder.paths import Root
+
+    root = Root(chair.root)
+    votes = {"risk-auditor": ("A", 60), "growth-cfo": ("A", 60), "user-advocate": ("B", 55)}
+    directive = "Cross-examine growth-cfo: find the factual errors."
+    queued_first, given = chair.new(), chair.new()
+    for debate_id in (queued_first, given):
+        chair.play_round(debate_id, 1, votes)
+    interlude.queue_directive(root, queued_first, "risk-auditor", directive)
+    start_round(root, queued_first, 2)
+    written: list[str] = []
+    real_replace = os.replace
+
+    def recorded(source: str, target: str) -> None:
+        written.append(os.fspath(target))
+        real_replace(source, target)
+
+    monkeypatch.setattr(os, "replace", recorded)
+
+    start_round(root, given, 2, directives={"risk-auditor": directive})
+
+    contexts = [p for p in written if p.endswith("context-and-persona.md")]
+    assert len(contexts) == len(set(contexts)) == 3  # each persona's context written once
+    for slug in votes:
+        one = (chair.root / "council" / queued_first / slug / "context-and-persona.md").read_text()
+        two = (chair.root / "council" / given / slug / "context-and-persona.md").read_text()
+        assert two == one.replace(queued_first, given)
+    from dreamcontext_council.errors import UsageError
+
+    fresh = chair.new()
+    with pytest.raises(UsageError, match="No persona nobody"):
+        start_round(root, fresh, 1, directives={"nobody": directive})

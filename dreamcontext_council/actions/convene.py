@@ -23,7 +23,7 @@ from dreamcontext_council.folder.storage import (
     staging_folder,
 )
 from dreamcontext_council.rules import roundlog
-from dreamcontext_council.rules.debate import MAX_ROUNDS, Debate
+from dreamcontext_council.rules.debate import MAX_ROUNDS, Debate, render_debate
 from dreamcontext_council.rules.markdown import find_section
 from dreamcontext_council.rules.persona import PersonaContext
 from dreamcontext_council.rules.roster import MAX_PERSONAS, PersonaSpec
@@ -123,23 +123,32 @@ def new_debate(
             {"name": name, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
             for name, data in copies.items()
         ]
+    seated: list[PersonaContext] = []
+    for spec in personas or []:
+        if any(context.name == spec.slug for context in seated):
+            raise _already_seated(spec.slug, debate_id)
+        if len(seated) >= MAX_PERSONAS:
+            raise _council_full(debate_id)
+        seated.append(_new_context(spec))
+    meta["personas"] = [context.name for context in seated]
     # The folder is built under a hidden name and renamed into place whole, so a crash
-    # while seating personas leaves no half-made debate that `run` could not finish.
+    # while seating personas leaves no half-made debate that `run` could not finish. No
+    # other writer knows the hidden folder (its name holds this process's pid): it is
+    # written without the lock, and without the index and live file of a root.
     remove_leftover_staging(root.council)  # folders a killed `new` was building
     keep_out_of_git(root)  # before the hidden folder exists
     staging = Root(staging_folder(root.council, debate_id))
     files = DebateFiles(staging, debate_id, must_exist=False)
     body = resources.render("files/debate-body.md.j2", topic=topic, facts=[])
     try:
-        with files.lock():
-            for name, data in copies.items():
-                # Decoded without newline translation, so the copy is byte for byte the file.
-                atomic_write_text(files.paths.attachments / name, data.decode("utf-8"))
-            atomic_write_text(files.paths.round_log, roundlog.new_log(debate_id))
-            files.save_verdicts(Verdicts(options=list(options or [])))
-            files.save_debate(Debate(meta, body))
-        for spec in personas or []:
-            create_agent(staging, debate_id, spec)
+        for name, data in copies.items():
+            # Decoded without newline translation, so the copy is byte for byte the file.
+            atomic_write_text(files.paths.attachments / name, data.decode("utf-8"))
+        atomic_write_text(files.paths.round_log, roundlog.new_log(debate_id))
+        files.save_verdicts(Verdicts(options=list(options or [])))
+        for context in seated:
+            files.save_context(context.name, context)
+        atomic_write_text(files.paths.debate_md, render_debate(Debate(meta, body)))
         os.rename(files.paths.folder, root.debate(debate_id).folder)
     except OSError as exc:
         named = _named_in_place(exc, staging, files.paths.folder, root.debate(debate_id).folder)
@@ -178,10 +187,7 @@ def create_agent(
     """Seat a persona; `force` replaces its text and model, never its reports."""
     files = DebateFiles(root, debate_id)
     slug = check_slug(spec.slug)
-    if not spec.body.strip():
-        raise UsageError(
-            f"The persona text for '{slug}' is empty; pass --body TEXT or pipe it on stdin."
-        )
+    persona_body = _persona_body(spec)
     with files.lock():
         debate = files.debate()
         if debate.status.phase in ("synthesizing", "complete"):
@@ -191,15 +197,9 @@ def create_agent(
         paths = files.persona_paths(slug)
         exists = paths.context.exists()
         if exists and not force:
-            raise UsageError(
-                f"Persona '{slug}' already sits on {debate_id}; pass --force to replace its text "
-                "(its reports are kept)."
-            )
+            raise _already_seated(slug, debate_id)
         if not exists and len(debate.personas) >= MAX_PERSONAS:
-            raise UsageError(
-                f"{debate_id} already has {MAX_PERSONAS} personas, the most a council takes."
-            )
-        persona_body = resources.render("files/persona-body.md.j2", persona_text=spec.body.strip())
+            raise _council_full(debate_id)
         if exists:
             context = files.context(slug)
             rest = context.body.split("\n")
@@ -218,13 +218,39 @@ def create_agent(
             context.model = spec.model or context.model
             context.aspects = spec.aspects or context.aspects
         else:
-            context = PersonaContext(slug, spec.model, list(spec.aspects), 0, persona_body)
+            context = _new_context(spec, persona_body)
         files.save_context(slug, context)
         if slug not in debate.personas:
             debate.meta["personas"] = [*debate.personas, slug]
             files.save_debate(debate)
     refresh_live(root, debate_id)
     return AgentResult(slug, not exists)
+
+
+def _persona_body(spec: PersonaSpec) -> str:
+    """The `## Persona` section of a context file; UsageError for an empty persona text."""
+    if not spec.body.strip():
+        raise UsageError(
+            f"The persona text for '{spec.slug}' is empty; pass --body TEXT or pipe it on stdin."
+        )
+    return resources.render("files/persona-body.md.j2", persona_text=spec.body.strip())
+
+
+def _new_context(spec: PersonaSpec, persona_body: str | None = None) -> PersonaContext:
+    """The context file of a persona seated now: its text, model and aspects, no entries."""
+    body = persona_body if persona_body is not None else _persona_body(spec)
+    return PersonaContext(spec.slug, spec.model, list(spec.aspects), 0, body)
+
+
+def _already_seated(slug: str, debate_id: str) -> UsageError:
+    return UsageError(
+        f"Persona '{slug}' already sits on {debate_id}; pass --force to replace its text "
+        "(its reports are kept)."
+    )
+
+
+def _council_full(debate_id: str) -> UsageError:
+    return UsageError(f"{debate_id} already has {MAX_PERSONAS} personas, the most a council takes.")
 
 
 @dataclass(frozen=True)

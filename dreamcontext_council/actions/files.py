@@ -15,8 +15,9 @@ from dreamcontext_council.errors import FormatError, NotFoundError, UsageError
 from dreamcontext_council.folder.index import update_index
 from dreamcontext_council.folder.machine_local import keep_out_of_git
 from dreamcontext_council.folder.paths import DebatePaths, PersonaPaths, Root
-from dreamcontext_council.folder.safe_read import inside
+from dreamcontext_council.folder.safe_read import inside, inside_with_info
 from dreamcontext_council.folder.storage import (
+    append_text,
     atomic_write_json,
     atomic_write_text,
     locked,
@@ -111,7 +112,14 @@ class DebateFiles:
             log = self.log()
             if once and roundlog.has_heading(log, heading):
                 return
-            atomic_write_text(self.paths.round_log, roundlog.append_entry(log, heading, bullets))
+            updated = roundlog.append_entry(log, heading, bullets)
+            # The usual case: the file holds exactly `log` (no CR, BOM or trailing blanks
+            # to tidy), so the entry is appended; otherwise the whole log is rewritten.
+            if updated.startswith(log) and append_text(
+                self.paths.round_log, updated[len(log) :], size=len(log.encode("utf-8"))
+            ):
+                return
+            atomic_write_text(self.paths.round_log, updated)
 
     # personas
     def persona_paths(self, slug: str) -> PersonaPaths:
@@ -180,7 +188,8 @@ def _parsed(path: Path, within: Path, parse: Callable[[str], T]) -> T:
     file rewritten by any process is parsed again. Callers get a copy they may change.
     A link out of `within` is refused even when its target was parsed before.
     """
-    info = os.stat(inside(path, within))
+    checked, seen = inside_with_info(path, within)
+    info = seen if seen is not None else os.stat(checked)
     signature = (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
     key = str(path)
     hit = _parse_cache.get(key)
@@ -190,7 +199,7 @@ def _parsed(path: Path, within: Path, parse: Callable[[str], T]) -> T:
     value = parse(read_text(path, within=within))
     if len(_parse_cache) >= _PARSE_CACHE_LIMIT:
         for stale in list(_parse_cache)[: _PARSE_CACHE_LIMIT // 4]:  # the oldest parsed
-            del _parse_cache[stale]
+            _parse_cache.pop(stale, None)  # another thread may have dropped it already
     _parse_cache.pop(key, None)  # parsed again: it goes to the young end
     _parse_cache[key] = (signature, pickle.dumps(value, pickle.HIGHEST_PROTOCOL))
     return value

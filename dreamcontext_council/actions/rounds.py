@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from dreamcontext_council import resources
@@ -24,8 +24,17 @@ class RoundChange:
     message: str
 
 
-def start_round(root: Root, debate_id: str, number: int) -> RoundChange:
-    """Start round N; for N >= 2 inject the round N-1 cross-context panel into every persona once."""
+def start_round(
+    root: Root, debate_id: str, number: int, *, directives: Mapping[str, str] | None = None
+) -> RoundChange:
+    """Start round N; for N >= 2 inject the round N-1 cross-context panel into every persona once.
+
+    `directives` (persona → text) are queued for round N in the same write of each context
+    file as its panel, as `queue_directive` would queue them (once; empty text refused)."""
+    queued = {slug: " ".join(text.split()) for slug, text in (directives or {}).items()}
+    for slug, text in queued.items():
+        if not text or "\x00" in text:
+            raise UsageError(f"The directive for {slug} is empty; pass its text.")
     files = DebateFiles(root, debate_id)
     with files.lock():
         debate = files.debate()
@@ -47,8 +56,11 @@ def start_round(root: Root, debate_id: str, number: int) -> RoundChange:
                 f"Cannot start round {number}: {debate_id} has no personas; add them with "
                 f"`dreamcontext council agent create {debate_id} <slug>`."
             )
+        unknown = [slug for slug in queued if slug not in debate.personas]
+        if unknown:
+            raise UsageError(f"No persona {', '.join(unknown)} in {debate_id} to direct.")
         if number >= 2:
-            _inject_panels(files, debate, number)
+            _inject_panels(files, debate, number, queued)
         debate.meta["status"] = f"round_{number}_running"
         debate.meta["current_round"] = number
         files.save_debate(debate)
@@ -76,7 +88,9 @@ def _start_hint(debate: Debate, number: int) -> str:
     return f"Cannot start round {number}: {debate.id} is {status}."
 
 
-def _inject_panels(files: DebateFiles, debate: Debate, number: int) -> None:
+def _inject_panels(
+    files: DebateFiles, debate: Debate, number: int, directives: Mapping[str, str]
+) -> None:
     previous = number - 1
     summaries = {}
     for slug in debate.personas:
@@ -85,14 +99,17 @@ def _inject_panels(files: DebateFiles, debate: Debate, number: int) -> None:
     # Every context is read before any is written: one that does not parse changes nobody's.
     contexts = {slug: files.context(slug) for slug in debate.personas}
     for slug, context in contexts.items():
-        if number in context.panel_rounds():
-            continue
-        peers = [{"slug": p, "summary": summaries[p]} for p in debate.personas if p != slug]
-        panel = resources.render(
-            "files/cross-context-panel.md.j2", peers=peers, previous_round=previous
-        )
-        context.append_section(f"Round {number} — Cross-context loaded", panel)
-        files.save_context(slug, context)
+        # The directive first, then the panel: the order queue_directive then start_round gave.
+        changed = slug in directives and context.add_directive(number, directives[slug])
+        if number not in context.panel_rounds():
+            peers = [{"slug": p, "summary": summaries[p]} for p in debate.personas if p != slug]
+            panel = resources.render(
+                "files/cross-context-panel.md.j2", peers=peers, previous_round=previous
+            )
+            context.append_section(f"Round {number} — Cross-context loaded", panel)
+            changed = True
+        if changed:
+            files.save_context(slug, context)
 
 
 def participants(files: DebateFiles, debate: Debate, number: int) -> list[str]:
@@ -105,11 +122,11 @@ def participants(files: DebateFiles, debate: Debate, number: int) -> list[str]:
 
 def missing_reports(files: DebateFiles, debate: Debate, number: int) -> list[str]:
     """Participants of round N with no report entry for it."""
-    return [
-        slug
-        for slug in participants(files, debate, number)
-        if not any(e.round == number for e in files.entries(slug))
-    ]
+    return _unreported(files, participants(files, debate, number), number)
+
+
+def _unreported(files: DebateFiles, seated: list[str], number: int) -> list[str]:
+    return [s for s in seated if not any(e.round == number for e in files.entries(s))]
 
 
 def absences(files: DebateFiles, debate: Debate) -> dict[str, list[int]]:
@@ -143,17 +160,19 @@ def end_round(
                 else f"it is {status}; only a running round can end."
             )
             raise StateError(f"Cannot end round {number} of {debate_id}: {hint}")
-        missing = [m for m in missing_reports(files, debate, number) if m not in excused]
+        seated = participants(files, debate, number)  # read once: the lock is held
+        unreported = _unreported(files, seated, number)
+        missing = [m for m in unreported if m not in excused]
         if missing:
             raise CouncilError(
                 f"Round {number} of {debate_id} is missing reports from: {', '.join(missing)}. "
                 f"Each must run `dreamcontext council report append {debate_id} <slug> --round {number}`."
             )
-        skipped = [m for m in missing_reports(files, debate, number) if m in excused]
+        skipped = [m for m in unreported if m in excused]
         debate.meta["status"] = f"round_{number}_complete"
         debate.meta["current_round"] = number
         files.save_debate(debate)
-        reported = len(participants(files, debate, number)) - len(skipped)
+        reported = len(seated) - len(skipped)
         bullets = [f"All {reported} personas submitted reports."]
         if skipped:
             bullets = [f"{reported} personas submitted reports.", f"Missing: {', '.join(skipped)}"]

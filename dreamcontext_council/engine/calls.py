@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from dreamcontext_council.engine.accounting import PENDING, Ledger, with_outcome
+from dreamcontext_council.engine.disk_queue import DiskQueue
 from dreamcontext_council.engine.progress import Progress
 from dreamcontext_council.engine.providers.base import Completion, Prompt
 from dreamcontext_council.engine.providers.models import ModelSpec
@@ -29,12 +29,8 @@ class Caller:
     providers: ProviderSet
     ledger: Ledger
     progress: Progress
-    # One thread appends usage lines: in the order the calls returned, off the event loop.
-    _appender: ThreadPoolExecutor = field(
-        default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix="council-usage"),
-        init=False,
-        repr=False,
-    )
+    # Usage lines are appended in the order the calls returned, off the event loop.
+    _appender: DiskQueue = field(default_factory=DiskQueue, init=False, repr=False)
 
     async def ask(
         self, spec: ModelSpec, prompt: Prompt, *, persona: str, round: int, phase: str
@@ -83,4 +79,4 @@ class Caller:
 
     async def append(self, line: str) -> None:
         """Append a usage line; the write waits for the disk, so off the event loop."""
-        await asyncio.get_running_loop().run_in_executor(self._appender, self.ledger.append, line)
+        await self._appender.run(functools.partial(self.ledger.append, line))

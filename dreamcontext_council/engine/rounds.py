@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Collection
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -22,6 +21,7 @@ from dreamcontext_council.engine.contract import (
     parse_persona_answer,
     review_score,
 )
+from dreamcontext_council.engine.disk_queue import DiskQueue
 from dreamcontext_council.engine.failures import shorten_at_word
 from dreamcontext_council.engine.pairing import derangement
 from dreamcontext_council.engine.providers.base import Prompt
@@ -78,9 +78,9 @@ class RoundRunner:
     """Characters of the round-3+ transcript over which it is compressed."""
     research: ResearchSession | None = None
     """The run's research tools (`run --tools`), offered to every persona turn."""
-    # One writer thread: answers are saved in arrival order without blocking the event
-    # loop, and never wait on each other's file lock.
-    _writer: ThreadPoolExecutor | None = field(default=None, init=False, repr=False)
+    # Answers are saved in arrival order without blocking the event loop, and never wait
+    # on each other's file lock.
+    _writer: DiskQueue = field(default_factory=DiskQueue, init=False, repr=False)
     _pairing: dict[str, str] | None = field(default=None, init=False, repr=False)
 
     def model_for(self, context: PersonaContext) -> ModelSpec:
@@ -182,14 +182,10 @@ class RoundRunner:
             for slug in pending
         }
         self._log_transcripts(number, materials)
-        with ThreadPoolExecutor(1, thread_name_prefix="council-writer") as self._writer:
-            outcomes = await asyncio.gather(
-                *(
-                    self._persona(debate, slug, number, materials[slug], verdicts)
-                    for slug in pending
-                ),
-                return_exceptions=True,
-            )
+        outcomes = await asyncio.gather(
+            *(self._persona(debate, slug, number, materials[slug], verdicts) for slug in pending),
+            return_exceptions=True,
+        )
         for slug, outcome in zip(pending, outcomes, strict=True):
             if outcome is True:
                 result.answered.append(slug)
@@ -299,7 +295,7 @@ class RoundRunner:
         save = functools.partial(
             self._save_answer, debate, slug, number, answer, usage_line, before, raw
         )
-        saved = await asyncio.get_running_loop().run_in_executor(self._writer, save)
+        saved = await self._writer.run(save)
         if not saved:
             progress.persona(slug, "kept", tokens=tokens, detail=KEPT_DETAIL)
             return False
@@ -326,7 +322,7 @@ class RoundRunner:
             sent = received.SentPrompt(phase, prompt.system, prompt.user)
             received.record_prompt(self.files, slug, number, sent, first=material is not None)
 
-        await asyncio.get_running_loop().run_in_executor(self._writer, write)
+        await self._writer.run(write)
 
     def _save_answer(
         self,

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from filelock import FileLock, Timeout
 
-from dreamcontext_council.actions import closing, interlude
+from dreamcontext_council.actions import closing
 from dreamcontext_council.actions.files import DebateFiles, today
 from dreamcontext_council.actions.live_state import refresh_live, throttled_submissions
 from dreamcontext_council.actions.rounds import absences, end_round, missing_reports, start_round
@@ -235,8 +235,8 @@ class CouncilRun:
                 if step == "synthesis":
                     closing.begin_synthesis(self.root, self.id)
                 else:
-                    self._prepare_round(status.round + 1)
-                    start_round(self.root, self.id, status.round + 1)
+                    directives = self._cross_exam_directives(status.round + 1)
+                    start_round(self.root, self.id, status.round + 1, directives=directives)
         except BudgetReached as stop:
             self.files.append_log(f"Run stopped by budget — {today()}", [str(stop)])
             return self._outcome(
@@ -372,15 +372,15 @@ class CouncilRun:
 
         return attachments_for_prompt(self.files)
 
-    def _prepare_round(self, number: int) -> None:
-        """Before round 2: queue each critic's cross-examination directive (once)."""
+    def _cross_exam_directives(self, number: int) -> dict[str, str]:
+        """Round 2: each critic's cross-examination directive, queued as the round starts."""
         if number != 2:
-            return
+            return {}
         debate = self.files.debate()
-        for critic, peer in cross_exam_pairs(self.files, debate, debate.personas).items():
-            interlude.queue_directive(
-                self.root, self.id, critic, CROSS_EXAM_DIRECTIVE.format(peer=peer)
-            )
+        return {
+            critic: CROSS_EXAM_DIRECTIVE.format(peer=peer)
+            for critic, peer in cross_exam_pairs(self.files, debate, debate.personas).items()
+        }
 
     async def _next_step(self, number: int) -> str:
         """After round N is complete: another round, an interlude or synthesis."""

@@ -100,6 +100,8 @@ _KEY_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?: (.*))?")
 _ITEM_LINE = re.compile(r"( *)- (.*)")
 _FIELD_LINE = re.compile(r"( +)([A-Za-z_][A-Za-z0-9_-]*):(?: (.*))?")
 _INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
+# A float as this tool writes one (`120.0`); exponents, `_` and `.inf` go to PyYAML.
+_FLOAT = re.compile(r"[-+]?[0-9]+\.[0-9]*")
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _NULLS = {"", "~", "null", "Null", "NULL"}
 _BOOLS = {
@@ -128,6 +130,8 @@ def _scalar(text: str) -> Any:
         return inner.replace("''", "'") if inner.isprintable() else _UNSURE
     if _INT.fullmatch(text):
         return int(text)
+    if _FLOAT.fullmatch(text):
+        return float(text)
     if _DATE.fullmatch(text):
         try:
             return dt.date.fromisoformat(text).isoformat()
@@ -182,6 +186,24 @@ def _sequence(lines: list[str], i: int) -> tuple[list[Any], int] | None:
     return items, i
 
 
+def _flat_map(lines: list[str], i: int) -> tuple[dict[str, Any], int] | None:
+    """The block mapping of scalars starting at lines[i] (all at one indent), and the next line."""
+    entry: dict[str, Any] = {}
+    indent: str | None = None
+    while i < len(lines) and (field := _FIELD_LINE.fullmatch(lines[i])):
+        if indent is None:
+            indent = field.group(1)
+        elif field.group(1) != indent:
+            break
+        name = field.group(2)
+        value = _scalar(field.group(3) or "")
+        if name in entry or _unsure_key(name) or value is _UNSURE or isinstance(value, list):
+            return None
+        entry[name] = value
+        i += 1
+    return entry, i
+
+
 def plain_block(block: str) -> dict[str, Any] | None:
     """The frontmatter as a dict when it is in the plain subset, else None (ask PyYAML)."""
     data: dict[str, Any] = {}
@@ -203,6 +225,14 @@ def plain_block(block: str) -> dict[str, Any] | None:
             if value is _UNSURE:
                 return None
             data[key] = value
+            continue
+        if i < len(lines) and _FIELD_LINE.fullmatch(lines[i]):
+            fields = _flat_map(lines, i)
+            if fields is None:
+                return None
+            data[key], i = fields
+            if i < len(lines) and lines[i][:1] in (" ", "\t"):
+                return None  # something nested deeper, or at another indent
             continue
         found = _sequence(lines, i)
         if found is None:

@@ -33,12 +33,23 @@ def inside(path: Path, within: Path) -> Path:
     `within` itself is taken as it is (callers check the debate folder against council/
     once). A path that does not exist passes, so opening it still gives FileNotFoundError.
     """
+    return inside_with_info(path, within)[0]
+
+
+def inside_with_info(path: Path, within: Path) -> tuple[Path, os.stat_result | None]:
+    """`inside`, with the file's own `stat` when the check saw it (None: stat it yourself).
+
+    The check looks at every part below `within`; the last look at a file that is not a
+    link is that file's stat, so a caller that needs it (the parse cache) does not ask again.
+    """
     text, boundary = os.fspath(path), os.fspath(within)
     # The usual case, without resolving the whole path: below `within`, no part is a link.
     if text.startswith(boundary + os.sep):
         parts = text[len(boundary) + 1 :].split(os.sep)
-        if ".." not in parts and _no_links(boundary, parts):
-            return path
+        if ".." not in parts:
+            no_links, info = _no_links(boundary, parts)
+            if no_links:
+                return path, info
     resolved = os.path.realpath(text)
     real_boundary = os.path.realpath(boundary)
     if resolved != real_boundary and not resolved.startswith(real_boundary.rstrip(os.sep) + os.sep):
@@ -46,21 +57,24 @@ def inside(path: Path, within: Path) -> Path:
             f"{path} is a link out of {real_boundary}; it is not read. Replace the link with "
             "the file itself or delete it."
         )
-    return Path(resolved)
+    return Path(resolved), None
 
 
-def _no_links(boundary: str, parts: list[str]) -> bool:
+def _no_links(boundary: str, parts: list[str]) -> tuple[bool, os.stat_result | None]:
+    """Whether no part is a link; with the last part's lstat when every part was seen."""
     current = boundary
+    info = None
     for part in parts:
         current = os.path.join(current, part)
         try:
-            if stat.S_ISLNK(os.lstat(current).st_mode):
-                return False
+            info = os.lstat(current)
         except FileNotFoundError:
-            return True
+            return True, None
         except OSError:  # a file where a folder should be, a name too long: let open say so
-            return True
-    return True
+            return True, None
+        if stat.S_ISLNK(info.st_mode):
+            return False, None
+    return True, info
 
 
 def read_bytes(path: Path, *, within: Path, limit: int = MAX_FILE_BYTES) -> bytes:

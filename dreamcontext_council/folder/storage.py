@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -38,8 +39,11 @@ def atomic_write_text(path: Path, text: str, *, durable: bool = True) -> None:
     `durable=False` skips the fsync: still atomic for a killed process, but a power cut
     may lose the new content (right for telemetry such as the live file).
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = _temp_beside(path)
+    try:
+        fd, tmp = _temp_beside(path)
+    except FileNotFoundError:  # its folder is new: made here, once
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = _temp_beside(path)
     try:
         with _naming(path), os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
@@ -133,12 +137,14 @@ def remove_leftover_staging(parent: Path) -> list[Path]:
         return removed
     for name in names:
         match = _STAGING_NAME.fullmatch(name)
+        if match is None:  # the debates themselves: no system call for them
+            continue
         path = parent / name
         try:
             info = path.lstat()
         except FileNotFoundError:
             continue
-        if match is None or not stat.S_ISDIR(info.st_mode):
+        if not stat.S_ISDIR(info.st_mode):
             continue
         if _left_by_dead_writer(match["pid"], now - info.st_mtime):
             import shutil  # here: every command imports this module, few remove a folder
@@ -194,11 +200,15 @@ def append_line(path: Path, line: str) -> None:
 
     A failed append (a full disk) leaves no torn line and no new empty file behind.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
     data = (line.rstrip("\n") + "\n").encode("utf-8")
     with _appending:
-        existed = path.exists()
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        existed = True
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+        except FileNotFoundError:
+            existed = False
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             start = os.fstat(fd).st_size
             try:
@@ -218,6 +228,41 @@ def append_line(path: Path, line: str) -> None:
             os.close(fd)
 
 
+def append_text(path: Path, text: str, *, size: int) -> bool:
+    """Append `text` to `path` if the file is exactly `size` bytes long; False (nothing
+    written) if it is not, or is missing.
+
+    For a file its writer just read whole under the lock (the round log): the new bytes go
+    at the end with one fsync, not into a new copy of the file. A failed write (a full
+    disk) is cut back off, so the file is as it was.
+    """
+    data = text.encode("utf-8")
+    flags = os.O_WRONLY | os.O_APPEND
+    for name in ("O_CLOEXEC", "O_NOFOLLOW", "O_NONBLOCK"):  # a link or a FIFO is not appended to
+        flags |= getattr(os, name, 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:  # missing, a link, a FIFO without a reader: the caller rewrites the file
+        return False
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size != size:
+            return False
+        try:
+            with _naming(path):
+                written = 0
+                while written < len(data):  # a nearly full disk takes part of a write
+                    written += os.write(fd, data[written:])
+                os.fsync(fd)
+        except BaseException:
+            with suppress(OSError):
+                os.ftruncate(fd, size)
+            raise
+    finally:
+        os.close(fd)
+    return True
+
+
 def read_text(path: Path, *, within: Path) -> str:
     """Read a UTF-8 file of the folder `within` (see `safe_read`), with newlines as LF.
 
@@ -235,6 +280,26 @@ def read_text(path: Path, *, within: Path) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
+# folder as given → the folder resolved: one lstat per part of the path, paid once per
+# folder and process instead of at every lock (a recorded answer takes the lock six times).
+_lock_keys: dict[str, str] = {}
+_LOCK_KEYS_KEPT = 4096
+
+
+def _lock_key(folder: Path) -> str:
+    """What tells one folder's lock from another's for re-entrancy: its resolved path."""
+    given = str(folder)
+    key = _lock_keys.get(given)
+    if key is None:
+        key = str(folder.resolve())
+        if not folder.is_absolute():
+            return key  # relative to a working directory that may change
+        if len(_lock_keys) >= _LOCK_KEYS_KEPT:
+            _lock_keys.clear()
+        _lock_keys[given] = key
+    return key
+
+
 @contextmanager
 def locked(folder: Path) -> Iterator[None]:
     """Hold the folder's lock: an OS lock the kernel drops when its holder dies.
@@ -242,7 +307,7 @@ def locked(folder: Path) -> Iterator[None]:
     Re-entrant within one thread, so an operation may call another that locks too.
     """
     held: dict[str, int] = _held.__dict__.setdefault("counts", {})
-    key = str(folder.resolve())
+    key = _lock_key(folder)
     if held.get(key):
         held[key] += 1
         try:
@@ -250,23 +315,61 @@ def locked(folder: Path) -> Iterator[None]:
         finally:
             held[key] -= 1
         return
-    from filelock import FileLock, Timeout  # only commands that write pay for its import
-
     folder.mkdir(parents=True, exist_ok=True)
-    # Writers hold the lock for milliseconds; a short poll keeps waiters from idling.
-    lock = FileLock(str(folder / LOCK_NAME), timeout=LOCK_TIMEOUT_S, poll_interval=LOCK_POLL_S)
+    with _os_lock(folder / LOCK_NAME, folder.name):
+        held[key] = 1
+        try:
+            yield
+        finally:
+            held[key] = 0
+
+
+def _lock_timeout(folder_name: str) -> CouncilError:
+    return CouncilError(
+        f"{folder_name} stayed locked for {LOCK_TIMEOUT_S:.0f}s by another command; "
+        "wait for it to finish and run this command again."
+    )
+
+
+@contextmanager
+def _os_lock(path: Path, folder_name: str) -> Iterator[None]:
+    """`flock` on the lock file, polled until LOCK_TIMEOUT_S (the `filelock` package's
+    lock, which other platforms use, is the same kernel lock with more bookkeeping)."""
     try:
-        with lock:
-            held[key] = 1
-            try:
+        import fcntl
+    except ImportError:  # Windows: no flock
+        from filelock import FileLock, Timeout
+
+        lock = FileLock(str(path), timeout=LOCK_TIMEOUT_S, poll_interval=LOCK_POLL_S)
+        try:
+            with lock:
                 yield
-            finally:
-                held[key] = 0
-    except Timeout as exc:
+        except Timeout as exc:
+            raise _lock_timeout(folder_name) from exc
+        return
+    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise
         raise CouncilError(
-            f"{folder.name} stayed locked for {LOCK_TIMEOUT_S:.0f}s by another command; "
-            "wait for it to finish and run this command again."
-        ) from exc
+            f"{path} is a link, not a lock file; delete it and run the command again."
+        ) from None
+    try:
+        deadline = time.monotonic() + LOCK_TIMEOUT_S
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                # Writers hold the lock for milliseconds; a short poll keeps waiters from idling.
+                if time.monotonic() >= deadline:
+                    raise _lock_timeout(folder_name) from None
+                time.sleep(LOCK_POLL_S)
+        yield
+    finally:
+        os.close(fd)  # closing the only descriptor of the file releases its lock
 
 
 @contextmanager

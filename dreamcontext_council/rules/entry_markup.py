@@ -53,6 +53,80 @@ def normalize_newlines(text: str) -> str:
 
 def parsed_headings(text: str) -> list[ParsedHeading]:
     """Every heading of `text` as the markdown parser sees it, in order."""
+    plain = plain_headings(text)
+    if plain is not None:
+        return plain
+    return _parsed_by_markdown_it(text)
+
+
+# -- the plain case, without the parser ---------------------------------------------------
+#
+# An answer is mostly `### Section` lines, paragraphs, bullets and a code block fenced at
+# column 0. In such text CommonMark's headings are exactly the `#` lines at column 0 outside
+# the fences: an ATX heading interrupts a paragraph, a list item or a table, and nothing
+# else can hold a line that starts at column 0. `plain_headings` reads only text where that
+# holds and returns None for anything that could make it wrong (a possible setext underline,
+# a `#` after indentation or a list or quote marker, a fence opened off column 0, a block
+# quote, a link reference definition, a tab, a CR, a NUL); the parser reads those. A property
+# test compares the two.
+
+_PLAIN_ATX = re.compile(r"(#{1,6})(?: (.*))?")
+_FENCE_AT_0 = re.compile(r"(`{3,}|~{3,})(.*)")
+_FENCE_CLOSE = re.compile(r" {0,3}(`{3,}|~{3,}) *")
+_SETEXT_LIKE = re.compile(r" {0,3}(?:=+|-+) *")
+_HASH_AFTER_MARKERS = re.compile(r"[ >*+\-0-9.)]*#")
+_UNSURE_START = re.compile(r" {0,3}[>\[]| {1,3}(?:`{3,}|~{3,})")
+
+
+def plain_headings(text: str) -> list[ParsedHeading] | None:
+    """The headings of `text` when it is in the plain case above, else None."""
+    if "\t" in text or "\x00" in text or "\r" in text:
+        return None
+    found: list[ParsedHeading] = []
+    fence: str | None = None
+    for number, line in enumerate(text.split("\n")):
+        if fence is not None:
+            closing = _FENCE_CLOSE.fullmatch(line)
+            if closing and closing.group(1)[0] == fence[0] and len(closing.group(1)) >= len(fence):
+                fence = None
+            continue
+        if line.startswith("#"):
+            atx = _PLAIN_ATX.fullmatch(line)
+            if atx is not None:
+                title = _atx_title(atx.group(2) or "")
+                found.append(
+                    ParsedHeading(number, number + 1, len(atx.group(1)), title, False, False)
+                )
+            elif _HASH_AFTER_MARKERS.match(line[1:]) or line.startswith("#######"):
+                return (
+                    None  # `#x`, `#\t`, seven marks: text, but leave the edge cases to the parser
+                )
+            continue
+        opened = _FENCE_AT_0.fullmatch(line)
+        if opened is not None:
+            if opened.group(1)[0] == "`" and "`" in opened.group(2):
+                return None  # not a fence: inline code (the parser knows)
+            fence = opened.group(1)
+            continue
+        if (
+            _SETEXT_LIKE.fullmatch(line)
+            or _HASH_AFTER_MARKERS.match(line)
+            or _UNSURE_START.match(line)
+        ):
+            return None
+    return found
+
+
+def _atx_title(rest: str) -> str:
+    """An ATX heading's text: without its closing run of `#` (after a space) and spaces."""
+    rest = rest.rstrip(" ")
+    trimmed = rest.rstrip("#")
+    if trimmed != rest and (trimmed == "" or trimmed.endswith(" ")):
+        rest = trimmed
+    return " ".join(rest.split())
+
+
+def _parsed_by_markdown_it(text: str) -> list[ParsedHeading]:
     tokens = _parser().parse(text)
     found = []
     for i, token in enumerate(tokens):

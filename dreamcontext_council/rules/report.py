@@ -97,6 +97,8 @@ def clean_entry_body(body: str, *, demote: bool = False) -> tuple[str, int | Non
     a block quote or list, a setext underline becomes text). Returns the body and the round
     number its heading named, if any.
     """
+    if body in _STORED_FORM:
+        return body, None
     text = normalize_newlines(body).strip("\n")
     found = parsed_headings(text)
     named: int | None = None
@@ -119,10 +121,27 @@ def clean_entry_body(body: str, *, demote: bool = False) -> tuple[str, int | Non
         elif not heading.nested and not is_scanned_form(lines, heading):
             rewrite_heading(lines, heading, heading.level)
     cleaned = "\n".join(lines).strip("\n")
-    left = next((h for h in parsed_headings(cleaned) if h.level <= 2), None)
+    # Unchanged text parses as it did (the usual answer: its ### sections as written).
+    after = found if cleaned == text else parsed_headings(cleaned)
+    left = next((h for h in after if h.level <= 2), None)
     if left is not None:
         raise UsageError(_heading_refusal(left))
+    if cleaned == text and named is None:
+        _remember_stored_form(text)
     return cleaned, named
+
+
+# Bodies found already in stored form (nothing to drop or rewrite, no level-1 or level-2
+# heading, so `demote` cannot matter): an answer is cleaned when it is parsed, again when
+# it is recorded and again when its entry is appended; the markdown parse runs once.
+_STORED_FORM: set[str] = set()
+_STORED_FORM_KEPT = 1024
+
+
+def _remember_stored_form(text: str) -> None:
+    if len(_STORED_FORM) >= _STORED_FORM_KEPT:
+        _STORED_FORM.clear()
+    _STORED_FORM.add(text)
 
 
 def as_stored(body: str) -> str:

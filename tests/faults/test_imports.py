@@ -94,3 +94,4 @@ def test_reading_and_verdict_import_no_sdk_server_or_renderer(
     assert "jinja2" not in loaded, "templates are rendered only by commands that write files"
     # The frontmatter the tool writes is read without PyYAML (see frontmatter_io.plain_block).
     assert "yaml" not in loaded, "PyYAML is for frontmatter outside the plain subset"
+    assert "filelock" not in loaded, "the debate's lock is flock itself on POSIX"

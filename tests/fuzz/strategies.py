@@ -112,7 +112,12 @@ HEADINGS = [
 
 small_text = st.text(max_size=40)
 any_text = st.text(max_size=400)
-yaml_scalar = st.one_of(st.sampled_from(YAML_ODDITIES), small_text)
+yaml_scalar = st.one_of(
+    st.sampled_from(YAML_ODDITIES),
+    small_text,
+    st.floats().map(str),
+    st.sampled_from(["120.0", "1.", "-0.5", "+3.25", "01.5", "1.5e3", "1_0.0", "1.2.3"]),
+)
 
 
 @st.composite
@@ -121,7 +126,7 @@ def yaml_block(draw: st.DrawFn) -> str:
     lines = []
     for _ in range(draw(st.integers(0, 8))):
         key = draw(st.one_of(st.sampled_from(KEYS), small_text))
-        shape = draw(st.integers(0, 3))
+        shape = draw(st.integers(0, 4))
         if shape == 0:
             lines.append(f"{key}: {draw(yaml_scalar)}")
         elif shape == 1:
@@ -133,8 +138,14 @@ def yaml_block(draw: st.DrawFn) -> str:
             for _ in range(draw(st.integers(0, 2))):
                 lines.append(f"  - key: {draw(yaml_scalar)}")
                 lines.append(f"    label: {draw(yaml_scalar)}")
-        else:
+        elif shape == 3:
             lines.append(draw(yaml_scalar))
+        else:  # a map, its fields at one indent or (sometimes) at two
+            lines.append(f"{key}:")
+            indents = draw(st.lists(st.sampled_from([" ", "  ", "   "]), min_size=1, max_size=2))
+            for _ in range(draw(st.integers(0, 3))):
+                field = draw(st.one_of(st.sampled_from(KEYS), small_text))
+                lines.append(f"{draw(st.sampled_from(indents))}{field}: {draw(yaml_scalar)}")
     return "\n".join(lines)
 
 

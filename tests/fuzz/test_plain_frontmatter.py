@@ -36,13 +36,20 @@ text_values = st.one_of(
     st.sampled_from(YAML_ODDITIES),
     st.sampled_from(["", " ", "a: b", "a #b", "it's", "'q'", "x:", "é", "2026-11-30", "007"]),
 )
-scalars = st.one_of(text_values, st.integers(-(10**6), 10**6), st.booleans(), st.none())
+scalars = st.one_of(
+    text_values,
+    st.integers(-(10**6), 10**6),
+    st.floats(allow_nan=False),
+    st.booleans(),
+    st.none(),
+)
 metas = st.dictionaries(
     st.one_of(st.sampled_from(KEYS), st.from_regex(r"[a-z_][a-z0-9_]{0,12}", fullmatch=True)),
     st.one_of(
         scalars,
         st.lists(text_values, max_size=4),
         st.lists(st.fixed_dictionaries({"key": text_values, "label": text_values}), max_size=3),
+        st.dictionaries(st.sampled_from(KEYS), scalars, max_size=5),
     ),
     max_size=8,
 )
@@ -103,6 +110,7 @@ def test_the_usual_files_are_read_without_pyyaml() -> None:
         "updated_at": "2026-11-30",
         "options": [{"key": "A", "label": "Migrate now"}, {"key": "B", "label": "Stay"}],
         "seed": 12345,
+        "run": {"model": "openai:gpt-4o", "base_url": "http://127.0.0.1:8080/v1", "timeout": 120.0},
     }
     context = {"name": "risk-auditor", "model": "", "aspects": ["risk", "cost"], "round_entries": 1}
     report = {"persona": "risk-auditor", "rounds_completed": 2}

@@ -214,8 +214,11 @@ def test_dropped_connections_are_retried(sdk_provider: ProviderFactory, stub: St
         StubResponse.raw('{"id": "msg_01", "content": [{"type": "te'),
         StubResponse.raw("<html>gateway says hi</html>", content_type="text/html"),
         StubResponse.raw('{"unexpected": true}'),
+        StubResponse.raw(b'{"text": "\xff\xfe not utf-8"}'),
+        StubResponse.raw("[1, 2, 3]"),
+        StubResponse.raw('"just a string"'),
     ],
-    ids=["truncated-json", "html", "wrong-shape"],
+    ids=["truncated-json", "html", "wrong-shape", "not-utf-8", "json-list", "json-string"],
 )
 def test_malformed_bodies_are_retried(
     sdk_provider: ProviderFactory, stub: StubServer, broken: StubResponse

@@ -580,3 +580,60 @@ def test_a_call_to_a_tool_that_is_not_a_function_gets_an_error_and_stays_in_the_
         "call_c1": "'grep' is not a function; only functions are offered"
     }
     assert reply.assistant_turn["tool_calls"] == [custom]
+
+
+def test_a_chat_completion_is_read_from_its_json_object_as_from_the_sdk_model() -> None:
+    from openai.types.chat import ChatCompletion
+
+    from dreamcontext_council.engine.providers.openai_provider import read_chat_completion
+
+    call = {
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "grep", "arguments": '{"pattern": "x"}'},
+    }
+    custom = {"id": "call_c1", "type": "custom", "custom": {"name": "sed", "input": "x"}, "x": None}
+    body = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "served-model",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "tool_calls",
+                "message": {
+                    "role": "assistant",
+                    "content": "Looking.",
+                    "tool_calls": [call, custom],
+                },
+            }
+        ],
+        "usage": {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15},
+    }
+
+    from_json = read_chat_completion(body, "asked-model")
+    from_model = read_chat_completion(ChatCompletion.model_validate(body), "asked-model")
+
+    assert from_json == from_model
+    assert (from_json.text, from_json.model) == ("Looking.", "served-model")
+    assert (from_json.input_tokens, from_json.output_tokens) == (12, 3)
+    assert [c.arguments for c in from_json.tool_calls] == [{"pattern": "x"}, {}]
+    assert from_json.assistant_turn["tool_calls"][1] == {
+        "id": "call_c1",
+        "type": "custom",
+        "custom": {"name": "sed", "input": "x"},
+    }
+
+
+def test_a_chat_completion_whose_usage_is_not_a_number_is_malformed() -> None:
+    from dreamcontext_council.engine.providers.openai_provider import read_chat_completion
+    from dreamcontext_council.engine.providers.retry import AttemptFailed
+
+    body = {
+        "choices": [{"message": {"content": "hi"}}],
+        "usage": {"prompt_tokens": "many", "completion_tokens": 1},
+    }
+
+    with pytest.raises(AttemptFailed, match="did not match the API schema"):
+        read_chat_completion(body, "m")

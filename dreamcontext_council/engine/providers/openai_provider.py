@@ -19,6 +19,9 @@ from dreamcontext_council.engine.providers.tool_turn import ToolAnswer, ToolOffe
 from dreamcontext_council.engine.providers.tools import ToolCall, ToolSpec
 
 KEY_ENV = "OPENAI_API_KEY"
+CHAT_PATH = "/chat/completions"
+# What `chat.completions.create` asks of the client besides the body: the bearer key.
+CHAT_OPTIONS: dict[str, Any] = {"security": {"bearer_auth": True}}
 BASE_URL_ENV = "OPENAI_BASE_URL"
 # Local servers (Ollama, vLLM, LM Studio, llama.cpp) ignore the key but the SDK wants one.
 PLACEHOLDER_KEY = "not-needed"
@@ -79,7 +82,11 @@ class OpenAIProvider(SdkProvider):
             messages=messages,
             tools=tools,
         )
-        return read_chat_completion(await client.chat.completions.create(**request), model)
+        # The client's own request path (its HTTP stack, auth, errors), without
+        # `chat.completions.create`: that re-walks the params against their TypedDicts
+        # and builds the response as pydantic models, of which only a few fields are read.
+        body = await client.post(CHAT_PATH, body=request, cast_to=bytes, options=CHAT_OPTIONS)
+        return read_chat_completion(chat_completion_body(body), model)
 
     def tool_results(self, reply: Reply, answers: Sequence[ToolAnswer]) -> list[Message]:
         return [dict(reply.assistant_turn), *(tool_message(answer) for answer in answers)]
@@ -144,30 +151,56 @@ def tool_message(answer: ToolAnswer) -> Message:
     return {"role": "tool", "tool_call_id": answer.call.id, "content": text}
 
 
+def chat_completion_body(body: bytes) -> dict[str, Any]:
+    """The JSON object of a chat completion response; AttemptFailed if it is not one."""
+    try:
+        data = json.loads(body)
+    except ValueError:  # not JSON, or not UTF-8
+        raise AttemptFailed(no_text("malformed response body")) from None
+    if not isinstance(data, dict):
+        raise AttemptFailed(no_text("malformed response body"))
+    return data
+
+
+def _field(value: Any, name: str) -> Any:
+    """`name` of a JSON object (a dict) or of an SDK model; None when absent."""
+    if isinstance(value, dict):
+        return value.get(name)
+    return getattr(value, name, None)
+
+
+def _count(value: Any) -> int:
+    try:
+        return int(value or 0)
+    except (TypeError, ValueError):
+        raise AttemptFailed(no_text("response did not match the API schema")) from None
+
+
 def read_chat_completion(response: Any, requested_model: str) -> Reply:
-    """Text, tool calls, usage and model from a chat completion.
+    """Text, tool calls, usage and model from a chat completion: its JSON object, or the
+    SDK's `ChatCompletion`.
 
     Raises `AttemptFailed` if the response is malformed. A call whose arguments are
     not a JSON object is still a call, with its problem in `argument_errors`.
     """
-    choices = getattr(response, "choices", None)
-    if isinstance(response, str | bytes) or not isinstance(choices, list):
+    choices = None if isinstance(response, str | bytes) else _field(response, "choices")
+    if not isinstance(choices, list):
         raise AttemptFailed(no_text("malformed response body"))
     if not choices:
         raise AttemptFailed(no_text("response had no choices"))
-    message = getattr(choices[0], "message", None)
-    content = getattr(message, "content", None)
+    message = _field(choices[0], "message")
+    content = _field(message, "content")
     text = content if isinstance(content, str) else ""
-    calls, turn_calls, argument_errors = read_tool_calls(getattr(message, "tool_calls", None))
+    calls, turn_calls, argument_errors = read_tool_calls(_field(message, "tool_calls"))
     turn: dict[str, Any] = {"role": "assistant", "content": text or None}
     if turn_calls:
         turn["tool_calls"] = turn_calls
-    usage = getattr(response, "usage", None)
+    usage = _field(response, "usage")
     return Reply(
         text=text,
-        input_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-        output_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-        model=str(getattr(response, "model", None) or requested_model),
+        input_tokens=_count(_field(usage, "prompt_tokens")),
+        output_tokens=_count(_field(usage, "completion_tokens")),
+        model=str(_field(response, "model") or requested_model),
         tool_calls=calls,
         assistant_turn=turn,
         argument_errors=argument_errors,
@@ -182,11 +215,11 @@ def read_tool_calls(
     turn_calls: list[dict[str, Any]] = []
     argument_errors: dict[str, str] = {}
     for raw in tool_calls if isinstance(tool_calls, list) else []:
-        call_id = str(getattr(raw, "id", "") or "")
-        function = getattr(raw, "function", None)
-        named = function if function is not None else getattr(raw, "custom", None)
-        name = str(getattr(named, "name", "") or "")
-        arguments_text = getattr(function, "arguments", None)
+        call_id = str(_field(raw, "id") or "")
+        function = _field(raw, "function")
+        named = function if function is not None else _field(raw, "custom")
+        name = str(_field(named, "name") or "")
+        arguments_text = _field(function, "arguments")
         arguments: Any = {}
         if function is None:
             argument_errors[call_id] = f"{name!r} is not a function; only functions are offered"
@@ -204,7 +237,9 @@ def read_tool_calls(
                     )
                     arguments = {}
         calls.append(ToolCall(id=call_id, name=name, arguments=arguments))
-        if function is None and hasattr(raw, "model_dump"):
+        if function is None and isinstance(raw, dict):
+            turn_calls.append(without_nulls(raw))
+        elif function is None and hasattr(raw, "model_dump"):
             turn_calls.append(raw.model_dump(mode="json", exclude_none=True))
         else:
             turn_calls.append(
@@ -215,3 +250,12 @@ def read_tool_calls(
                 }
             )
     return tuple(calls), turn_calls, argument_errors
+
+
+def without_nulls(value: Any) -> Any:
+    """A JSON value with every null member of its objects left out, at every depth."""
+    if isinstance(value, dict):
+        return {k: without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [without_nulls(v) for v in value]
+    return value

@@ -288,7 +288,7 @@ def classify(
         return exc.failure
     if isinstance(exc, TimeoutError):
         return timed_out(timeout_s)
-    if isinstance(exc, json.JSONDecodeError):
+    if isinstance(exc, json.JSONDecodeError | UnicodeDecodeError):  # the SDK's own json()
         return no_text("malformed response body")
     if errors is None:
         return None
