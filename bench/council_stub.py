@@ -67,8 +67,9 @@ class StubProcess:
     `openai_url` is its base URL for the openai provider.
     """
 
-    def __init__(self, latency: float) -> None:
+    def __init__(self, latency: float, *, keep_alive: bool = False) -> None:
         self.latency = latency
+        self.keep_alive = keep_alive
         self.port = 0
         self._process: subprocess.Popen[str] | None = None
 
@@ -78,7 +79,13 @@ class StubProcess:
 
     def __enter__(self) -> StubProcess:
         self._process = subprocess.Popen(
-            [sys.executable, __file__, "--latency", str(self.latency)],
+            [
+                sys.executable,
+                __file__,
+                "--latency",
+                str(self.latency),
+                *(["--keep-alive"] if self.keep_alive else []),
+            ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -110,8 +117,13 @@ class StubProcess:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--latency", type=float, default=0.5, help="seconds per answer")
+    parser.add_argument(
+        "--keep-alive", action="store_true", help="keep connections open, as real providers do"
+    )
     args = parser.parse_args()
-    with StubServer(responder=responder, default_delay_s=args.latency) as stub:
+    with StubServer(
+        responder=responder, default_delay_s=args.latency, keep_alive=args.keep_alive
+    ) as stub:
         print(f"port {stub.port}", flush=True)
         sys.stdin.read()  # serve until the parent closes our standard input
 

@@ -118,6 +118,11 @@ def main() -> None:
     parser.add_argument("--parallel", type=int, default=128, help="questions in flight at once")
     parser.add_argument("--dir", type=Path, default=None, help="where the eval is written")
     parser.add_argument("--profile", type=Path, default=None, help="cProfile stats of the child")
+    parser.add_argument(
+        "--keep-alive",
+        action="store_true",
+        help="the stub keeps connections open, as real providers do (default: one per call)",
+    )
     args = parser.parse_args()
     base = Path(tempfile.mkdtemp(prefix="eval-scale-", dir=args.dir))
     root = base / "_dream_context"
@@ -137,7 +142,7 @@ def main() -> None:
     start_up = run_child(
         [sys.executable, "-m", "dreamcontext_council", "council", "eval", "--help"], env, base
     )
-    with StubProcess(args.latency) as stub:
+    with StubProcess(args.latency, keep_alive=args.keep_alive) as stub:
         child = run_child(
             [
                 *council,
@@ -174,7 +179,8 @@ def main() -> None:
     print(
         f"eval scale: {debates} debates of {PERSONAS} personas x {ROUNDS} rounds + synthesis "
         f"+ baseline, {args.latency:g}s per call, concurrency {args.concurrency}, "
-        f"--parallel {args.parallel}, under {base}"
+        f"--parallel {args.parallel}, connections "
+        f"{'kept open' if args.keep_alive else 'closed after each call'}, under {base}"
     )
     print(f"(load average before the summary: {load}; python {sys.version.split()[0]})")
     print()

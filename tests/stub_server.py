@@ -402,8 +402,12 @@ class StubServer:
         *,
         default_delay_s: float = 0.0,
         port: int = 0,
+        keep_alive: bool = False,
     ) -> None:
         self.responder = responder
+        # Off by default: every answer closes its connection, so a test sees each request
+        # on a fresh one. On, connections stay open as a real provider's do.
+        self.keep_alive = keep_alive
         self.requested_port = port
         self.default_delay_s = default_delay_s
         self.requests: list[RecordedRequest] = []
@@ -565,9 +569,10 @@ def _make_handler(server: StubServer) -> type[BaseHTTPRequestHandler]:
             for name, value in headers.items():
                 self.send_header(name, value)
             self.send_header("Content-Length", str(len(payload)))
-            self.send_header("Connection", "close")
+            if not server.keep_alive:
+                self.send_header("Connection", "close")
             self.end_headers()
-            self.close_connection = True
+            self.close_connection = not server.keep_alive
             if response.truncate_to is not None:
                 self.wfile.write(payload[: response.truncate_to])
                 self.wfile.flush()
