@@ -81,3 +81,14 @@ def test_many_debates_at_once_rewrite_the_live_file_once_an_interval(
         assert live(chair)["debate"] == first
     live_state.refresh_live(root, second, phase="setup")  # one debate: transitions at once
     assert live(chair)["debate"] == second
+
+
+def test_overlapping_throttles_ending_out_of_order_leave_the_one_still_held() -> None:
+    first = live_state.throttled_submissions(1.0)
+    second = live_state.throttled_submissions(3600, every_refresh=True)
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)  # the run that started first ends first
+    assert live_state._throttle() == (3600, True)
+    second.__exit__(None, None, None)
+    assert live_state._throttle() == (0.0, False)

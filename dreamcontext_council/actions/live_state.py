@@ -68,10 +68,17 @@ def live_state(
 
 
 _last_refresh: dict[str, float] = {}
-_submission_interval = [0.0]
-# Set while many debates run at once (an eval): one live file per root, and every refresh,
-# transitions too, counts against its interval; it shows whichever debate moved last.
-_whole_root = [False]
+# The throttles held now, one per `throttled_submissions` still open: (interval, whole root).
+# Runs in one process overlap (an eval, the MCP server's background runs), so each hold
+# removes itself on exit instead of restoring what it found.
+_holds: list[tuple[float, bool]] = []
+
+
+def _throttle() -> tuple[float, bool]:
+    """The interval in force (the longest held) and whether the whole root shares it."""
+    if not _holds:
+        return 0.0, False
+    return max(h[0] for h in _holds), any(h[1] for h in _holds)
 
 
 @contextmanager
@@ -79,15 +86,16 @@ def throttled_submissions(interval_s: float, *, every_refresh: bool = False) -> 
     """While a run records many answers in one process, refresh for them at most this often.
 
     Every transition (round start and end, synthesis, done) still refreshes at once, unless
-    `every_refresh`: then the root's live file is rewritten at most once an interval.
+    `every_refresh` (many debates at once, as in an eval: one live file per root, showing
+    whichever debate moved last): then the root's live file is rewritten at most once an
+    interval. Holds may overlap and end in any order; the longest interval held applies.
     """
-    previous = _submission_interval[0], _whole_root[0]
-    _submission_interval[0] = interval_s
-    _whole_root[0] = every_refresh or _whole_root[0]
+    hold = (interval_s, every_refresh)
+    _holds.append(hold)
     try:
         yield
     finally:
-        _submission_interval[0], _whole_root[0] = previous
+        _holds.remove(hold)
 
 
 def refresh_live(
@@ -100,9 +108,9 @@ def refresh_live(
 ) -> None:
     """Rewrite the live file; any failure is logged and swallowed."""
     now = time.monotonic()
-    interval = _submission_interval[0]
-    key = str(root.path) if _whole_root[0] else debate_id
-    throttled = not transition or _whole_root[0]
+    interval, whole_root = _throttle()
+    key = str(root.path) if whole_root else debate_id
+    throttled = not transition or whole_root
     if throttled and interval and now - _last_refresh.get(key, -interval) < interval:
         return
     _last_refresh[key] = now
