@@ -71,6 +71,16 @@ def register(cli: click.Group, council: click.Group) -> None:
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Seconds per call.")
 @click.option("--retries", type=click.IntRange(0, 10), help="Retries per call.")
 @click.option(
+    "--max-cost",
+    type=float,
+    help="Stop before the whole eval spends more than this many dollars in this run.",
+)
+@click.option(
+    "--max-calls",
+    type=click.IntRange(min=0),
+    help="Stop before the whole eval makes more than this many calls in this run.",
+)
+@click.option(
     "--allow-command",
     "allow_commands",
     multiple=True,
@@ -95,6 +105,8 @@ def eval_command(
     base_url: str | None,
     timeout: float | None,
     retries: int | None,
+    max_cost: float | None,
+    max_calls: int | None,
     allow_commands: tuple[str, ...],
     as_json: bool,
 ) -> None:
@@ -155,6 +167,8 @@ def eval_command(
         concurrency=concurrency,
         parallel=parallel,
         samples=samples,
+        max_cost=max_cost,
+        max_calls=max_calls,
         allow_commands=list(allow_commands),
         env=dict(os.environ),
     )

@@ -103,28 +103,27 @@ class BudgetReached(Exception):
 
 
 @dataclass
-class Ledger:
-    """Counts this run's calls and cost and appends one usage.jsonl line per call."""
+class Budget:
+    """Calls and spend against --max-calls and --max-cost.
 
-    usage_path: Path
-    prices: PriceTable
+    A run has its own; an eval also gives every run one budget they share, so the runs
+    together stop before crossing its limits, whichever run would cross them.
+    """
+
     max_cost: float | None = None
     max_calls: int | None = None
     calls: int = 0
     cost: float = 0.0
-    # Calls admitted but not recorded yet: personas of a round are asked all at once.
+    # Calls admitted but not counted yet: personas of a round are asked all at once.
     in_flight: int = 0
     reserved: float = 0.0
 
-    def admit(
-        self, spec: ModelSpec, estimated_input_tokens: int, expected_output_tokens: int
-    ) -> float:
-        """Reserve room for one call and return its estimated cost; BudgetReached when it would cross a limit."""
+    def admit(self, estimate: float) -> None:
+        """Reserve room for one call of about `estimate` dollars; BudgetReached past a limit."""
         if self.max_calls is not None and self.calls + self.in_flight + 1 > self.max_calls:
             # Calls still in flight count: they are made, and will be in usage.jsonl.
             made = self.calls + self.in_flight
             raise BudgetReached(f"--max-calls {self.max_calls} reached after {made} calls")
-        estimate = self.prices.cost(spec, estimated_input_tokens, expected_output_tokens)
         if self.max_cost is not None and self.cost + self.reserved + estimate > self.max_cost:
             raise BudgetReached(
                 f"--max-cost ${self.max_cost:.2f} would be crossed (spent ${self.cost:.4f}, "
@@ -132,12 +131,59 @@ class Ledger:
             )
         self.in_flight += 1
         self.reserved += estimate
-        return estimate
 
     def release(self, estimate: float) -> None:
         """Give back the room `admit` reserved, once the call is over."""
         self.in_flight -= 1
         self.reserved = max(0.0, self.reserved - estimate)
+
+    def count(self, cost: float) -> None:
+        self.calls += 1
+        self.cost += cost
+
+
+@dataclass
+class Ledger:
+    """Counts this run's calls and cost and appends one usage.jsonl line per call."""
+
+    usage_path: Path
+    prices: PriceTable
+    max_cost: float | None = None
+    max_calls: int | None = None
+    shared: Budget | None = None
+    """Limits this run shares with others in the process (an eval's), checked as well."""
+    own: Budget = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.own = Budget(self.max_cost, self.max_calls)
+
+    @property
+    def calls(self) -> int:
+        return self.own.calls
+
+    @property
+    def cost(self) -> float:
+        return self.own.cost
+
+    def admit(
+        self, spec: ModelSpec, estimated_input_tokens: int, expected_output_tokens: int
+    ) -> float:
+        """Reserve room for one call and return its estimated cost; BudgetReached when it would cross a limit."""
+        estimate = self.prices.cost(spec, estimated_input_tokens, expected_output_tokens)
+        self.own.admit(estimate)
+        if self.shared is not None:
+            try:
+                self.shared.admit(estimate)
+            except BudgetReached:
+                self.own.release(estimate)
+                raise
+        return estimate
+
+    def release(self, estimate: float) -> None:
+        """Give back the room `admit` reserved, once the call is over."""
+        self.own.release(estimate)
+        if self.shared is not None:
+            self.shared.release(estimate)
 
     def record(
         self,
@@ -157,11 +203,12 @@ class Ledger:
         the result is saved) repeat it. The caller appends the line with `append`, which
         may block on the disk.
         """
-        self.calls += 1
         tokens_in = completion.usage.input_tokens if completion else 0
         tokens_out = completion.usage.output_tokens if completion else 0
         cost = self.prices.cost(spec, tokens_in, tokens_out)
-        self.cost += cost
+        self.own.count(cost)
+        if self.shared is not None:
+            self.shared.count(cost)
         record: dict[str, Any] = {
             "call": uuid.uuid4().hex[:12],
             "at": now_iso(),

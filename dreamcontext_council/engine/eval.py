@@ -23,7 +23,13 @@ from dreamcontext_council.actions import convene
 from dreamcontext_council.actions.files import DebateFiles
 from dreamcontext_council.actions.live_state import throttled_submissions
 from dreamcontext_council.engine import prompts
-from dreamcontext_council.engine.accounting import BASELINE_CALLER, Ledger, load_prices
+from dreamcontext_council.engine.accounting import (
+    BASELINE_CALLER,
+    Budget,
+    BudgetReached,
+    Ledger,
+    load_prices,
+)
 from dreamcontext_council.engine.calls import Caller
 from dreamcontext_council.engine.contract import ContractError, parse_persona_answer
 from dreamcontext_council.engine.launch import Launch, launch
@@ -64,6 +70,8 @@ class EvalSettings:
     concurrency: int | None = None
     parallel: int = 8
     samples: int = 0  # self-consistency samples; 0 leaves the method out
+    max_cost: float | None = None  # for the whole eval, in this run
+    max_calls: int | None = None
     allow_commands: list[str] = field(default_factory=list)
     env: Mapping[str, str] = field(default_factory=dict)
 
@@ -282,6 +290,8 @@ class Evaluation:
             env=settings.env,
         )
         self._debates_lock = asyncio.Lock()
+        # Every question's calls count against one budget: the eval stops as a whole.
+        self.budget = Budget(settings.max_cost, settings.max_calls)
 
     @property
     def solo_model(self) -> ModelSpec:
@@ -305,9 +315,20 @@ class Evaluation:
                 throttled_submissions(LIVE_REFRESH_S, every_refresh=True),
                 deferred_index(self.root),
             ):
-                await asyncio.gather(*(one(q) for q in questions))
-        except (RunStopped, ProviderError) as stop:
-            reason = stop.reason if isinstance(stop, RunStopped) else "a call failed"
+                # Every question goes on to its own end, so answers in flight are saved
+                # when one question stops; then the first stop stops the eval.
+                ended = await asyncio.gather(*(one(q) for q in questions), return_exceptions=True)
+            for problem in ended:
+                if isinstance(problem, BaseException):
+                    raise problem
+        except (RunStopped, ProviderError, BudgetReached) as stop:
+            reason = (
+                stop.reason
+                if isinstance(stop, RunStopped)
+                else f"budget: {stop}"
+                if isinstance(stop, BudgetReached)
+                else "a call failed"
+            )
             raise RunStopped(
                 f"{str(stop).rstrip('.')}. Run the same `dreamcontext council eval` command "
                 "again to resume every question.",
@@ -342,7 +363,8 @@ class Evaluation:
         ]
         ran = not complete or not all(p.is_file() for p in paths)
         timing = self.folder.timings(question.id)
-        caller = Caller(self.providers, Ledger(files.paths.usage, self.prices), QuietProgress())
+        ledger = Ledger(files.paths.usage, self.prices, shared=self.budget)
+        caller = Caller(self.providers, ledger, QuietProgress())
         spec = self.solo_model
         started = time.monotonic()
         await single_answer(files, paths[0], question, spec, caller, who=BASELINE_CALLER)
@@ -358,8 +380,13 @@ class Evaluation:
         )
         if not complete:
             started = time.monotonic()
-            await launch(self._launch(files.id), echo=lambda _line: None, shared=self.providers)
+            outcome = await launch(
+                self._launch(files.id), echo=lambda _line: None, shared=self.providers
+            )
             timing["council"] = timing.get("council", 0.0) + time.monotonic() - started
+            if outcome.get("stopped") == "budget":
+                atomic_write_json(self.folder.timing(question.id), timing)
+                raise BudgetReached(str(outcome["reason"]).removeprefix("budget: "))
         if ran:
             atomic_write_json(self.folder.timing(question.id), timing)
         usage = calls_of(debate_usage(files))
@@ -377,6 +404,7 @@ class Evaluation:
             retries=s.retries,
             concurrency=s.concurrency,
             allow_commands=list(s.allow_commands),
+            shared_budget=self.budget,
             yes=True,
             quiet=True,
             root=str(self.root.path),

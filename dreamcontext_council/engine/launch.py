@@ -12,7 +12,7 @@ from typing import Any
 from dreamcontext_council.actions import convene
 from dreamcontext_council.actions.files import DebateFiles
 from dreamcontext_council.engine import consent, remembered, research
-from dreamcontext_council.engine.accounting import ORCHESTRATOR_CALLER, load_prices
+from dreamcontext_council.engine.accounting import ORCHESTRATOR_CALLER, Budget, load_prices
 from dreamcontext_council.engine.answer_cap import DEFAULT_MAX_ANSWER_KB
 from dreamcontext_council.engine.only import only_round, parse_only
 from dreamcontext_council.engine.preflight import ModelUse, model_uses
@@ -94,6 +94,7 @@ class Launch:
     progress: Progress | None = None
     on_created: Callable[[str], None] | None = None
     cancelled_as: str = "interrupted by Ctrl-C"  # what stopped a cancelled run, for run.json
+    shared_budget: Budget | None = None  # limits shared with other runs in the process (eval)
 
 
 def _provider_set(request: Launch) -> ProviderSet:
@@ -239,6 +240,7 @@ async def launch(
             max_answer_kb=request.max_answer_kb or DEFAULT_MAX_ANSWER_KB,
             only=only,
             cancelled_as=request.cancelled_as,
+            shared_budget=request.shared_budget,
         )
         from dreamcontext_council.engine.synthesis_input import CompressionSettings
 
@@ -271,6 +273,7 @@ async def launch(
         "id": outcome.debate_id,
         "stopped": outcome.stopped,
         "message": outcome.message,
+        "reason": outcome.reason,
         "calls": outcome.calls,
         "cost_usd": round(outcome.cost, 6),
     }

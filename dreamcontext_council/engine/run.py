@@ -24,6 +24,7 @@ from dreamcontext_council.engine import convergence as conv
 from dreamcontext_council.engine import prompts
 from dreamcontext_council.engine.accounting import (
     ORCHESTRATOR_CALLER,
+    Budget,
     BudgetReached,
     Ledger,
     PriceTable,
@@ -80,6 +81,7 @@ class RunOptions:
     max_answer_kb: int = DEFAULT_MAX_ANSWER_KB
     only: list[str] | None = None  # answer only these personas of the running round, then stop
     cancelled_as: str = "interrupted by Ctrl-C"  # run.json's reason when the run is cancelled
+    shared_budget: Budget | None = None  # limits shared with other runs (an eval's)
     baseline: bool = False  # before round 1, one solo answer (baseline.md)
     baseline_model: str | None = None  # default: the synthesis model
 
@@ -112,7 +114,11 @@ class CouncilRun:
         self.options = options
         self.default_model = options.model or default_model(options.env)
         self.ledger = Ledger(
-            self.files.paths.usage, options.prices, options.max_cost, options.max_calls
+            self.files.paths.usage,
+            options.prices,
+            options.max_cost,
+            options.max_calls,
+            options.shared_budget,
         )
         self.caller = Caller(providers, self.ledger, progress)
         self.progress = progress

@@ -175,7 +175,8 @@ def test_a_bad_request_fails_at_once_naming_the_provider_and_the_model(
 
 @KINDS
 def test_concurrency_is_limited_per_provider(council: Council, tmp_path: Path, kind: str) -> None:
-    with StubServer(responder=scripted_responder, default_delay_s=0.3) as stub:
+    # Long enough that a loaded machine still starts the second call before the first ends.
+    with StubServer(responder=scripted_responder, default_delay_s=0.8) as stub:
         result = run_debate(council, tmp_path, kind, stub, "--concurrency", "2", count=6)
         most = stub.max_in_flight
 

@@ -272,3 +272,25 @@ def test_a_failing_model_stops_the_eval_with_how_to_resume(
     assert result.code != 0
     assert "`dreamcontext council eval` command again" in result.err
     assert not list((council.root / "evals").glob("*/results.json"))
+
+
+def test_max_calls_holds_for_the_whole_eval_and_the_same_command_goes_on(
+    council: Council, stub: tuple[str, Path], tmp_path: Path
+) -> None:
+    model, log = stub
+    path = tmp_path / "arith.jsonl"
+    assert council("eval", str(path), "--generate", "arithmetic", "3", "--seed", "1").code == 0
+    env = {"EVAL_STUB_LOG": str(log)}
+    # 3 questions x (1 solo + 4 personas x 2 rounds + synthesis) = 30 calls; 7 allowed.
+    args = ("eval", str(path), "--answer-type", "number", "--model", model, "--parallel", "3")
+    stopped = council(*args, "--max-calls", "7", env=env)
+    assert stopped.code == 1, stopped.out
+    assert "--max-calls 7 reached" in stopped.err
+    assert "`dreamcontext council eval` command again" in stopped.err
+    assert len(logged(log)) == 7  # across every question, not 7 each
+    assert not list((council.root / "evals").glob("*/results.json"))
+
+    done = council(*args, env=env)
+    assert done.code == 0, done.err
+    assert len(logged(log)) == 30  # the 7 saved answers are not asked again
+    assert results(council)["questions"] == 3
