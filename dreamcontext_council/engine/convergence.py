@@ -1,5 +1,5 @@
-"""Whether to debate another round: what the check model reads, the exactly-CONTINUE rule
-and the opt-in early stop.
+"""Whether to debate another round: what the check model reads, asking it once, the
+exactly-CONTINUE rule and the opt-in early stop.
 
 The check follows NiraNexus Council: after round 2 the orchestrator model reads every
 persona's round-1 perspective and a summary of each round-2 cross-examination exchange,
@@ -13,7 +13,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from dreamcontext_council.actions.files import DebateFiles
+from dreamcontext_council.engine import prompts
+from dreamcontext_council.engine.accounting import ORCHESTRATOR_CALLER
+from dreamcontext_council.engine.calls import Caller
 from dreamcontext_council.engine.contract import review_score
+from dreamcontext_council.engine.failures import shorten_at_word
+from dreamcontext_council.engine.progress import Progress
+from dreamcontext_council.engine.providers.models import parse_model
 from dreamcontext_council.engine.reviews import load_reviews
 from dreamcontext_council.rules import metrics
 from dreamcontext_council.rules.debate import bounded_round
@@ -149,3 +155,58 @@ def check_material(files: DebateFiles, number: int) -> CheckMaterial:
     return CheckMaterial(
         metrics.convergence(votes), metrics.leading(votes), perspectives, exchanges, positions
     )
+
+
+async def ask_check(
+    files: DebateFiles,
+    caller: Caller,
+    progress: Progress,
+    number: int,
+    *,
+    check_model: str,
+    allow_early_stop: bool,
+) -> bool:
+    """The convergence check after round N, asked once and read back from round-log.md.
+
+    The check model is always asked; the numeric early stop applies only when
+    `allow_early_stop` (`--early-stop`, a departure from the seed, off by default)."""
+    logged = logged_checks(files.log()).get(number)
+    if logged is not None:
+        return is_continue(logged.answer)
+    verdicts = files.verdicts()
+    levels = [metrics.convergence(verdicts.round(r)) for r in range(1, number + 1)]
+    lead = metrics.leading(verdicts.round(number))
+    bullets = [f"Numeric convergence: {levels[-1]}%" + (f" → {lead}" if lead else "")]
+    line: str | None = None
+    if allow_early_stop and early_stop(levels):
+        answer, bullets = (
+            "CONVERGED",
+            [*bullets, "Early stop (--early-stop): 90% or more in two rounds in a row."],
+        )
+    else:
+        debate = files.debate()
+        prompt = prompts.check_prompt(
+            debate.section("Question") or debate.topic,
+            number,
+            debate.rounds_planned,
+            check_material(files, number),
+        )
+        completion, line = await caller.ask(
+            parse_model(check_model),
+            prompt,
+            persona=ORCHESTRATOR_CALLER,
+            round=number,
+            phase="check",
+        )
+        answer = completion.text.strip() or "(empty)"
+        bullets.append(f"Answered by: {completion.provider}:{completion.model}")
+    going_on = is_continue(answer)
+    bullets.append("Decision: another round" if going_on else "Decision: synthesis")
+    files.append_log(check_heading(number, answer), bullets)
+    if line:
+        await caller.append(line)  # `ok` once the answer is in round-log.md
+    progress.note(
+        f"Convergence check after round {number}: {shorten_at_word(answer, 40)} "
+        f"({bullets[0]}); {bullets[-1]}."
+    )
+    return going_on

@@ -21,9 +21,7 @@ from dreamcontext_council.actions.files import DebateFiles, today
 from dreamcontext_council.actions.live_state import refresh_live, throttled_submissions
 from dreamcontext_council.actions.rounds import absences, end_round, missing_reports, start_round
 from dreamcontext_council.engine import convergence as conv
-from dreamcontext_council.engine import prompts
 from dreamcontext_council.engine.accounting import (
-    ORCHESTRATOR_CALLER,
     Budget,
     BudgetReached,
     Ledger,
@@ -48,7 +46,6 @@ from dreamcontext_council.folder.storage import (
     remove_leftover_staging,
     remove_leftover_temps,
 )
-from dreamcontext_council.rules import metrics
 from dreamcontext_council.rules.roundlog import persona_failures
 
 if TYPE_CHECKING:  # the MCP client is loaded only by a run with research tools
@@ -407,47 +404,15 @@ class CouncilRun:
         return "round"
 
     async def _check(self, number: int) -> bool:
-        """The convergence check after round N, asked once and read back from round-log.md.
-
-        The check model is always asked; the numeric early stop applies only when
-        `early_stop` was asked for (a departure from the seed, off by default)."""
-        logged = conv.logged_checks(self.files.log()).get(number)
-        if logged is not None:
-            return conv.is_continue(logged.answer)
-        verdicts = self.files.verdicts()
-        levels = [metrics.convergence(verdicts.round(r)) for r in range(1, number + 1)]
-        lead = metrics.leading(verdicts.round(number))
-        bullets = [f"Numeric convergence: {levels[-1]}%" + (f" → {lead}" if lead else "")]
-        line: str | None = None
-        if self.options.early_stop and conv.early_stop(levels):
-            answer, bullets = (
-                "CONVERGED",
-                [*bullets, "Early stop (--early-stop): 90% or more in two rounds in a row."],
-            )
-        else:
-            debate = self.files.debate()
-            prompt = prompts.check_prompt(
-                debate.section("Question") or debate.topic,
-                number,
-                debate.rounds_planned,
-                conv.check_material(self.files, number),
-            )
-            spec = parse_model(self._check_model())
-            completion, line = await self.caller.ask(
-                spec, prompt, persona=ORCHESTRATOR_CALLER, round=number, phase="check"
-            )
-            answer = completion.text.strip() or "(empty)"
-            bullets.append(f"Answered by: {completion.provider}:{completion.model}")
-        going_on = conv.is_continue(answer)
-        bullets.append("Decision: another round" if going_on else "Decision: synthesis")
-        self.files.append_log(conv.check_heading(number, answer), bullets)
-        if line:
-            await self.caller.append(line)  # `ok` once the answer is in round-log.md
-        self.progress.note(
-            f"Convergence check after round {number}: {shorten_at_word(answer, 40)} "
-            f"({bullets[0]}); {bullets[-1]}."
+        """The convergence check after round N (engine/convergence.py)."""
+        return await conv.ask_check(
+            self.files,
+            self.caller,
+            self.progress,
+            number,
+            check_model=self._check_model(),
+            allow_early_stop=self.options.early_stop,
         )
-        return going_on
 
     def _interlude_message(self, number: int) -> str:
         return (
