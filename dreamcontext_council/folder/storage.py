@@ -210,22 +210,30 @@ def append_line(path: Path, line: str) -> None:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
-            start = os.fstat(fd).st_size
             try:
-                with _naming(path):
-                    written = 0
-                    while written < len(data):  # a nearly full disk takes part of a write
-                        written += os.write(fd, data[written:])
-                    os.fsync(fd)
+                _append_whole(fd, path, data, os.fstat(fd).st_size)
             except BaseException:
-                with suppress(OSError):
-                    os.ftruncate(fd, start)
                 if not existed:
                     with suppress(OSError):
                         os.unlink(path)
                 raise
         finally:
             os.close(fd)
+
+
+def _append_whole(fd: int, path: Path, data: bytes, size: int) -> None:
+    """Write all of `data` at the end of `fd` and fsync it; on any failure cut the file back
+    to `size` bytes, so it is as it was."""
+    try:
+        with _naming(path):
+            written = 0
+            while written < len(data):  # a nearly full disk takes part of a write
+                written += os.write(fd, data[written:])
+            os.fsync(fd)
+    except BaseException:
+        with suppress(OSError):
+            os.ftruncate(fd, size)
+        raise
 
 
 def append_text(path: Path, text: str, *, size: int) -> bool:
@@ -248,16 +256,7 @@ def append_text(path: Path, text: str, *, size: int) -> bool:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode) or info.st_size != size:
             return False
-        try:
-            with _naming(path):
-                written = 0
-                while written < len(data):  # a nearly full disk takes part of a write
-                    written += os.write(fd, data[written:])
-                os.fsync(fd)
-        except BaseException:
-            with suppress(OSError):
-                os.ftruncate(fd, size)
-            raise
+        _append_whole(fd, path, data, size)
     finally:
         os.close(fd)
     return True
