@@ -8,17 +8,16 @@ from email.utils import formatdate
 import pytest
 
 from dreamcontext_council.engine.providers.base import Reply
-from dreamcontext_council.engine.providers.limits import CallLimits
-from dreamcontext_council.engine.providers.retry import (
+from dreamcontext_council.engine.providers.diagnosis import (
     CallTarget,
-    RetryPolicy,
-    complete_with_retries,
     parse_retry_after,
     redact,
     secrets_from_env,
     server_message,
     status_failure,
 )
+from dreamcontext_council.engine.providers.limits import CallLimits
+from dreamcontext_council.engine.providers.retry import RetryPolicy, complete_with_retries
 from dreamcontext_council.errors import UsageError
 
 from .conftest import TEST_KEY

@@ -627,8 +627,8 @@ def test_a_chat_completion_is_read_from_its_json_object_as_from_the_sdk_model() 
 
 
 def test_a_chat_completion_whose_usage_is_not_a_number_is_malformed() -> None:
+    from dreamcontext_council.engine.providers.diagnosis import AttemptFailed
     from dreamcontext_council.engine.providers.openai_provider import read_chat_completion
-    from dreamcontext_council.engine.providers.retry import AttemptFailed
 
     body = {
         "choices": [{"message": {"content": "hi"}}],

@@ -11,16 +11,15 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from dreamcontext_council.engine.providers.base import Completion, Prompt, Reply, tools_refused
-from dreamcontext_council.engine.providers.limits import CallLimits
-from dreamcontext_council.engine.providers.retry import (
+from dreamcontext_council.engine.providers.diagnosis import (
     AttemptFailed,
     CallTarget,
-    RetryPolicy,
     command_failed,
     command_not_runnable,
-    complete_with_retries,
     secrets_from_env,
 )
+from dreamcontext_council.engine.providers.limits import CallLimits
+from dreamcontext_council.engine.providers.retry import RetryPolicy, complete_with_retries
 
 
 def estimate_tokens(text: str) -> int:

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Mapping
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from dreamcontext_council.engine.providers.retry import REDACTED
+from dreamcontext_council.engine.providers.diagnosis import REDACTED
 
 # `ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, `MY_PROXY_API_KEY`, `ANTHROPIC_AUTH_TOKEN`, ...
 _KEY_ENV_NAME = re.compile(r"(?i)(?:^|_)(?:API_KEY|AUTH_TOKEN)$")

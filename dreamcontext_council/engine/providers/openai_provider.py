@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from dreamcontext_council.engine.providers.base import Prompt, Reply
-from dreamcontext_council.engine.providers.retry import (
+from dreamcontext_council.engine.providers.diagnosis import (
     AttemptFailed,
     CallTarget,
     SdkErrors,

@@ -11,15 +11,13 @@ from dataclasses import replace
 from typing import Any
 
 from dreamcontext_council.engine.providers.base import Completion, Prompt, Reply
+from dreamcontext_council.engine.providers.diagnosis import CallTarget, SdkErrors, secrets_from_env
 from dreamcontext_council.engine.providers.limits import CallLimits
 from dreamcontext_council.engine.providers.retry import (
     Answered,
-    CallTarget,
     RetryPolicy,
-    SdkErrors,
     complete_with_retries,
     request_with_retries,
-    secrets_from_env,
 )
 from dreamcontext_council.engine.providers.tool_turn import ToolAnswer, ToolOffer, run_tool_turn
 from dreamcontext_council.engine.providers.tools import ToolBox
@@ -81,7 +79,7 @@ class SdkProvider:
         raise NotImplementedError
 
     def sdk_errors(self) -> SdkErrors:
-        """The SDK's exception classes, for `retry.classify`."""
+        """The SDK's exception classes, for `diagnosis.classify`."""
         raise NotImplementedError
 
     def opening(self, prompt: Prompt) -> list[Message]:

@@ -21,7 +21,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from dreamcontext_council.engine.providers.base import Completion, ProviderCallError, Reply, Usage
-from dreamcontext_council.engine.providers.retry import Answered, CallTarget, redact
+from dreamcontext_council.engine.providers.diagnosis import CallTarget, redact
+from dreamcontext_council.engine.providers.retry import Answered
 from dreamcontext_council.engine.providers.tools import ToolBox, ToolCall, ToolOutcome, ToolSpec
 
 BUDGET_SPENT = "tool-call budget for this turn is spent; answer now"
