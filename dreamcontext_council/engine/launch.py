@@ -165,7 +165,8 @@ async def launch(
     previous = remembered.recorded(files)
     tools_plan = _research(request, files, previous)
     request = remembered.settle(request, previous)
-    request = replace(request, tools=str(tools_plan.path) if tools_plan else None)
+    if tools_plan is not None or request.no_tools:  # else what was recorded stays recorded
+        request = replace(request, tools=str(tools_plan.path) if tools_plan else None)
     uses = model_uses(request, files, roster, previous)
     if only is not None:
         uses = [u for u in uses if u.who in {f"persona {slug}" for slug in only}]
@@ -282,10 +283,14 @@ async def launch(
 def _research(
     request: Launch, files: DebateFiles | None, previous: RunSettings
 ) -> research.ResearchPlan | None:
-    """The research tools of this run, checked and consented to before anything is written."""
+    """The research tools of this run, checked and consented to before anything is written.
+
+    A resynthesis asks no persona: it starts no tool server and needs no consent."""
     if request.no_tools:
         if request.tools:
             raise UsageError("--tools and --no-tools say opposite things; pass one of them.")
+        return None
+    if request.resynthesize and not request.tools:
         return None
     chosen = research.plan(request.tools, previous.tools, files.id if files else None)
     if chosen is not None:

@@ -264,6 +264,11 @@ def test_the_creator_of_a_debate_with_tools_resumes_it_without_naming_the_file_a
     result = council("run", council.only_id(), "--timeout", "2", "--yes")
     assert result.code == 0, result.err
     assert council.status(council.only_id()) == "complete"
+    # A resynthesis asks no persona: it needs no consent for the tools, and keeps them recorded.
+    stranger = {"DREAMCONTEXT_TRUST_FILE": str(tmp_path / "other-trust.json")}
+    again = council("run", council.only_id(), "--resynthesize", "--yes", env=stranger)
+    assert again.code == 0, again.err
+    assert council.meta(council.only_id())["run"]["tools"] == str(tools.resolve())
 
 
 def test_a_dry_run_with_tools_counts_each_turn_at_its_worst_and_starts_nothing(
