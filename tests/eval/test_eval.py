@@ -59,6 +59,14 @@ def stub(tmp_path: Path) -> tuple[str, Path]:
     return f"command:{sys.executable} {script}", tmp_path / "stub-calls.jsonl"
 
 
+def arithmetic_set(council: Council, tmp_path: Path, count: int, *, seed: int) -> Path:
+    """`eval --generate arithmetic COUNT --seed SEED` into tmp_path; the set's path."""
+    path = tmp_path / "arith.jsonl"
+    made = council("eval", str(path), "--generate", "arithmetic", str(count), "--seed", str(seed))
+    assert made.code == 0, made.err
+    return path
+
+
 def logged(path: Path) -> list[tuple[Any, ...]]:
     if not path.exists():
         return []
@@ -152,8 +160,7 @@ def test_methods_side_by_side_on_a_command_stub(
     council: Council, stub: tuple[str, Path], tmp_path: Path
 ) -> None:
     model, log = stub
-    path = tmp_path / "arith.jsonl"
-    assert council("eval", str(path), "--generate", "arithmetic", "3", "--seed", "1").code == 0
+    path = arithmetic_set(council, tmp_path, 3, seed=1)
     env = {"EVAL_STUB_LOG": str(log)}
     args = ("eval", str(path), "--answer-type", "number", "--model", model, "--samples", "3")
     result = council(*args, "--json", env=env)
@@ -215,8 +222,7 @@ def test_resume_after_sigkill_repeats_no_saved_call(
     council: Council, stub: tuple[str, Path], tmp_path: Path
 ) -> None:
     model, log = stub
-    path = tmp_path / "arith.jsonl"
-    assert council("eval", str(path), "--generate", "arithmetic", "4", "--seed", "2").code == 0
+    path = arithmetic_set(council, tmp_path, 4, seed=2)
     env = {"EVAL_STUB_LOG": str(log), "EVAL_STUB_DELAY": "0.3"}
     args = ("eval", str(path), "--answer-type", "number", "--model", model, "--parallel", "2")
 
@@ -259,8 +265,7 @@ def test_a_failing_model_stops_the_eval_with_how_to_resume(
 ) -> None:
     script = tmp_path / "broken.py"
     script.write_text("import sys\nsys.stdin.read()\nsys.exit(3)\n", encoding="utf-8")
-    path = tmp_path / "arith.jsonl"
-    assert council("eval", str(path), "--generate", "arithmetic", "2", "--seed", "1").code == 0
+    path = arithmetic_set(council, tmp_path, 2, seed=1)
     result = council(
         "eval",
         str(path),
@@ -278,8 +283,7 @@ def test_max_calls_holds_for_the_whole_eval_and_the_same_command_goes_on(
     council: Council, stub: tuple[str, Path], tmp_path: Path
 ) -> None:
     model, log = stub
-    path = tmp_path / "arith.jsonl"
-    assert council("eval", str(path), "--generate", "arithmetic", "3", "--seed", "1").code == 0
+    path = arithmetic_set(council, tmp_path, 3, seed=1)
     env = {"EVAL_STUB_LOG": str(log)}
     # 3 questions x (1 solo + 4 personas x 2 rounds + synthesis) = 30 calls; 7 allowed.
     args = ("eval", str(path), "--answer-type", "number", "--model", model, "--parallel", "3")
