@@ -56,8 +56,11 @@ def record_prompt(
         kept = [] if first else _read_calls(files, slug, number)
         calls = [_as_record(c) for c in [*kept, sent]]
         record = {"persona": slug, "round": number, "calls": calls}
-        path.parent.mkdir(exist_ok=True)
-        atomic_write_text(path, json.dumps(record, ensure_ascii=False, indent=2) + "\n")
+        # A record of what was sent, kept for `council prompt`: atomic, not fsynced (a power
+        # cut may lose it; the answer it led to is what the debate needs kept).
+        atomic_write_text(
+            path, json.dumps(record, ensure_ascii=False, indent=2) + "\n", durable=False
+        )
 
 
 def sent_prompts(root: Root, debate_id: str, slug: str, number: int) -> list[SentPrompt]:

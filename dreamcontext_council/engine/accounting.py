@@ -153,6 +153,8 @@ class Ledger:
     shared: Budget | None = None
     """Limits this run shares with others in the process (an eval's), checked as well."""
     own: Budget = field(init=False)
+    # Calls whose `pending` line this ledger wrote and that no later line has settled yet.
+    _pending: set[str] = field(init=False, default_factory=set)
 
     def __post_init__(self) -> None:
         self.own = Budget(self.max_cost, self.max_calls)
@@ -234,8 +236,28 @@ class Ledger:
         return json.dumps(record, ensure_ascii=False)
 
     def append(self, line: str) -> None:
-        """Append one usage line to usage.jsonl."""
-        append_line(self.usage_path, line)
+        """Append one usage line to usage.jsonl.
+
+        A `pending` line is fsynced: it is the record that the call was paid for. The line
+        that later settles it (`ok`, `failed`, ...) is not: a power cut that loses it leaves
+        the call `pending`, which counts it as paid and asks its result again, exactly as
+        the missing result on disk would have it.
+        """
+        call = _call_and_outcome(line)
+        settles = call is not None and call[0] in self._pending
+        append_line(self.usage_path, line, durable=not settles)
+        if call is not None:
+            if call[1] == PENDING:
+                self._pending.add(call[0])
+            else:
+                self._pending.discard(call[0])
+
+
+def _call_and_outcome(line: str) -> tuple[str, str] | None:
+    """The `call` id and `outcome` of a usage line this ledger made (None without an id)."""
+    record = json.loads(line)
+    call = record.get("call")
+    return (call, record.get("outcome", "")) if isinstance(call, str) else None
 
 
 def round_s(value: float) -> float:

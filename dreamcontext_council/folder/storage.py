@@ -195,10 +195,11 @@ def atomic_write_json(path: Path, data: Any, *, durable: bool = True) -> None:
 _appending = threading.Lock()
 
 
-def append_line(path: Path, line: str) -> None:
+def append_line(path: Path, line: str, *, durable: bool = True) -> None:
     """Append one line (for append-only logs such as usage.jsonl).
 
     A failed append (a full disk) leaves no torn line and no new empty file behind.
+    `durable=False` skips the fsync: a kill cannot lose the line, a power cut may.
     """
     data = (line.rstrip("\n") + "\n").encode("utf-8")
     with _appending:
@@ -211,7 +212,7 @@ def append_line(path: Path, line: str) -> None:
             fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             try:
-                _append_whole(fd, path, data, os.fstat(fd).st_size)
+                _append_whole(fd, path, data, os.fstat(fd).st_size, durable=durable)
             except BaseException:
                 if not existed:
                     with suppress(OSError):
@@ -221,15 +222,16 @@ def append_line(path: Path, line: str) -> None:
             os.close(fd)
 
 
-def _append_whole(fd: int, path: Path, data: bytes, size: int) -> None:
-    """Write all of `data` at the end of `fd` and fsync it; on any failure cut the file back
-    to `size` bytes, so it is as it was."""
+def _append_whole(fd: int, path: Path, data: bytes, size: int, *, durable: bool = True) -> None:
+    """Write all of `data` at the end of `fd` and fsync it (unless not `durable`); on any
+    failure cut the file back to `size` bytes, so it is as it was."""
     try:
         with _naming(path):
             written = 0
             while written < len(data):  # a nearly full disk takes part of a write
                 written += os.write(fd, data[written:])
-            os.fsync(fd)
+            if durable:
+                os.fsync(fd)
     except BaseException:
         with suppress(OSError):
             os.ftruncate(fd, size)
@@ -314,7 +316,6 @@ def locked(folder: Path) -> Iterator[None]:
         finally:
             held[key] -= 1
         return
-    folder.mkdir(parents=True, exist_ok=True)
     with _os_lock(folder / LOCK_NAME, folder.name):
         held[key] = 1
         try:
@@ -339,6 +340,7 @@ def _os_lock(path: Path, folder_name: str) -> Iterator[None]:
     except ImportError:  # Windows: no flock
         from filelock import FileLock, Timeout
 
+        path.parent.mkdir(parents=True, exist_ok=True)
         lock = FileLock(str(path), timeout=LOCK_TIMEOUT_S, poll_interval=LOCK_POLL_S)
         try:
             with lock:
@@ -348,7 +350,11 @@ def _os_lock(path: Path, folder_name: str) -> Iterator[None]:
         return
     flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
     try:
-        fd = os.open(path, flags, 0o644)
+        try:
+            fd = os.open(path, flags, 0o644)
+        except FileNotFoundError:  # its folder is new: made here, once
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, flags, 0o644)
     except OSError as exc:
         if exc.errno != errno.ELOOP:
             raise

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -162,3 +163,44 @@ def test_max_calls_zero_calls_nothing(council: Council) -> None:
     assert result.code == 0, result.err
     assert result.json()["stopped"] == "budget"
     assert council.usage(result.json()["id"]) == []
+
+
+def test_a_pending_line_is_fsynced_and_the_line_settling_it_is_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dreamcontext_council.engine.accounting import PENDING, Ledger, PriceTable, with_outcome
+    from dreamcontext_council.engine.providers.models import parse_model
+
+    usage = tmp_path / "usage.jsonl"
+    synced: list[int] = []
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        if os.readlink(f"/proc/self/fd/{fd}") == str(usage):
+            synced.append(len(usage.read_bytes().splitlines()))  # lines on disk at the fsync
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    ledger = Ledger(usage, PriceTable())
+    spec = parse_model("scripted")
+
+    def line(outcome: str) -> str:
+        error = "boom" if outcome == "failed" else None
+        return ledger.record(
+            spec=spec,
+            persona="alpha",
+            round_number=1,
+            phase="round",
+            completion=None,
+            outcome=outcome,
+            error=error,
+        )
+
+    answered = line("ok")
+    ledger.append(with_outcome(answered, PENDING))  # the call returned: paid for
+    ledger.append(answered)  # its answer is on disk
+    ledger.append(line("failed"))  # a call that failed: its only line
+
+    outcomes = [json.loads(x)["outcome"] for x in usage.read_text(encoding="utf-8").splitlines()]
+    assert outcomes == ["pending", "ok", "failed"]
+    assert synced == [1, 3]  # the pending line and the lone failed line, not the `ok`
