@@ -40,6 +40,7 @@ def environment() -> jinja2.Environment:
         keep_trailing_newline=True,
         trim_blocks=True,
         lstrip_blocks=True,
+        auto_reload=False,  # shipped with the package: never changed under a running process
     )
 
 

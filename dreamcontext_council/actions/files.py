@@ -20,6 +20,7 @@ from dreamcontext_council.folder.storage import (
     append_text,
     atomic_write_json,
     atomic_write_text,
+    hold_memo,
     locked,
     read_text,
 )
@@ -185,23 +186,33 @@ def _parsed(path: Path, within: Path, parse: Callable[[str], T]) -> T:
     """Parse a file, reusing the last parse while the file on disk is the same one.
 
     The key is (inode, size, mtime, ctime): every atomic write makes a new inode, so a
-    file rewritten by any process is parsed again. Callers get a copy they may change.
+    file rewritten by any process is parsed again. Under the lock, a file already read in
+    this hold is not looked at again. Callers get a copy they may change.
     A link out of `within` is refused even when its target was parsed before.
     """
+    key = str(path)
+    memo = hold_memo(within)  # read before in this hold of the lock: the same file
+    if memo is not None and key in memo:
+        value: T = pickle.loads(memo[key])
+        return value
     checked, seen = inside_with_info(path, within)
     info = seen if seen is not None else os.stat(checked)
     signature = (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-    key = str(path)
     hit = _parse_cache.get(key)
     if hit is not None and hit[0] == signature:
-        value: T = pickle.loads(hit[1])
+        if memo is not None:
+            memo[key] = hit[1]
+        value = pickle.loads(hit[1])
         return value
     value = parse(read_text(path, within=within))
     if len(_parse_cache) >= _PARSE_CACHE_LIMIT:
         for stale in list(_parse_cache)[: _PARSE_CACHE_LIMIT // 4]:  # the oldest parsed
             _parse_cache.pop(stale, None)  # another thread may have dropped it already
     _parse_cache.pop(key, None)  # parsed again: it goes to the young end
-    _parse_cache[key] = (signature, pickle.dumps(value, pickle.HIGHEST_PROTOCOL))
+    pickled = pickle.dumps(value, pickle.HIGHEST_PROTOCOL)
+    _parse_cache[key] = (signature, pickled)
+    if memo is not None:
+        memo[key] = pickled
     return value
 
 

@@ -52,13 +52,28 @@ def record_verdict(
     concession: str | None = None,
 ) -> Verdict:
     """Record the persona's verdict for round N (one per round and persona; last write wins)."""
+    files = DebateFiles(root, debate_id)
+    return _record_verdict(
+        files, slug, number, stance, conviction, headline=headline, concession=concession
+    )
+
+
+def _record_verdict(
+    files: DebateFiles,
+    slug: str,
+    number: int,
+    stance: str,
+    conviction: str | int,
+    *,
+    headline: str,
+    concession: str | None,
+) -> Verdict:
     level = parse_conviction(conviction)
     headline = " ".join(headline.split())
     if not headline:
         raise UsageError(
             "The headline is empty; pass --headline with one line that sums up the stance."
         )
-    files = DebateFiles(root, debate_id)
     with files.lock():
         debate = files.debate()
         files.require_persona(debate, slug)
@@ -77,7 +92,7 @@ def record_verdict(
             return previous  # the same verdict again: keep the record and its time
         verdicts.rounds.setdefault(number, {})[slug] = verdict
         files.save_verdicts(verdicts)
-    refresh_live(root, debate_id, transition=False)
+    refresh_live(files.root, files.id, transition=False)
     return verdict
 
 
@@ -95,10 +110,14 @@ def append_report(
 
     An entry left inside an open code fence is closed before it is stored, so it cannot hide
     the older entries below it; the warnings and the round log say so."""
+    return _append_report(DebateFiles(root, debate_id), slug, body, number)
+
+
+def _append_report(files: DebateFiles, slug: str, body: str, number: int | None) -> ReportResult:
+    debate_id = files.id
     cleaned, named = clean_entry_body(body)
     check_entry_body(cleaned)
     cleaned, repairs = seal_entry_body(cleaned)
-    files = DebateFiles(root, debate_id)
     with files.lock():
         debate = files.debate()
         files.require_persona(debate, slug)
@@ -136,7 +155,7 @@ def append_report(
                 f"No verdict recorded for {slug} in round {number}; run `dreamcontext council "
                 f"verdict {debate_id} {slug} {number} --stance ... --conviction ... --headline ...`."
             )
-    refresh_live(root, debate_id, transition=False)
+    refresh_live(files.root, debate_id, transition=False)
     return ReportResult(number, replaced, warnings)
 
 
@@ -168,17 +187,10 @@ def record_answer(
             e.round == number for e in files.entries(slug)
         ):
             return False
-        record_verdict(
-            root,
-            debate_id,
-            slug,
-            number,
-            stance=stance,
-            conviction=conviction,
-            headline=headline,
-            concession=concession,
+        _record_verdict(
+            files, slug, number, stance, conviction, headline=headline, concession=concession
         )
-        append_report(root, debate_id, slug, body, number=number)
+        _append_report(files, slug, body, number)
     return True
 
 

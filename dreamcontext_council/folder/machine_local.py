@@ -9,6 +9,7 @@ nothing of this is ever committed and nothing needs a commit to work.
 from __future__ import annotations
 
 import contextlib
+import time
 from pathlib import Path
 
 from dreamcontext_council.errors import CouncilError
@@ -34,8 +35,10 @@ COUNCIL_IGNORE = "\n".join(
 # writes it.
 TMP_IGNORE = "*\n"
 
-# Roots this process has checked: a run takes the lock hundreds of times.
-_checked: set[Path] = set()
+# Roots this process has checked, and when: a run takes the lock hundreds of times a
+# second, so a root is looked at again (a deleted .gitignore comes back) once a second.
+_checked: dict[Path, float] = {}
+RECHECK_S = 1.0
 
 
 def keep_out_of_git(root: Root) -> None:
@@ -43,9 +46,13 @@ def keep_out_of_git(root: Root) -> None:
 
     Never fails a command: a read-only root or a file in the way leaves things as they are.
     """
-    if root.path in _checked and (root.council / ".gitignore").exists():
+    now = time.monotonic()
+    last = _checked.get(root.path)
+    if last is not None and now - last < RECHECK_S:
         return
-    _checked.add(root.path)
+    _checked[root.path] = now
+    if last is not None and (root.council / ".gitignore").exists():
+        return
     with contextlib.suppress(OSError, CouncilError):
         _ensure(root, root.council / ".gitignore", COUNCIL_IGNORE, owned=True)
     with contextlib.suppress(OSError, CouncilError):

@@ -39,6 +39,7 @@ def atomic_write_text(path: Path, text: str, *, durable: bool = True) -> None:
     `durable=False` skips the fsync: still atomic for a killed process, but a power cut
     may lose the new content (right for telemetry such as the live file).
     """
+    _forget(path)
     try:
         fd, tmp = _temp_beside(path)
     except FileNotFoundError:  # its folder is new: made here, once
@@ -201,6 +202,7 @@ def append_line(path: Path, line: str, *, durable: bool = True) -> None:
     A failed append (a full disk) leaves no torn line and no new empty file behind.
     `durable=False` skips the fsync: a kill cannot lose the line, a power cut may.
     """
+    _forget(path)
     data = (line.rstrip("\n") + "\n").encode("utf-8")
     with _appending:
         existed = True
@@ -246,6 +248,7 @@ def append_text(path: Path, text: str, *, size: int) -> bool:
     at the end with one fsync, not into a new copy of the file. A failed write (a full
     disk) is cut back off, so the file is as it was.
     """
+    _forget(path)
     data = text.encode("utf-8")
     flags = os.O_WRONLY | os.O_APPEND
     for name in ("O_CLOEXEC", "O_NOFOLLOW", "O_NONBLOCK"):  # a link or a FIFO is not appended to
@@ -316,12 +319,35 @@ def locked(folder: Path) -> Iterator[None]:
         finally:
             held[key] -= 1
         return
+    memos: dict[str, dict[str, Any]] = _held.__dict__.setdefault("memos", {})
     with _os_lock(folder / LOCK_NAME, folder.name):
         held[key] = 1
+        memos[key] = {}
         try:
             yield
         finally:
             held[key] = 0
+            del memos[key]
+
+
+def hold_memo(folder: Path) -> dict[str, Any] | None:
+    """What this thread keeps for the length of its hold of `folder`'s lock, by file path;
+    None when it does not hold that lock.
+
+    While the lock is held no cooperating writer changes the folder, so a file read twice
+    in one hold is the same file; every write through this module forgets the file it
+    writes.
+    """
+    memos = _held.__dict__.get("memos")
+    return memos.get(_lock_key(folder)) if memos else None
+
+
+def _forget(path: Path) -> None:
+    memos = _held.__dict__.get("memos")
+    if memos:
+        name = str(path)
+        for memo in memos.values():
+            memo.pop(name, None)
 
 
 def _lock_timeout(folder_name: str) -> CouncilError:

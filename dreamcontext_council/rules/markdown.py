@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import NamedTuple
 
 # A backtick fence's info string may not hold a backtick (CommonMark): "```a`" is inline code.
@@ -94,6 +95,13 @@ class Section(NamedTuple):
 
 def sections(text: str, level: int) -> list[Section]:
     """Split `text` into the sections at `level`; nested deeper headings stay in the body."""
+    return list(_sections(text, level))
+
+
+# An answer or a context body is split again by each rule that reads it (the contract, the
+# entry check, the report, the panels): the split of the last few texts is kept.
+@lru_cache(maxsize=256)
+def _sections(text: str, level: int) -> tuple[Section, ...]:
     lines = text.split("\n")
     marks = [h for h in headings(lines) if h.level <= level]
     result: list[Section] = []
@@ -103,7 +111,7 @@ def sections(text: str, level: int) -> list[Section]:
         end = next((m.line for m in marks[i + 1 :]), len(lines))
         body = "\n".join(lines[mark.line + 1 : end]).strip("\n")
         result.append(Section(mark.title, level, mark.line, end, body))
-    return result
+    return tuple(result)
 
 
 def find_section(text: str, level: int, title: str) -> Section | None:
