@@ -106,7 +106,9 @@ class DebateFiles:
     # round-log.md
     def log(self) -> str:
         path = self.paths.round_log
-        return self.read(path) if path.exists() else roundlog.new_log(self.id)
+        if not path.exists():
+            return roundlog.new_log(self.id)
+        return self._parsed(path, str)  # read once per hold of the lock, and kept while unchanged
 
     def append_log(self, heading: str, bullets: list[str], *, once: bool = False) -> None:
         with self.lock():
