@@ -45,6 +45,16 @@ def responder(request_json: dict[str, Any]) -> str:
     return "CONTINUE" if task.get("phase") == "check" else scripted_text(task)
 
 
+def export_revision(rev: str, into: Path) -> Path:
+    """The tree of an older revision of this repository, written to `into`."""
+    archive = subprocess.run(
+        ["git", "-C", str(REPO), "archive", rev], check=True, capture_output=True
+    ).stdout
+    into.mkdir(parents=True)
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    return into
+
+
 def write_roster(folder: Path, count: int, model: str) -> str:
     """A roster file of `count` personas on `model`; returns its path."""
     path = folder / "roster.json"

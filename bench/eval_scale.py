@@ -17,6 +17,11 @@ exactly as a user starts it, with a provider concurrency of 64.
 
     .venv/bin/python bench/eval_scale.py [--debates 200] [--latency 0.5]
                                          [--concurrency 64] [--parallel 128] [--dir PATH]
+                                         [--before REV] [--repeat N]
+
+With `--before REV` the same workload also runs on that older revision (exported with
+`git archive`, run by this interpreter), the two sides in turn `--repeat` times; each side's
+least disturbed run (lowest CPU) is printed beside the other's, with their ratio.
 
 The last line reads `eval_scale: wall/floor=X.XX engine_cpu_per_debate=Y.YYYs peak_rss=ZMiB`.
 With `--profile FILE` the child runs under cProfile (on CPU time) and writes its stats to FILE (the
@@ -35,7 +40,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from council_stub import BENCH_MODEL, StubProcess, write_roster
+from council_stub import BENCH_MODEL, StubProcess, export_revision, write_roster
 
 from dreamcontext_council.rules.usage import calls_of
 
@@ -110,37 +115,44 @@ def count_calls(root: Path) -> tuple[int, int]:
     return calls, debates
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--debates", type=int, default=200, help="questions, one debate each")
-    parser.add_argument("--latency", type=float, default=0.5, help="seconds per call")
-    parser.add_argument("--concurrency", type=int, default=64, help="calls in flight at most")
-    parser.add_argument("--parallel", type=int, default=128, help="questions in flight at once")
-    parser.add_argument("--dir", type=Path, default=None, help="where the eval is written")
-    parser.add_argument("--profile", type=Path, default=None, help="cProfile stats of the child")
-    parser.add_argument(
-        "--keep-alive",
-        action="store_true",
-        help="the stub keeps connections open, as real providers do (default: one per call)",
-    )
-    args = parser.parse_args()
-    base = Path(tempfile.mkdtemp(prefix="eval-scale-", dir=args.dir))
-    root = base / "_dream_context"
-    roster = write_roster(base, PERSONAS, BENCH_MODEL)
-    write_set(base / "scale.jsonl", args.debates)
+@dataclass
+class Figures:
+    """One eval of the workload, measured."""
+
+    calls: int
+    floor_s: float
+    child: Child
+    start_up: Child
+
+    @property
+    def ratio(self) -> float:
+        return self.child.wall_s / self.floor_s
+
+    def per_debate(self, debates: int) -> float:
+        return self.child.cpu_s / debates
+
+
+def measure(code_dir: Path | None, args: argparse.Namespace, work: Path) -> Figures:
+    """Run the workload once with the code in `code_dir` (None: the installed checkout)."""
+    work.mkdir(parents=True)
+    root = work / "_dream_context"
+    roster = write_roster(work, PERSONAS, BENCH_MODEL)
+    write_set(work / "scale.jsonl", args.debates)
     env = {
         k: v
         for k, v in os.environ.items()
         if not k.startswith(("ANTHROPIC_", "OPENAI_", "DREAMCONTEXT_"))
     }
     env.update(DREAMCONTEXT_ROOT=str(root), NO_COLOR="1")
+    if code_dir is not None:
+        env["PYTHONPATH"] = str(code_dir)
     council = [sys.executable, "-m", "dreamcontext_council", "council"]
     if args.profile:
         council = [sys.executable, "-c", PROFILED, str(args.profile.resolve()), "council"]
     root.mkdir()
 
     start_up = run_child(
-        [sys.executable, "-m", "dreamcontext_council", "council", "eval", "--help"], env, base
+        [sys.executable, "-m", "dreamcontext_council", "council", "eval", "--help"], env, work
     )
     with StubProcess(args.latency, keep_alive=args.keep_alive) as stub:
         child = run_child(
@@ -164,48 +176,100 @@ def main() -> None:
                 "0",
             ],
             env,
-            base,
+            work,
         )
     if child.code != 0:
         raise SystemExit(f"the eval failed ({child.code}):\n{child.out[-3000:]}")
     calls, debates = count_calls(root)
     if debates != args.debates:
         raise SystemExit(f"{debates} debates were written, not {args.debates}")
-    floor = calls * args.latency / args.concurrency
-    ratio = child.wall_s / floor
-    per_debate = child.cpu_s / debates
+    return Figures(calls, calls * args.latency / args.concurrency, child, start_up)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--debates", type=int, default=200, help="questions, one debate each")
+    parser.add_argument("--latency", type=float, default=0.5, help="seconds per call")
+    parser.add_argument("--concurrency", type=int, default=64, help="calls in flight at most")
+    parser.add_argument("--parallel", type=int, default=128, help="questions in flight at once")
+    parser.add_argument("--dir", type=Path, default=None, help="where the eval is written")
+    parser.add_argument("--profile", type=Path, default=None, help="cProfile stats of the child")
+    parser.add_argument(
+        "--keep-alive",
+        action="store_true",
+        help="the stub keeps connections open, as real providers do (default: one per call)",
+    )
+    parser.add_argument(
+        "--before", default=None, help="also measure this older revision, side by side"
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="runs of each side, taken in turn; the best counts"
+    )
+    args = parser.parse_args()
+    base = Path(tempfile.mkdtemp(prefix="eval-scale-", dir=args.dir))
+    sides: dict[str, Path | None] = {"this": None}
+    if args.before:
+        before = export_revision(args.before, base / "before")
+        # Compiled now, so neither side's CPU holds the compiling of its modules.
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(before)], check=True)
+        sides = {args.before: before, "this": None}
+    runs: dict[str, list[Figures]] = {name: [] for name in sides}
+    for turn in range(args.repeat):
+        for name, code_dir in sides.items():  # in turn, so a change in the machine hits both
+            runs[name].append(measure(code_dir, args, base / f"{name}-{turn + 1}"))
+    # The least disturbed run of each side: its CPU is the least another process added.
+    best = {name: min(found, key=lambda f: f.child.cpu_s) for name, found in runs.items()}
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
 
     print(
-        f"eval scale: {debates} debates of {PERSONAS} personas x {ROUNDS} rounds + synthesis "
-        f"+ baseline, {args.latency:g}s per call, concurrency {args.concurrency}, "
+        f"eval scale: {args.debates} debates of {PERSONAS} personas x {ROUNDS} rounds + "
+        f"synthesis + baseline, {args.latency:g}s per call, concurrency {args.concurrency}, "
         f"--parallel {args.parallel}, connections "
-        f"{'kept open' if args.keep_alive else 'closed after each call'}, under {base}"
+        f"{'kept open' if args.keep_alive else 'closed after each call'}, under {base}; "
+        f"best of {args.repeat} run(s) a side"
     )
     print(f"(load average before the summary: {load}; python {sys.version.split()[0]})")
     print()
+    names = list(sides)
+    print(f"{'':22}" + "".join(f"{name:>12}" for name in names))
     rows = [
-        ("calls (usage.jsonl)", f"{calls}", ""),
-        ("floor", f"{floor:.2f}s", "calls x latency ÷ concurrency"),
-        ("wall time", f"{child.wall_s:.2f}s", ""),
-        ("wall ÷ floor", f"{ratio:.2f}", f"target ≤ {TARGETS['wall/floor']}"),
-        ("engine CPU", f"{child.cpu_s:.2f}s", "user + system of the eval process"),
-        ("  of it system", f"{child.system_s:.2f}s", "the kernel's share: files, sockets"),
-        ("  of it start-up", f"{start_up.cpu_s:.2f}s", "`eval --help`: interpreter + imports"),
-        ("CPU per debate", f"{per_debate:.4f}s", f"target ≤ {TARGETS['cpu per debate']}s"),
-        ("peak RSS", f"{child.peak_mib:.0f} MiB", f"target < {TARGETS['peak MiB']} MiB"),
+        ("calls (usage.jsonl)", lambda f: f"{f.calls}", ""),
+        ("floor", lambda f: f"{f.floor_s:.2f}s", "calls x latency ÷ concurrency"),
+        ("wall time", lambda f: f"{f.child.wall_s:.2f}s", ""),
+        ("wall ÷ floor", lambda f: f"{f.ratio:.2f}", f"target ≤ {TARGETS['wall/floor']}"),
+        ("engine CPU", lambda f: f"{f.child.cpu_s:.2f}s", "user + system of the eval process"),
+        ("  of it system", lambda f: f"{f.child.system_s:.2f}s", "the kernel's share"),
+        ("  of it start-up", lambda f: f"{f.start_up.cpu_s:.2f}s", "`eval --help`"),
+        (
+            "CPU per debate",
+            lambda f: f"{f.per_debate(args.debates):.4f}s",
+            f"target ≤ {TARGETS['cpu per debate']}s",
+        ),
+        (
+            "peak RSS",
+            lambda f: f"{f.child.peak_mib:.0f} MiB",
+            f"target < {TARGETS['peak MiB']} MiB",
+        ),
     ]
     for label, value, note in rows:
-        print(f"{label:22}{value:>12}   {note}")
+        print(f"{label:22}" + "".join(f"{value(best[n]):>12}" for n in names) + f"   {note}")
+    this = best["this"]
+    per_debate = this.per_debate(args.debates)
+    if args.before:
+        before = best[args.before]
+        print(
+            f"{'this ÷ ' + args.before:22}{'':>12}"
+            f"{per_debate / before.per_debate(args.debates):>12.2f}   CPU per debate"
+        )
     met = (
-        ratio <= TARGETS["wall/floor"]
+        this.ratio <= TARGETS["wall/floor"]
         and per_debate <= TARGETS["cpu per debate"]
-        and child.peak_mib < TARGETS["peak MiB"]
+        and this.child.peak_mib < TARGETS["peak MiB"]
     )
     print(f"{'meets every target':22}{'yes' if met else 'no':>12}")
     print(
-        f"eval_scale: wall/floor={ratio:.2f} engine_cpu_per_debate={per_debate:.3f}s "
-        f"peak_rss={child.peak_mib:.0f}MiB"
+        f"eval_scale: wall/floor={this.ratio:.2f} engine_cpu_per_debate={per_debate:.3f}s "
+        f"peak_rss={this.child.peak_mib:.0f}MiB"
     )
 
 

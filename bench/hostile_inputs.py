@@ -26,6 +26,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from council_stub import export_revision
+
 REPO = Path(__file__).resolve().parents[1]
 MARKER = "OUTSIDE-FILE-MARKER-5d1e"
 ALIAS_BOMB = """\
@@ -165,15 +167,6 @@ def board_escapes(code_dir: Path, work: Path, timeout: float) -> int:
     root = work / "_dream_context"
     debate_id = next(p.name for p in (root / "council").glob("council_*"))
     return council(code_dir, root, "board", debate_id, timeout=timeout).out.count("\x1b")
-
-
-def export_revision(rev: str, into: Path) -> Path:
-    archive = subprocess.run(
-        ["git", "-C", str(REPO), "archive", rev], check=True, capture_output=True
-    ).stdout
-    into.mkdir(parents=True)
-    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
-    return into
 
 
 def main() -> None:
