@@ -289,6 +289,12 @@ def read_contents(folder: EvalFolder) -> EvalContents:
             contents.settings = value  # type: ignore[assignment]
         else:
             contents.debates = value  # type: ignore[assignment]
+    debates = folder.path / "debates.json"
+    if debates.exists() and not debates.is_file():  # EvalFolder.debates() passes it over
+        contents.problems.append(
+            f"{debates} is not a regular file (a FIFO, device or folder); it is not read. "
+            "Replace it with the file itself or delete it."
+        )
     return contents
 
 
