@@ -4,6 +4,7 @@ out, a FIFO, markup and control characters, a malformed file) is refused or esca
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -16,10 +17,12 @@ from starlette.testclient import TestClient
 
 from dreamcontext_council.dashboard import create_app
 from dreamcontext_council.dashboard.changes import change_key, eval_topic
+from dreamcontext_council.dashboard.events import ChangeFeed
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.views.eval_results import accuracy_cost_svg
 
 from .conftest import the_eval
+from .test_events import _collect, run_story
 
 
 @pytest.fixture
@@ -281,3 +284,34 @@ def test_a_file_of_an_eval_is_the_eval_key() -> None:
     assert change_key(root, "/x/_dream_context/evals/eval-a-1/debates.json") == "eval:eval-a-1"
     assert change_key(root, "/x/_dream_context/evals/eval-a-1/.results.json.x.tmp") is None
     assert change_key(root, "/x/_dream_context/evals/eval-a-1/answers/q.solo.md") is None
+
+
+def test_a_write_to_results_json_wakes_the_eval_page_only(eval_root: Root) -> None:
+    folder = the_eval(eval_root)
+    results = (folder / "results.json").read_text("utf-8")
+    topic = eval_topic(folder.name)
+
+    async def story() -> None:
+        feed = ChangeFeed(eval_root, debounce=0.1)
+        feed.start(asyncio.get_running_loop())
+        try:
+            with feed.subscribe(topic) as mine, feed.subscribe(eval_topic("eval-other")) as other:
+                await asyncio.sleep(0.2)
+                (folder / "answers" / "ship.solo.md").write_text("again\n")
+                assert await _collect(mine, 0.4) == []  # answers/ is not watched
+                (folder / "results.json").write_text(results)
+                assert await asyncio.wait_for(mine.get(), timeout=5) == [topic]
+                (folder / "debates.json").write_text("{}")
+                assert await asyncio.wait_for(mine.get(), timeout=5) == [topic]
+                assert await _collect(other, 0.2) == []
+        finally:
+            feed.stop()
+
+    run_story(story)
+
+
+def test_the_eval_event_stream_answers_over_http(eval_root: Root, client: TestClient) -> None:
+    with client.stream("GET", f"/events/e/{the_eval(eval_root).name}") as stream:
+        assert stream.status_code == 200
+        assert stream.headers["content-type"].startswith("text/event-stream")
+        assert next(stream.iter_lines()).startswith("retry:")
