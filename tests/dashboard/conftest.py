@@ -200,7 +200,8 @@ def built_eval(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = workdir / "adopt.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in EVAL_SET), encoding="utf-8")
     run = InProcess(workdir / "_dream_context", workdir, clean_environment(os.environ, home))
-    done = run("eval", str(path))
+    # A real process: the browser tests' playwright holds this thread's event loop.
+    done = run.proc("eval", str(path))
     assert done.code == 0, done.err
     return workdir / "_dream_context"
 
