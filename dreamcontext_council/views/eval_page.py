@@ -180,8 +180,13 @@ def read_results(folder: EvalFolder) -> Results | None:
     path = folder.path / "results.json"
     try:
         data = read_bytes(path, within=folder.path)
+        written = path.stat().st_mtime
     except FileNotFoundError:
         return None
+    except OSError as exc:
+        raise FormatError(
+            f"{path} cannot be read ({exc.strerror}); check its permissions."
+        ) from None
     try:
         parsed = json.loads(data.decode("utf-8"))
     except (ValueError, UnicodeDecodeError):
@@ -193,7 +198,7 @@ def read_results(folder: EvalFolder) -> Results | None:
     if not lines:
         raise _bad_results(path, "has no figures for any method")
     questions = int(_number(parsed.get("questions"), path, "questions"))
-    stamp = dt.datetime.fromtimestamp(path.stat().st_mtime, dt.UTC)
+    stamp = dt.datetime.fromtimestamp(written, dt.UTC)
     return Results(lines, questions, stamp.strftime("%Y-%m-%d %H:%M UTC"))
 
 
@@ -275,6 +280,11 @@ def read_contents(folder: EvalFolder) -> EvalContents:
                     f"{folder.path / name} is missing; this is not a whole eval folder "
                     "(run `dreamcontext council eval SET.jsonl` to make one)."
                 )
+            continue
+        except OSError as exc:
+            contents.problems.append(
+                f"{folder.path / name} cannot be read ({exc.strerror}); check its permissions."
+            )
             continue
         except (CouncilError, ValueError) as exc:
             if isinstance(exc, UsageError) and name == "set.jsonl":

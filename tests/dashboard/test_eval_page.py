@@ -315,3 +315,16 @@ def test_the_eval_event_stream_answers_over_http(eval_root: Root, client: TestCl
         assert stream.status_code == 200
         assert stream.headers["content-type"].startswith("text/event-stream")
         assert next(stream.iter_lines()).startswith("retry:")
+
+
+@pytest.mark.parametrize("name", ["results.json", "set.jsonl"])
+def test_a_file_that_cannot_be_opened_is_named_not_a_500(
+    eval_root: Root, client: TestClient, name: str
+) -> None:
+    folder = the_eval(eval_root)
+    (folder / name).unlink()
+    (folder / name).symlink_to(name)  # a link to itself: opening it fails with ELOOP
+    page = client.get(f"/e/{folder.name}")
+    assert page.status_code == 200
+    assert f"{name} cannot be read (" in page.text
+    assert client.get("/e/").status_code == 200
