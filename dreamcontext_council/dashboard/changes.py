@@ -13,11 +13,11 @@ from watchdog.events import (
     FileSystemEvent,
 )
 
+from dreamcontext_council.engine.eval import EVALS_FOLDER
 from dreamcontext_council.folder.storage import LOCK_NAME
 
 LIST = ""  # the key list subscribers see for changes that are not inside one debate
 EVAL_PREFIX = "eval:"  # an eval's key: never a debate id, which starts with council_
-EVALS_FOLDER = "evals"
 
 
 def eval_topic(eval_id: str) -> str:

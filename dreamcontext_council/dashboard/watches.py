@@ -43,13 +43,13 @@ from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver, ObservedWatch
 
 from dreamcontext_council.dashboard.changes import (
-    EVALS_FOLDER,
     LIST,
     change_key,
     eval_of,
     is_noise,
     paths_of,
 )
+from dreamcontext_council.engine.eval import EVALS_FOLDER
 from dreamcontext_council.folder.paths import Root
 
 log = logging.getLogger(__name__)

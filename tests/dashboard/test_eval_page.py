@@ -23,6 +23,7 @@ from dreamcontext_council.views.eval_results import accuracy_cost_svg
 
 from .conftest import the_eval
 from .test_events import _collect, run_story
+from .test_watches import refuse_watches
 
 
 @pytest.fixture
@@ -328,3 +329,25 @@ def test_a_file_that_cannot_be_opened_is_named_not_a_500(
     assert page.status_code == 200
     assert f"{name} cannot be read (" in page.text
     assert client.get("/e/").status_code == 200
+
+
+def test_past_the_watch_limit_an_open_eval_is_polled(
+    eval_root: Root, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    refuse_watches(monkeypatch)
+    folder = the_eval(eval_root)
+    topic = eval_topic(folder.name)
+
+    async def story() -> None:
+        feed = ChangeFeed(eval_root, debounce=0.05)
+        feed.start(asyncio.get_running_loop())
+        try:
+            with feed.subscribe(topic) as mine:
+                await asyncio.sleep(0.1)
+                (folder / "results.json").write_text("{}\n")
+                assert await asyncio.wait_for(mine.get(), timeout=5) == [topic]
+                assert await _collect(mine, 1.2) == []  # nothing changed since
+        finally:
+            feed.stop()
+
+    run_story(story)
