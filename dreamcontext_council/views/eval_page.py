@@ -20,10 +20,10 @@ import json
 import math
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from markupsafe import Markup
 
@@ -40,6 +40,7 @@ from dreamcontext_council.views.eval_results import METHOD_TITLES, accuracy_cost
 _EVAL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 QUESTION_CHARS = 120
 ANSWER_CHARS = 60
+T = TypeVar("T")
 # debate id → its status, from the root's checked index.
 Statuses = Mapping[str, str]
 
@@ -264,41 +265,38 @@ def _problem(exc: Exception, name: str, folder: EvalFolder) -> str:
     )
 
 
+def _read_part(
+    folder: EvalFolder, name: str, read: Callable[[], T], problems: list[str]
+) -> T | None:
+    """One file of the eval through its EvalFolder reader; None, with a problem, when it fails."""
+    try:
+        return read()
+    except FileNotFoundError:
+        if name != "debates.json":  # not written until the first debate is made
+            problems.append(
+                f"{folder.path / name} is missing; this is not a whole eval folder "
+                "(run `dreamcontext council eval SET.jsonl` to make one)."
+            )
+    except OSError as exc:
+        problems.append(
+            f"{folder.path / name} cannot be read ({exc.strerror}); check its permissions."
+        )
+    except (CouncilError, ValueError) as exc:
+        if isinstance(exc, UsageError) and name == "set.jsonl":
+            exc = FormatError(
+                f"{folder.path / name}: {exc} Restore it from git or run the eval again."
+            )
+        problems.append(_problem(exc, name, folder))
+    return None
+
+
 def read_contents(folder: EvalFolder) -> EvalContents:
     """set.jsonl, eval.json and debates.json; a part that fails is left empty and named."""
     contents = EvalContents()
-    for name, read in (
-        ("set.jsonl", folder.questions),
-        ("eval.json", folder.settings),
-        ("debates.json", folder.debates),
-    ):
-        try:
-            value = read()
-        except FileNotFoundError:
-            if name != "debates.json":
-                contents.problems.append(
-                    f"{folder.path / name} is missing; this is not a whole eval folder "
-                    "(run `dreamcontext council eval SET.jsonl` to make one)."
-                )
-            continue
-        except OSError as exc:
-            contents.problems.append(
-                f"{folder.path / name} cannot be read ({exc.strerror}); check its permissions."
-            )
-            continue
-        except (CouncilError, ValueError) as exc:
-            if isinstance(exc, UsageError) and name == "set.jsonl":
-                exc = FormatError(
-                    f"{folder.path / name}: {exc} Restore it from git or run the eval again."
-                )
-            contents.problems.append(_problem(exc, name, folder))
-            continue
-        if name == "set.jsonl":
-            contents.questions = value  # type: ignore[assignment]
-        elif name == "eval.json":
-            contents.settings = value  # type: ignore[assignment]
-        else:
-            contents.debates = value  # type: ignore[assignment]
+    problems = contents.problems
+    contents.questions = _read_part(folder, "set.jsonl", folder.questions, problems) or []
+    contents.settings = _read_part(folder, "eval.json", folder.settings, problems) or {}
+    contents.debates = _read_part(folder, "debates.json", folder.debates, problems) or {}
     debates = folder.path / "debates.json"
     if debates.exists() and not debates.is_file():  # EvalFolder.debates() passes it over
         contents.problems.append(
@@ -342,8 +340,14 @@ def question_lines(
         if state == "done":
             try:
                 answers = method_answers(root, folder, question, contents.samples)
-            except (CouncilError, ValueError, OSError) as exc:
-                problem = _problem(exc, "debates.json", folder)
+            except CouncilError as exc:
+                problem = one_line(exc, 400)
+            except (ValueError, OSError) as exc:
+                problem = one_line(
+                    f"its answers cannot be read ({exc}); restore the eval folder and its "
+                    "debate from git, or run the eval again.",
+                    400,
+                )
             else:
                 cells = {
                     m: Cell(
