@@ -8,7 +8,12 @@ Routes (all GET/HEAD; anything else is 405):
                           ?have=<part>:<digest>,… only the parts that changed
   /d/{id}/entry/{slug}/{n}   one whole round entry, loaded when opened (long debates)
   /d/{id}/transcript/{slug}  one persona's transcript, loaded when opened (long debates)
+  /e/                     the evals under the root: questions done, council and solo accuracy
+  /e/{eval_id}            one eval: its settings, the method table and accuracy-vs-cost plot
+                          from results.json, one row per question linking to its debate
+  /e/{eval_id}/fragment   the eval page's live part, re-fetched on live updates
   /events, /events/{id}   server-sent events when files change
+  /events/e/{eval_id}     server-sent events when the eval's results.json or debates.json change
   /knowledge/{name}       a promoted knowledge doc, read-only
   /static/{name}          the dashboard's own CSS and JS
 """
@@ -34,6 +39,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from dreamcontext_council.actions.files import DebateFiles
 from dreamcontext_council.actions.run_state import debate_run_state
 from dreamcontext_council.actions.snapshot import DebateSnapshot, load_snapshot
+from dreamcontext_council.dashboard.changes import eval_topic
 from dreamcontext_council.dashboard.events import ChangeFeed
 from dreamcontext_council.dashboard.index_cache import IndexCache
 from dreamcontext_council.errors import CouncilError, FormatError, NotFoundError
@@ -52,6 +58,13 @@ from dreamcontext_council.views.debate_page import (
     is_long,
     persona_transcript,
     status_tone,
+)
+from dreamcontext_council.views.eval_page import (
+    EvalPage,
+    build_eval_page,
+    eval_ids,
+    eval_summaries,
+    open_eval,
 )
 from dreamcontext_council.views.safe_markdown import render_markdown
 
@@ -156,6 +169,14 @@ def _have(value: str) -> list[tuple[str, str]] | None:
     return found
 
 
+def _eval_page(root: Root, eval_id: str, statuses: dict[str, str]) -> EvalPage:
+    """The eval's page; an id that is not a plain name, or no such folder, is a 404."""
+    try:
+        return build_eval_page(root, eval_id, statuses)
+    except CouncilError:
+        raise HTTPException(404, "No such eval: eval ids look like eval-arith-1a2b3c4d.") from None
+
+
 def _run_of(root: Root, entry: dict[str, Any]) -> dict[str, Any] | None:
     """A listed debate's run state as JSON (reads its run.json unless it is complete)."""
     debate_id, status = str(entry.get("id")), str(entry.get("status"))
@@ -194,7 +215,28 @@ def create_app(
         )
 
     def list_page(request: Request) -> Response:
-        return HTMLResponse(html.list_html(listing(request)))
+        return HTMLResponse(html.list_html(listing(request), evals=len(eval_ids(root))))
+
+    def statuses() -> dict[str, str]:
+        return {str(e.get("id")): str(e.get("status")) for e in index.entries()}
+
+    def evals_page(request: Request) -> Response:
+        return HTMLResponse(html.evals_html(eval_summaries(root, statuses())))
+
+    def eval_page(request: Request) -> Response:
+        page = _eval_page(root, str(request.path_params["eval_id"]), statuses())
+        return HTMLResponse(html.eval_html(page))
+
+    def eval_fragment(request: Request) -> Response:
+        page = _eval_page(root, str(request.path_params["eval_id"]), statuses())
+        return HTMLResponse(html.eval_html(page, fragment=True), headers=_no_store())
+
+    async def eval_events(request: Request) -> Response:
+        try:
+            folder = open_eval(root, str(request.path_params["eval_id"]))
+        except CouncilError:
+            raise HTTPException(404, "No such eval under this root.") from None
+        return _event_stream(feed, eval_topic(folder.id))
 
     def list_fragment(request: Request) -> Response:
         return HTMLResponse(html.list_html(listing(request), fragment=True), headers=_no_store())
@@ -295,8 +337,12 @@ def create_app(
             Route("/d/{debate_id}/fragment", debate_fragment),
             Route("/d/{debate_id}/entry/{slug}/{number}", entry_fragment),
             Route("/d/{debate_id}/transcript/{slug}", transcript_fragment),
+            Route("/e/", evals_page),
+            Route("/e/{eval_id}", eval_page),
+            Route("/e/{eval_id}/fragment", eval_fragment),
             Route("/events", list_events),
             Route("/events/{debate_id}", debate_events),
+            Route("/events/e/{eval_id}", eval_events),
             Route("/knowledge/{name}", knowledge_page),
             Route("/static/{name}", static_file),
         ],

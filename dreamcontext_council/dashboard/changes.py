@@ -1,4 +1,4 @@
-"""Which debate a changed path belongs to, and which watchdog events are writes."""
+"""Which debate (or eval) a changed path belongs to, and which watchdog events are writes."""
 
 from __future__ import annotations
 
@@ -13,9 +13,23 @@ from watchdog.events import (
     FileSystemEvent,
 )
 
+from dreamcontext_council.engine.eval import EVALS_FOLDER
 from dreamcontext_council.folder.storage import LOCK_NAME
 
 LIST = ""  # the key list subscribers see for changes that are not inside one debate
+EVAL_PREFIX = "eval:"  # an eval's key: never a debate id, which starts with council_
+
+
+def eval_topic(eval_id: str) -> str:
+    """The change key of an eval folder's own files (results.json, debates.json, …)."""
+    return EVAL_PREFIX + eval_id
+
+
+def eval_of(topic: str | None) -> str | None:
+    """The eval id an eval's key names; None for a debate id or the list."""
+    return topic[len(EVAL_PREFIX) :] if topic and topic.startswith(EVAL_PREFIX) else None
+
+
 _WRITES = {EVENT_TYPE_CREATED, EVENT_TYPE_DELETED, EVENT_TYPE_MODIFIED, EVENT_TYPE_MOVED}
 
 
@@ -25,7 +39,8 @@ def is_noise(name: str) -> bool:
 
 
 def change_key(root: Path, path: str) -> str | None:
-    """Which debate a changed path belongs to: its id, LIST for the index, None to ignore."""
+    """Which debate a changed path belongs to: its id, LIST for the index, an eval's key for
+    a file of an eval folder, None to ignore."""
     try:
         parts = PurePath(path).relative_to(root).parts
     except ValueError:
@@ -38,6 +53,8 @@ def change_key(root: Path, path: str) -> str | None:
         return LIST
     if parts[0] == "knowledge":
         return LIST
+    if parts[0] == EVALS_FOLDER and len(parts) == 3:
+        return eval_topic(parts[1])  # a file of the eval itself; answers/ is not watched
     return None  # tmp/.council-live.json and anything else: telemetry, not the record
 
 

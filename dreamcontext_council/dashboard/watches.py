@@ -6,7 +6,8 @@ overflow again. So only what an open page shows is watched:
 
 - the list: the root, `council/` and `knowledge/`, not recursively (index.json, which
   every command rewrites, and debates appearing or going);
-- a debate: its own folder, recursively (a few dozen folders).
+- a debate: its own folder, recursively (a few dozen folders);
+- an eval: its own folder, not recursively (results.json and debates.json).
 
 A scope is watched while someone holds it (`acquire`/`release`, counted) and only writes
 are asked of the kernel (a watchdog event_filter), so reading files, as the dashboard does
@@ -41,7 +42,14 @@ from watchdog.events import (
 from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver, ObservedWatch
 
-from dreamcontext_council.dashboard.changes import LIST, change_key, is_noise, paths_of
+from dreamcontext_council.dashboard.changes import (
+    LIST,
+    change_key,
+    eval_of,
+    is_noise,
+    paths_of,
+)
+from dreamcontext_council.engine.eval import EVALS_FOLDER
 from dreamcontext_council.folder.paths import Root
 
 log = logging.getLogger(__name__)
@@ -64,7 +72,7 @@ FALLBACK_NOTE = (
     "max_user_instances); live updates now poll the open debates every %.1f s."
 )
 
-Topic = str | None  # a debate id, or None for the list of debates
+Topic = str | None  # a debate id, an eval's key (`eval_topic`), or None for the list
 Notify = Callable[[str], None]  # gets a change key (a debate id or LIST), from any thread
 
 
@@ -72,6 +80,9 @@ def scope_folders(root: Root, topic: Topic) -> list[tuple[str, bool]]:
     """The folders a topic needs watched, each with whether to watch it recursively."""
     if topic is None:
         return [(str(root.path), False), (str(root.council), False), (str(root.knowledge), False)]
+    eval_id = eval_of(topic)
+    if eval_id is not None:
+        return [(str(root.path / EVALS_FOLDER / eval_id), False)]
     return [(str(root.debate(topic).folder), True)]
 
 
@@ -251,7 +262,8 @@ class Watches:
                 seen[str(path)] = (info.st_mtime_ns, info.st_size)
             _stat_into(seen, str(self.root.knowledge), recursive=False)
         else:
-            _stat_into(seen, str(self.root.debate(topic).folder), recursive=True)
+            [(folder, recursive)] = scope_folders(self.root, topic)
+            _stat_into(seen, folder, recursive=recursive)
         return seen
 
 

@@ -13,6 +13,7 @@ from markupsafe import Markup
 from dreamcontext_council.resources import templates_dir
 from dreamcontext_council.views.debate_list import STATUS_FILTERS, DebateList
 from dreamcontext_council.views.debate_page import DebatePage, Section, status_tone
+from dreamcontext_council.views.eval_page import EvalPage, EvalSummary
 from dreamcontext_council.views.persona_page import PersonaView
 
 STATIC_FILES = {"dashboard.css": "text/css", "dashboard.js": "text/javascript"}
@@ -127,10 +128,21 @@ def debate_html(page: DebatePage, *, export: bool = False, fragment: bool = Fals
     return _page("debate.html.j2", export=export, page=page)
 
 
-def list_html(listing: DebateList, *, fragment: bool = False) -> str:
-    """One page of the list of debates, with its search box, status filter and pager."""
+def list_html(listing: DebateList, *, fragment: bool = False, evals: int = 0) -> str:
+    """One page of the list of debates, with its search box, status filter and pager, and a
+    link to the `evals` evals under the root when there are any."""
     template = "list_rows.html.j2" if fragment else "list.html.j2"
-    return _page(template, export=False, listing=listing, filters=STATUS_FILTERS)
+    return _page(template, export=False, listing=listing, filters=STATUS_FILTERS, evals=evals)
+
+
+def eval_html(page: EvalPage, *, fragment: bool = False) -> str:
+    """An eval's page; `fragment` is its live part only."""
+    return _page("eval_body.html.j2" if fragment else "eval.html.j2", export=False, page=page)
+
+
+def evals_html(evals: list[EvalSummary]) -> str:
+    """The list of the evals under the root."""
+    return _page("evals.html.j2", export=False, evals=evals)
 
 
 def knowledge_html(name: str, meta: dict[str, Any], body: Markup, source: str | None) -> str:

@@ -3,6 +3,9 @@ process, the app served by uvicorn on a free port, and Debian's chromium through
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -11,10 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from council_run import Council as InProcess
 from debate_story import REFERENCE, subprocess_runner, writable_copy
 from debate_story import REFERENCE_ID as REFERENCE_ID
 from debate_story import REPO as REPO
 from debate_story import Runner as Council
+from offline import clean_environment
 
 from dreamcontext_council.dashboard.server import bind, build_server
 from dreamcontext_council.folder.paths import Root
@@ -175,3 +180,41 @@ def page(browser: Any) -> Iterator[Any]:
         yield tab
     finally:
         context.close()
+
+
+# -- an eval, made by the real `council eval` on the scripted provider ----------------------
+
+# The scripted council backs the first option of every question: right on ship, wrong on hire.
+EVAL_SET = [
+    {"id": "ship", "question": "Ship it?", "options": {"A": "Ship", "B": "Wait"}, "answer": "A"},
+    {"id": "hire", "question": "Hire?", "options": {"A": "Hire", "B": "Freeze"}, "answer": "B"},
+]
+
+
+@pytest.fixture(scope="module")
+def built_eval(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A workspace holding one finished eval of EVAL_SET (made once per module: copy it)."""
+    workdir = tmp_path_factory.mktemp("eval-workspace")
+    home = workdir / "home"
+    home.mkdir()
+    path = workdir / "adopt.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in EVAL_SET), encoding="utf-8")
+    run = InProcess(workdir / "_dream_context", workdir, clean_environment(os.environ, home))
+    # A real process: the browser tests' playwright holds this thread's event loop.
+    done = run.proc("eval", str(path))
+    assert done.code == 0, done.err
+    return workdir / "_dream_context"
+
+
+@pytest.fixture
+def eval_root(built_eval: Path, tmp_path: Path) -> Root:
+    """A private copy of the finished eval's workspace, which a test may change."""
+    copy = tmp_path / "_dream_context"
+    shutil.copytree(built_eval, copy, symlinks=True)
+    return Root(copy)
+
+
+def the_eval(root: Root) -> Path:
+    """The one eval folder of a root."""
+    [folder] = list((root.path / "evals").iterdir())
+    return folder

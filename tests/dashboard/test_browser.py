@@ -24,6 +24,7 @@ from .conftest import (
     new_running_debate,
     ok,
     served,
+    the_eval,
 )
 
 pytestmark = pytest.mark.browser
@@ -67,6 +68,33 @@ def test_the_list_leads_to_the_debate_page(reference_root: Root, page: Any) -> N
         )
         assert page.locator("#status").inner_text() == "complete"
         page.wait_for_selector('#live[data-state="on"]')
+        assert page.errors == []
+
+
+def test_the_list_leads_to_the_eval_and_its_questions_debates(eval_root: Root, page: Any) -> None:
+    folder = the_eval(eval_root)
+    debates = json.loads((folder / "debates.json").read_text("utf-8"))
+    results = (folder / "results.json").read_text("utf-8")
+    (folder / "results.json").unlink()  # written again below, while the page is open
+    with served(eval_root) as (url, _):
+        page.goto(url + "/")
+        page.click("#evals-link")
+        page.wait_for_url(f"{url}/e/")
+        page.click(f"text={folder.name}")
+        page.wait_for_url(f"{url}/e/{folder.name}")
+        page.wait_for_selector('#live[data-state="on"]')
+        assert "No results.json yet" in page.inner_text("#figures-note")
+        assert page.locator(".method-row").count() == 0
+        page.evaluate("window.__sameDocument = true")
+        (folder / "results.json").write_text(results, encoding="utf-8")
+        page.wait_for_selector("#method-council", timeout=5000)
+        assert page.evaluate("window.__sameDocument") is True  # updated, not reloaded
+        assert page.inner_text("#method-council td:nth-child(2)") == "1/2"
+        assert page.locator(".question-row").count() == 2
+        assert page.locator("#plot svg circle").count() == 3
+        page.click(f"#question-hire a[href='/d/{debates['hire']}']")
+        page.wait_for_url(f"{url}/d/{debates['hire']}")
+        assert page.locator("h1.topic").inner_text() == "Hire?"
         assert page.errors == []
 
 
