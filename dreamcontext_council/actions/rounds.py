@@ -25,12 +25,19 @@ class RoundChange:
 
 
 def start_round(
-    root: Root, debate_id: str, number: int, *, directives: Mapping[str, str] | None = None
+    root: Root,
+    debate_id: str,
+    number: int,
+    *,
+    directives: Mapping[str, str] | None = None,
+    seed: int | None = None,
 ) -> RoundChange:
     """Start round N; for N >= 2 inject the round N-1 cross-context panel into every persona once.
 
     `directives` (persona → text) are queued for round N in the same write of each context
-    file as its panel, as `queue_directive` would queue them (once; empty text refused)."""
+    file as its panel, as `queue_directive` would queue them (once; empty text refused).
+    `seed`, the pairing seed of a run, is recorded in the same write of debate.md when the
+    debate has none yet."""
     queued = {slug: " ".join(text.split()) for slug, text in (directives or {}).items()}
     for slug, text in queued.items():
         if not text or "\x00" in text:
@@ -63,6 +70,8 @@ def start_round(
             _inject_panels(files, debate, number, queued)
         debate.meta["status"] = f"round_{number}_running"
         debate.meta["current_round"] = number
+        if seed is not None:
+            debate.meta.setdefault("seed", seed)
         files.save_debate(debate)
         files.append_log(
             f"Round {number} started — {today()}", [f"Personas: {', '.join(debate.personas)}"]

@@ -226,8 +226,7 @@ class CouncilRun:
                     closing.complete_debate(self.root, self.id)
                     continue
                 if status.phase == "created":
-                    self._ensure_seed()
-                    start_round(self.root, self.id, 1)
+                    start_round(self.root, self.id, 1, seed=new_seed())
                     continue
                 if status.phase == "running":
                     await self._run_round(status.round)
@@ -300,13 +299,6 @@ class CouncilRun:
 
     def _check_model(self) -> str:
         return self.options.check_model or self.default_model
-
-    def _ensure_seed(self) -> None:
-        with self.files.lock():
-            debate = self.files.debate()
-            if "seed" not in debate.meta:
-                debate.meta["seed"] = new_seed()
-                self.files.save_debate(debate)
 
     def _round_runner(self) -> RoundRunner:
         return RoundRunner(
