@@ -32,11 +32,6 @@ class AnthropicProvider(SdkProvider):
     key_env = KEY_ENV
     base_url_env = BASE_URL_ENV
 
-    def sdk_module(self) -> Any:
-        import anthropic
-
-        return anthropic
-
     def build_client(self, options: dict[str, Any]) -> Any:
         import anthropic
 

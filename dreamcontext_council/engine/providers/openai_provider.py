@@ -44,11 +44,6 @@ class OpenAIProvider(SdkProvider):
     def effective_key(self, key: str | None) -> str | None:
         return key or (PLACEHOLDER_KEY if self.base_url else None)
 
-    def sdk_module(self) -> Any:
-        import openai
-
-        return openai
-
     def build_client(self, options: dict[str, Any]) -> Any:
         import openai
 

@@ -75,8 +75,7 @@ class SdkProvider:
         return key
 
     def build_client(self, options: dict[str, Any]) -> Any:
-        """The SDK's async client for `options` (max_retries, timeout, api_key?, base_url?,
-        http_client?)."""
+        """The SDK's async client for `options` (max_retries, timeout, api_key?, base_url?)."""
         raise NotImplementedError
 
     def sdk_errors(self) -> SdkErrors:
@@ -106,10 +105,6 @@ class SdkProvider:
     def check_ready(self, target: CallTarget) -> None:
         """Raise `AttemptFailed` when a request cannot be made at all (e.g. no key)."""
 
-    def sdk_module(self) -> Any:
-        """The SDK's package (`openai`, `anthropic`)."""
-        raise NotImplementedError
-
     def _client(self, target: CallTarget) -> Any:
         self.check_ready(target)  # before the SDK's own constructor refuses in its words
         loop = asyncio.get_running_loop()
@@ -120,9 +115,6 @@ class SdkProvider:
                 options["api_key"] = self._api_key
             if self.base_url:
                 options["base_url"] = self.base_url
-            transport = aiohttp_transport(self.sdk_module())
-            if transport is not None:
-                options["http_client"] = transport
             client = self._clients[loop] = self.build_client(options)
         return client
 
@@ -183,19 +175,3 @@ class SdkProvider:
         client = self._clients.pop(asyncio.get_running_loop(), None)
         if client is not None:
             await client.close()
-
-
-def aiohttp_transport(sdk: Any) -> Any | None:
-    """The SDK's own HTTP client on `aiohttp` (`DefaultAioHttpClient`: the SDK's defaults,
-    proxies from the environment as before), or None where the SDK or aiohttp lacks it.
-
-    It does the same requests as the default httpx transport with about a third less CPU
-    per call, which is what an eval of thousands of calls spends its time on.
-    """
-    make = getattr(sdk, "DefaultAioHttpClient", None)
-    if make is None:
-        return None
-    try:
-        return make()
-    except RuntimeError:  # the SDK was installed without its `aiohttp` extra
-        return None
