@@ -105,9 +105,11 @@ def assert_whole(council: Council, debate_id: str) -> None:
     assert index[0]["status"] == "complete"
 
 
-def signal_run_at(council: Council, point: str, signum: int) -> tuple[int, str]:
+def signal_run_at(
+    council: Council, point: str, signum: int, delay: dict[str, str] = DELAY
+) -> tuple[int, str]:
     """Start `run --topic`, send it `signum` at `point`; its exit code and stderr."""
-    process = council.spawn("run", "--topic", TOPIC, "--options", OPTIONS, env=DELAY)
+    process = council.spawn("run", "--topic", TOPIC, "--options", OPTIONS, env=delay)
     try:
         wait_for(lambda: KILL_POINTS[point](council) or process.poll() is not None)
         assert process.poll() is None, f"the run finished before {point}"

@@ -18,6 +18,7 @@ from markupsafe import escape
 from starlette.testclient import TestClient
 
 from dreamcontext_council.dashboard import create_app
+from dreamcontext_council.engine.providers.scripted import DELAY_ENV
 from dreamcontext_council.folder.paths import Root
 
 from .support import OPTIONS, TOPIC, Council, roster_file, section, wait_for
@@ -163,7 +164,9 @@ def test_a_budget_stop_shows_stopped_everywhere(council: Council, tmp_path: Path
 
 
 def test_a_killed_run_shows_stopped_everywhere_until_it_is_resumed(council: Council) -> None:
-    signal_run_at(council, "mid round 2", signal.SIGKILL)
+    # Killed once round 2 has started and while its calls (1 s each, all at once) are out,
+    # so the round is still running whatever the machine's load.
+    signal_run_at(council, "round 2 started", signal.SIGKILL, {DELAY_ENV: "1"})
     debate_id = council.only_id()
 
     assert council.status(debate_id) == "round_2_running"
