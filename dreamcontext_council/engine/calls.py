@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from dreamcontext_council.engine.accounting import PENDING, Ledger, with_outcome
@@ -80,3 +81,14 @@ class Caller:
     async def append(self, line: str) -> None:
         """Append a usage line; the write waits for the disk, so off the event loop."""
         await self._appender.run(functools.partial(self.ledger.append, line))
+
+    async def save(self, write: Callable[[], None], line: str) -> None:
+        """Run `write`, which puts a call's result on disk, then append the call's `ok` line
+        `line`: one trip off the event loop, in order with the usage lines. A write that
+        fails appends nothing; the call stays `pending`, paid for."""
+
+        def job() -> None:
+            write()
+            self.ledger.append(line)
+
+        await self._appender.run(job)

@@ -11,6 +11,7 @@ same command again goes on where a killed eval stopped without repeating a saved
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import json
 import time
@@ -256,8 +257,9 @@ async def single_answer(
         round=0,
         phase="baseline" if who == BASELINE_CALLER else "self-consistency",
     )
-    atomic_write_text(path, completion.text.rstrip() + "\n")
-    await caller.append(line)
+    await caller.save(
+        functools.partial(atomic_write_text, path, completion.text.rstrip() + "\n"), line
+    )
 
 
 class Evaluation:
