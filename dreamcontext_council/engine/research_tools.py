@@ -10,6 +10,7 @@ call, denied ones too, as a note in the persona's `researches/` through the same
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import time
 from collections.abc import Callable, Mapping
@@ -90,7 +91,9 @@ class PersonaToolBox:
         result = tool_note.cut(tool_note.clean(text), self._result_limit)
         tool = served.tool if served else call.name
         server = served.server if served else "(none: not offered)"
-        note = add_research(
+        # Its lock and fsync stay off the event loop, where other calls are being read.
+        note = await asyncio.to_thread(
+            add_research,
             self._root,
             self._debate_id,
             self._persona,
