@@ -99,8 +99,8 @@ def sections(text: str, level: int) -> list[Section]:
 
 
 # An answer or a context body is split again by each rule that reads it (the contract, the
-# entry check, the report, the panels): the split of the last few texts is kept.
-@lru_cache(maxsize=256)
+# entry check, the report, the panels): the splits of the last 64 texts are kept.
+@lru_cache(maxsize=64)
 def _sections(text: str, level: int) -> tuple[Section, ...]:
     lines = text.split("\n")
     marks = [h for h in headings(lines) if h.level <= level]
