@@ -52,24 +52,24 @@ def record_verdict(
     concession: str | None = None,
 ) -> Verdict:
     """Record the persona's verdict for round N (one per round and persona; last write wins)."""
-    files = DebateFiles(root, debate_id)
-    return _record_verdict(
-        files, slug, number, stance, conviction, headline=headline, concession=concession
-    )
+    given = GivenVerdict(stance, conviction, headline, concession)
+    return _record_verdict(DebateFiles(root, debate_id), slug, number, given)
 
 
-def _record_verdict(
-    files: DebateFiles,
-    slug: str,
-    number: int,
-    stance: str,
-    conviction: str | int,
-    *,
-    headline: str,
-    concession: str | None,
-) -> Verdict:
-    level = parse_conviction(conviction)
-    headline = " ".join(headline.split())
+@dataclass(frozen=True)
+class GivenVerdict:
+    """A verdict as a persona (or its model) gives it, before it is checked."""
+
+    stance: str
+    conviction: str | int
+    headline: str
+    concession: str | None
+
+
+def _record_verdict(files: DebateFiles, slug: str, number: int, given: GivenVerdict) -> Verdict:
+    stance, concession = given.stance, given.concession
+    level = parse_conviction(given.conviction)
+    headline = " ".join(given.headline.split())
     if not headline:
         raise UsageError(
             "The headline is empty; pass --headline with one line that sums up the stance."
@@ -187,9 +187,8 @@ def record_answer(
             e.round == number for e in files.entries(slug)
         ):
             return False
-        _record_verdict(
-            files, slug, number, stance, conviction, headline=headline, concession=concession
-        )
+        given = GivenVerdict(stance, conviction, headline, concession)
+        _record_verdict(files, slug, number, given)
         _append_report(files, slug, body, number)
     return True
 
