@@ -31,6 +31,10 @@ _TEMP_NAME = re.compile(r"\..+\.(?:(?P<pid>[1-9][0-9]{0,8})-)?[0-9a-f]{12}\.tmp"
 _STAGING_NAME = re.compile(r"\.new-[^.]+(?:\.(?P<pid>[1-9][0-9]{0,8}))?")
 
 _held = threading.local()
+# O_BINARY: bytes as given on Windows too (no LF → CRLF).
+_TEMP_FLAGS = (
+    os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+)
 
 
 def atomic_write_text(path: Path, text: str, *, durable: bool = True) -> None:
@@ -40,22 +44,31 @@ def atomic_write_text(path: Path, text: str, *, durable: bool = True) -> None:
     may lose the new content (right for telemetry such as the live file).
     """
     _forget(path)
+    data = text.encode("utf-8")  # written as given: LF stays LF on every platform
     try:
         fd, tmp = _temp_beside(path)
     except FileNotFoundError:  # its folder is new: made here, once
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = _temp_beside(path)
     try:
-        with _naming(path), os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-            handle.flush()
-            if durable:
-                os.fsync(handle.fileno())
+        try:
+            with _naming(path):
+                _write_all(fd, data)
+                if durable:
+                    os.fsync(fd)
+        finally:
+            os.close(fd)
         os.replace(tmp, path)
     except BaseException:
         with _suppress_missing():
             os.unlink(tmp)
         raise
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    written = 0
+    while written < len(data):  # a nearly full disk takes part of a write
+        written += os.write(fd, data[written:])
 
 
 @contextmanager
@@ -80,7 +93,7 @@ def _temp_beside(path: Path) -> tuple[int, str]:
         # The writer's pid tells a leftover of a killed writer from a write in progress.
         tmp = str(path.parent / f".{path.name}.{os.getpid()}-{os.urandom(6).hex()}.tmp")
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            fd = os.open(tmp, _TEMP_FLAGS, 0o666)
         except FileExistsError:
             continue
         if mode is not None:
@@ -229,9 +242,7 @@ def _append_whole(fd: int, path: Path, data: bytes, size: int, *, durable: bool 
     failure cut the file back to `size` bytes, so it is as it was."""
     try:
         with _naming(path):
-            written = 0
-            while written < len(data):  # a nearly full disk takes part of a write
-                written += os.write(fd, data[written:])
+            _write_all(fd, data)
             if durable:
                 os.fsync(fd)
     except BaseException:
