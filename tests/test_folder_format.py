@@ -350,6 +350,7 @@ def test_a_cached_parse_looks_at_each_part_once_and_sees_a_rewrite(
     from dreamcontext_council.folder.storage import atomic_write_text
 
     monkeypatch.setattr(files_module, "_parse_cache", {})
+    monkeypatch.setattr(files_module, "RACY_NS", 0)  # settled files: the signature is enough
     path = tmp_path / "persona-1" / "report.md"
     atomic_write_text(path, "first")
     assert files_module._parsed(path, tmp_path, str.upper) == "FIRST"
@@ -431,3 +432,24 @@ def test_a_round_log_that_is_a_link_is_replaced_not_written_through(
     assert not path.is_symlink()
     assert target.read_bytes() == kept
     assert path.read_text().endswith("- The budget is fixed.\n")
+
+
+def test_a_rewrite_that_looks_unchanged_is_parsed_again_while_it_is_new(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file system may give a rewrite of the same size, within one tick of its clock, the
+    inode number the old file freed: same signature, new text. A new file's text is compared."""
+    from dreamcontext_council.actions import files as files_module
+    from dreamcontext_council.folder.storage import atomic_write_text
+
+    monkeypatch.setattr(files_module, "_parse_cache", {})
+    path = tmp_path / "debate.md"
+    atomic_write_text(path, "rounds_planned: 2")
+    first = os.stat(path)
+    assert files_module._parsed(path, tmp_path, str.upper) == "ROUNDS_PLANNED: 2"
+
+    atomic_write_text(path, "rounds_planned: 4")  # the same size
+    monkeypatch.setattr(files_module, "inside_with_info", lambda p, w: (p, first))  # same stamp
+
+    assert files_module._parsed(path, tmp_path, str.upper) == "ROUNDS_PLANNED: 4"
+    assert files_module._parsed(path, tmp_path, str.upper) == "ROUNDS_PLANNED: 4"

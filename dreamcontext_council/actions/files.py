@@ -6,6 +6,7 @@ import datetime as dt
 import json
 import os
 import pickle
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,6 +18,7 @@ from dreamcontext_council.folder.machine_local import keep_out_of_git
 from dreamcontext_council.folder.paths import DebatePaths, PersonaPaths, Root
 from dreamcontext_council.folder.safe_read import inside, inside_with_info
 from dreamcontext_council.folder.storage import (
+    RACY_NS,
     append_text,
     atomic_write_json,
     atomic_write_text,
@@ -177,9 +179,11 @@ class DebateFiles:
         atomic_write_json(self.persona_paths(slug).research_index, entries)
 
 
-# path → (file signature, the parse pickled): loading a pickle is several times cheaper
-# than a deepcopy of the parse, and every caller still gets its own copy.
-_parse_cache: dict[str, tuple[tuple[int, int, int, int], bytes]] = {}
+# path → (file signature, the parse pickled, the text of a file changed within RACY_NS of
+# its parse, which is compared as well until it settles): loading
+# a pickle is several times cheaper than a deepcopy of the parse, and every caller still gets
+# its own copy.
+_parse_cache: dict[str, tuple[tuple[int, int, int, int], bytes, str | None]] = {}
 # About ten files a debate: an eval with a hundred debates in flight must not thrash it.
 _PARSE_CACHE_LIMIT = 4096
 
@@ -188,8 +192,9 @@ def _parsed(path: Path, within: Path, parse: Callable[[str], T]) -> T:
     """Parse a file, reusing the last parse while the file on disk is the same one.
 
     The key is (inode, size, mtime, ctime): every atomic write makes a new inode, so a
-    file rewritten by any process is parsed again. Under the lock, a file already read in
-    this hold is not looked at again. Callers get a copy they may change.
+    file rewritten by any process is parsed again; a file changed in the last RACY_NS is
+    also compared by its text. Under the lock, a file already read in this hold is not
+    looked at again. Callers get a copy they may change.
     A link out of `within` is refused even when its target was parsed before.
     """
     key = str(path)
@@ -200,19 +205,28 @@ def _parsed(path: Path, within: Path, parse: Callable[[str], T]) -> T:
     checked, seen = inside_with_info(path, within)
     info = seen if seen is not None else os.stat(checked)
     signature = (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+    racy = max(info.st_mtime_ns, info.st_ctime_ns) >= time.time_ns() - RACY_NS
     hit = _parse_cache.get(key)
+    text: str | None = None
     if hit is not None and hit[0] == signature:
-        if memo is not None:
-            memo[key] = hit[1]
-        value = pickle.loads(hit[1])
-        return value
-    value = parse(read_text(path, within=within))
+        if hit[2] is not None:  # racily new when it was parsed: the text tells
+            text = read_text(path, within=within)
+        if hit[2] is None or text == hit[2]:
+            if hit[2] is not None and not racy:
+                _parse_cache[key] = (signature, hit[1], None)  # settled since
+            if memo is not None:
+                memo[key] = hit[1]
+            value = pickle.loads(hit[1])
+            return value
+    if text is None:
+        text = read_text(path, within=within)
+    value = parse(text)
     if len(_parse_cache) >= _PARSE_CACHE_LIMIT:
         for stale in list(_parse_cache)[: _PARSE_CACHE_LIMIT // 4]:  # the oldest parsed
             _parse_cache.pop(stale, None)  # another thread may have dropped it already
     _parse_cache.pop(key, None)  # parsed again: it goes to the young end
     pickled = pickle.dumps(value, pickle.HIGHEST_PROTOCOL)
-    _parse_cache[key] = (signature, pickled)
+    _parse_cache[key] = (signature, pickled, text if racy else None)
     if memo is not None:
         memo[key] = pickled
     return value

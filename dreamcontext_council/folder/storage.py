@@ -30,6 +30,12 @@ _TEMP_NAME = re.compile(r"\..+\.(?:(?P<pid>[1-9][0-9]{0,8})-)?[0-9a-f]{12}\.tmp"
 # the pid was in the name.
 _STAGING_NAME = re.compile(r"\.new-[^.]+(?:\.(?P<pid>[1-9][0-9]{0,8}))?")
 
+# How long a file's times may not tell two versions apart: file systems stamp times at a
+# coarse tick (a few ms on ext4, up to 2 s on FAT) and hand a freed inode number to the next
+# new file, so a rewrite within one tick can look unchanged. A reader that trusts times
+# checks such a file by its content (git's "racily clean" files).
+RACY_NS = 2_000_000_000
+
 _held = threading.local()
 # O_BINARY: bytes as given on Windows too (no LF → CRLF).
 _TEMP_FLAGS = (

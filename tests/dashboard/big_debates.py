@@ -82,8 +82,11 @@ def many_debates(base: Path, count: int) -> tuple[Root, list[str]]:
         folder = root.council / debate_id
         shutil.copytree(source, folder)
         debate_md = folder / "debate.md"
-        debate_md.write_text(debate_md.read_text().replace(REFERENCE_ID, debate_id))
+        topic = f"{template['topic']} (copy {n})"
+        text = debate_md.read_text().replace(REFERENCE_ID, debate_id)
+        debate_md.write_text(text.replace(f"topic: {template['topic']}\n", f"topic: {topic}\n"))
         ids.append(debate_id)
+    # The index says what each debate.md says (debate.md wins where they differ).
     entries = [
         template | {"id": debate_id, "topic": f"{template['topic']} (copy {n})"}
         for n, debate_id in enumerate(ids)
