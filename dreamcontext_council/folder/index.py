@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,7 +13,7 @@ from typing import Any
 from dreamcontext_council.errors import FormatError
 from dreamcontext_council.folder.machine_local import keep_out_of_git
 from dreamcontext_council.folder.paths import Root
-from dreamcontext_council.folder.storage import RACY_NS, atomic_write_json, locked, read_text
+from dreamcontext_council.folder.storage import atomic_write_json, locked, read_text
 
 INDEX_KEYS = (
     "id",
@@ -184,17 +183,16 @@ def _checked_index(root: Root, *, trust_mtimes: bool = True) -> tuple[list[dict[
     listed: set[str] = set()  # debates the index should hold
     fresh: dict[str, dict[str, Any]] = {}
     changed = len(by_id) != len(entries)  # duplicate entries
-    racy = False
     for debate_id, debate_md in folders.items():
         try:
             mtime = os.stat(debate_md).st_mtime_ns
         except OSError:
             continue  # a folder without debate.md is not a debate
-        if debate_id in by_id and mtime <= index_mtime:
-            if mtime + RACY_NS <= index_mtime:  # older than index.json by more than a tick
-                listed.add(debate_id)
-                continue
-            racy = True  # maybe saved in the tick index.json was written in: read it again
+        # Strictly older: saved in an earlier tick of the file system's clock than index.json.
+        # The same stamp may be a save in the tick the index was written in: read it again.
+        if debate_id in by_id and mtime < index_mtime:
+            listed.add(debate_id)
+            continue
         try:
             debate = parse_debate(read_text(Path(debate_md), within=root.council), debate_md)
         except (FormatError, OSError, UnicodeDecodeError):
@@ -207,9 +205,7 @@ def _checked_index(root: Root, *, trust_mtimes: bool = True) -> tuple[list[dict[
         fresh[debate_id] = index_entry(debate.meta)
         changed = changed or by_id.get(debate_id) != fresh[debate_id]
     if not changed and set(by_id) == listed:
-        # Right, but some debate.md shares a tick with index.json: once that tick is past,
-        # writing the index again settles them, so later reads trust their times again.
-        return entries, not (racy and time.time_ns() >= index_mtime + RACY_NS)
+        return entries, True
     seen: set[str] = set()
     kept = []
     for e in entries:
