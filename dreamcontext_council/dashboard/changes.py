@@ -13,7 +13,7 @@ from watchdog.events import (
     FileSystemEvent,
 )
 
-from dreamcontext_council.engine.eval import EVALS_FOLDER
+from dreamcontext_council.folder.paths import EVALS_FOLDER
 from dreamcontext_council.folder.storage import LOCK_NAME
 
 LIST = ""  # the key list subscribers see for changes that are not inside one debate

@@ -49,7 +49,6 @@ from dreamcontext_council.dashboard.changes import (
     is_noise,
     paths_of,
 )
-from dreamcontext_council.engine.eval import EVALS_FOLDER
 from dreamcontext_council.folder.paths import Root
 
 log = logging.getLogger(__name__)
@@ -82,7 +81,7 @@ def scope_folders(root: Root, topic: Topic) -> list[tuple[str, bool]]:
         return [(str(root.path), False), (str(root.council), False), (str(root.knowledge), False)]
     eval_id = eval_of(topic)
     if eval_id is not None:
-        return [(str(root.path / EVALS_FOLDER / eval_id), False)]
+        return [(str(root.evals / eval_id), False)]
     return [(str(root.debate(topic).folder), True)]
 
 

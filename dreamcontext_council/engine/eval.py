@@ -11,19 +11,17 @@ same command again goes on where a killed eval stopped without repeating a saved
 from __future__ import annotations
 
 import asyncio
-import functools
 import hashlib
 import json
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from dreamcontext_council.actions import convene
 from dreamcontext_council.actions.files import DebateFiles
 from dreamcontext_council.actions.live_state import throttled_submissions
-from dreamcontext_council.engine import prompts
 from dreamcontext_council.engine.accounting import (
     BASELINE_CALLER,
     Budget,
@@ -32,7 +30,7 @@ from dreamcontext_council.engine.accounting import (
     load_prices,
 )
 from dreamcontext_council.engine.calls import Caller
-from dreamcontext_council.engine.contract import ContractError, parse_persona_answer
+from dreamcontext_council.engine.eval_solo import SAMPLE_CALLER, single_answer
 from dreamcontext_council.engine.launch import Launch, launch
 from dreamcontext_council.engine.progress import QuietProgress
 from dreamcontext_council.engine.providers.base import Completion, Prompt
@@ -48,12 +46,7 @@ from dreamcontext_council.rules.roster import load_roster
 from dreamcontext_council.rules.run_settings import DEFAULT_RETRIES, DEFAULT_TIMEOUT
 from dreamcontext_council.rules.usage import calls_of
 
-SAMPLE_CALLER = "(self-consistency)"
 METHODS = ("council", "solo", "vote", "self-consistency")
-SOLO_PERSONA = (
-    "You answer the question alone, with no council. Weigh it carefully and give your best answer."
-)
-EVALS_FOLDER = "evals"
 
 
 @dataclass
@@ -100,7 +93,7 @@ class EvalFolder:
     def __init__(self, root: Root, eval_id: str) -> None:
         self.root = root
         self.id = eval_id
-        self.path = root.path / EVALS_FOLDER / eval_id
+        self.path = root.evals / eval_id
 
     @property
     def answers(self) -> Path:
@@ -196,70 +189,6 @@ class EvalProgress:
             f"eval: {self.done}/{self.total} questions · {self.providers.in_flight} calls in "
             f"flight · ${self.spent:.4f} spent · ETA {eta}"
         )
-
-
-def solo_prompt(debate_id: str, question: EvalQuestion, caller_name: str, sample: int) -> Prompt:
-    """The persona answer contract with no persona: the question, its options, nothing else."""
-    material = prompts.RoundMaterial(
-        debate_id=debate_id,
-        topic=question.question,
-        question=question.question,
-        round=1,
-        rounds_planned=1,
-        facts=[],
-        options=question.options,
-        personas=[caller_name],
-    )
-    prompt = prompts.persona_prompt(caller_name, SOLO_PERSONA, ["the question"], material)
-    if not sample:
-        return prompt
-    # Each sample carries its number, so a program that reads the call can vary it.
-    task = {**prompt.task, "sample": sample}
-    line = json.dumps(task, ensure_ascii=False, separators=(",", ":")).replace("-->", "--\\u003e")
-    return replace(
-        prompt,
-        user=f"{prompt.user}\n\nSample {sample}: answer on your own.\n<!-- council-call {line} -->",
-        task=task,
-    )
-
-
-def stance_of(text: str, question: EvalQuestion) -> str | None:
-    """The stance an answer's verdict block names, as written; None when it breaks the contract."""
-    try:
-        answer = parse_persona_answer(text, question.options, [])
-    except ContractError:
-        return None
-    return answer.verdict.stance if question.options else answer.verdict.stance_text
-
-
-async def single_answer(
-    files: DebateFiles,
-    path: Path,
-    question: EvalQuestion,
-    spec: ModelSpec,
-    caller: Caller,
-    *,
-    who: str,
-    sample: int = 0,
-) -> None:
-    """One call answering the question alone, saved to `path`; nothing when it is saved.
-
-    The solo answer and each self-consistency sample: scored as they come, with no repair
-    (an answer that breaks the contract counts as wrong), unlike `run --baseline`.
-    """
-    if path.is_file():
-        return
-    prompt = solo_prompt(files.id, question, who, sample)
-    completion, line = await caller.ask(
-        spec,
-        prompt,
-        persona=who,
-        round=0,
-        phase="baseline" if who == BASELINE_CALLER else "self-consistency",
-    )
-    await caller.save(
-        functools.partial(atomic_write_text, path, completion.text.rstrip() + "\n"), line
-    )
 
 
 class Evaluation:

@@ -10,6 +10,8 @@ from typing import NamedTuple
 from dreamcontext_council.errors import NotFoundError
 from dreamcontext_council.folder.names import check_debate_id, check_slug
 
+EVALS_FOLDER = "evals"  # beside council/ and knowledge/ in the root
+
 ROOT_NAME = "_dream_context"
 ROOT_ENV = "DREAMCONTEXT_ROOT"
 
@@ -31,6 +33,11 @@ class Root:
     @property
     def knowledge(self) -> Path:
         return self.path / "knowledge"
+
+    @property
+    def evals(self) -> Path:
+        """`council eval`'s folders, one per eval."""
+        return self.path / EVALS_FOLDER
 
     @property
     def live_file(self) -> Path:

@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 
 from markupsafe import Markup
 
-from dreamcontext_council.engine.eval import EVALS_FOLDER, METHODS, EvalFolder
+from dreamcontext_council.engine.eval import METHODS, EvalFolder
 from dreamcontext_council.engine.eval_results import method_answers
 from dreamcontext_council.errors import CouncilError, FormatError, NotFoundError, UsageError
 from dreamcontext_council.folder.names import check_debate_id
@@ -59,7 +59,7 @@ def one_line(text: object, limit: int) -> str:
 
 
 def evals_folder(root: Root) -> Path:
-    return root.path / EVALS_FOLDER
+    return root.evals
 
 
 def open_eval(root: Root, eval_id: str) -> EvalFolder:
