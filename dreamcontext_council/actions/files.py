@@ -179,10 +179,9 @@ class DebateFiles:
         atomic_write_json(self.persona_paths(slug).research_index, entries)
 
 
-# path → (file signature, the parse pickled, the text of a file changed within RACY_NS of
-# its parse, which is compared as well until it settles): loading
-# a pickle is several times cheaper than a deepcopy of the parse, and every caller still gets
-# its own copy.
+# path → (file signature, the parse pickled, and the text of a file changed within RACY_NS
+# of its parse, compared as well until the file settles). Loading a pickle is several times
+# cheaper than a deepcopy of the parse, and every caller still gets its own copy.
 _parse_cache: dict[str, tuple[tuple[int, int, int, int], bytes, str | None]] = {}
 # About ten files a debate: an eval with a hundred debates in flight must not thrash it.
 _PARSE_CACHE_LIMIT = 4096
