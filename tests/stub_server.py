@@ -522,6 +522,7 @@ def _encode(body: Body) -> bytes:
 def _make_handler(server: StubServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        _counted = False  # a recorded request not answered yet
 
         def log_message(self, format: str, *args: Any) -> None:
             """Keep test output quiet."""
@@ -543,17 +544,26 @@ def _make_handler(server: StubServer) -> type[BaseHTTPRequestHandler]:
                 received_at=time.monotonic(),
             )
             server._record(request)
+            self._counted = True
             try:
                 self._answer(request)
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client gave up (timeout) before we answered
             finally:
+                self._answered()
+
+        def _answered(self) -> None:
+            """The request stops counting as in flight: once, before its first byte is sent
+            (the client may send its next request as soon as it has this one's answer)."""
+            if self._counted:
+                self._counted = False
                 server._done()
 
         def _answer(self, request: RecordedRequest) -> None:
             response = server._next_response(request)
             if server._wait(response.delay_s or server.default_delay_s):
                 return
+            self._answered()
             if response.drop:
                 self.close_connection = True
                 self.connection.close()
