@@ -230,20 +230,19 @@ def test_text_the_model_says_before_its_calls_goes_back_with_them(
         assert assistant[0]["content"] == "Let me check."
 
 
+# One reply asking three lookups at once, of this table.
+THREE_LOOKUPS = [("table__lookup", {"key": key}) for key in ("rows", "columns", "owner")]
+TABLE = {"rows": "42", "columns": "7", "owner": "Ada"}
+
+
 def test_several_calls_in_one_reply_run_in_order_and_each_gets_its_result(
     sdk_provider: ProviderFactory, stub: StubServer
 ) -> None:
     stub.enqueue(
-        StubResponse.tool_calls(
-            [
-                ("table__lookup", {"key": "rows"}),
-                ("table__lookup", {"key": "columns"}),
-                ("table__lookup", {"key": "owner"}),
-            ]
-        ),
+        StubResponse.tool_calls(THREE_LOOKUPS),
         "42 rows, 7 columns, owned by Ada.",
     )
-    toolbox = TableToolBox({"rows": "42", "columns": "7", "owner": "Ada"})
+    toolbox = TableToolBox(TABLE)
 
     completion = ask(sdk_provider, toolbox)
 
@@ -282,16 +281,10 @@ def test_calls_past_the_budget_are_answered_spent_and_the_next_request_forbids_t
     sdk_provider: ProviderFactory, stub: StubServer
 ) -> None:
     stub.enqueue(
-        StubResponse.tool_calls(
-            [
-                ("table__lookup", {"key": "rows"}),
-                ("table__lookup", {"key": "columns"}),
-                ("table__lookup", {"key": "owner"}),
-            ]
-        ),
+        StubResponse.tool_calls(THREE_LOOKUPS),
         "42 by 7; the owner I could not check.",
     )
-    toolbox = TableToolBox({"rows": "42", "columns": "7", "owner": "Ada"}, max_calls=2)
+    toolbox = TableToolBox(TABLE, max_calls=2)
 
     completion = ask(sdk_provider, toolbox)
 
