@@ -70,6 +70,7 @@ class ProviderSet:
         self.retry = retry or RetryPolicy()
         self.limits = CallLimits(self.settings.concurrency)
         self._providers: dict[tuple[str, str | None], Provider] = {}
+        self._answer_keys: tuple[str, ...] | None = None
 
     def base_url_for(self, provider: str) -> str | None:
         """The server URL `provider` will call, or None for the provider's default."""
@@ -108,12 +109,18 @@ class ProviderSet:
         )
 
     def answer_keys(self) -> tuple[str, ...]:
-        """The keys no answer may carry: `*_API_KEY` values and base-URL credentials."""
-        urls = [
-            *self.settings.base_urls.values(),
-            *(self.env.get(n) for n in BASE_URL_ENVS.values()),
-        ]
-        return answer_keys((self.env, os.environ), urls)
+        """The keys no answer may carry: `*_API_KEY` values and base-URL credentials.
+
+        Read from the environment once, at the first answer: providers read their keys
+        when they are built, and every answer of a run would otherwise scan the whole
+        environment again."""
+        if self._answer_keys is None:
+            urls = [
+                *self.settings.base_urls.values(),
+                *(self.env.get(n) for n in BASE_URL_ENVS.values()),
+            ]
+            self._answer_keys = answer_keys((self.env, os.environ), urls)
+        return self._answer_keys
 
     async def aclose(self) -> None:
         """Close the HTTP clients the providers opened in the running event loop."""
