@@ -350,7 +350,7 @@ def test_a_cached_parse_looks_at_each_part_once_and_sees_a_rewrite(
     from dreamcontext_council.folder.storage import atomic_write_text
 
     monkeypatch.setattr(files_module, "_parse_cache", {})
-    monkeypatch.setattr(files_module, "RACY_NS", 0)  # settled files: the signature is enough
+    monkeypatch.setattr(files_module, "racy_window_ns", lambda info: 0)  # settled: signature
     path = tmp_path / "persona-1" / "report.md"
     atomic_write_text(path, "first")
     assert files_module._parsed(path, tmp_path, str.upper) == "FIRST"
@@ -450,6 +450,46 @@ def test_a_rewrite_that_looks_unchanged_is_parsed_again_while_it_is_new(
 
     atomic_write_text(path, "rounds_planned: 4")  # the same size
     monkeypatch.setattr(files_module, "inside_with_info", lambda p, w: (p, first))  # same stamp
+    # ... and within the same tick of the clock, however long the writes took here
+    monkeypatch.setattr(files_module.time, "time_ns", lambda: first.st_ctime_ns + 1_000_000)
 
     assert files_module._parsed(path, tmp_path, str.upper) == "ROUNDS_PLANNED: 4"
     assert files_module._parsed(path, tmp_path, str.upper) == "ROUNDS_PLANNED: 4"
+
+
+@pytest.mark.parametrize(
+    ("stamp_ns", "compared"),
+    [(1_700_000_000_123_456_789, False), (1_700_000_000_000_000_000, True)],
+    ids=["fine-stamps", "whole-second-stamps"],
+)
+def test_a_file_is_compared_by_its_text_only_within_its_file_systems_tick(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stamp_ns: int, compared: bool
+) -> None:
+    """Stamps finer than a second move every few ms: a file parsed 0.1 s after its change
+    is trusted by its signature. Whole-second stamps (FAT, HFS+) may hide a change for up
+    to 2 s, so such a file is read and compared again for that long."""
+    import types
+
+    from dreamcontext_council.actions import files as files_module
+    from dreamcontext_council.folder.storage import FINE_RACY_NS, RACY_NS, atomic_write_text
+
+    monkeypatch.setattr(files_module, "_parse_cache", {})
+    path = tmp_path / "verdicts.json"
+    atomic_write_text(path, "{}")
+    os.utime(path, ns=(stamp_ns, stamp_ns))
+    changed = max(stamp_ns, os.stat(path).st_ctime_ns)
+    later = changed + (FINE_RACY_NS + RACY_NS) // 2
+    monkeypatch.setattr(files_module, "time", types.SimpleNamespace(time_ns=lambda: later))
+    read: list[Path] = []
+    real_read = files_module.read_text
+
+    def counted(target: Path, *, within: Path, checked: bool = False) -> str:
+        read.append(target)
+        return real_read(target, within=within, checked=checked)
+
+    monkeypatch.setattr(files_module, "read_text", counted)
+    monkeypatch.setattr(files_module, "inside_with_info", lambda p, w: (p, os.stat(p)))
+
+    assert files_module._parsed(path, tmp_path, str.upper) == "{}"
+    assert files_module._parsed(path, tmp_path, str.upper) == "{}"
+    assert len(read) == (2 if compared else 1)

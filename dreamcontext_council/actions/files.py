@@ -18,12 +18,12 @@ from dreamcontext_council.folder.machine_local import keep_out_of_git
 from dreamcontext_council.folder.paths import DebatePaths, PersonaPaths, Root
 from dreamcontext_council.folder.safe_read import inside, inside_with_info
 from dreamcontext_council.folder.storage import (
-    RACY_NS,
     append_text,
     atomic_write_json,
     atomic_write_text,
     hold_memo,
     locked,
+    racy_window_ns,
     read_text,
 )
 from dreamcontext_council.rules import roundlog
@@ -179,9 +179,10 @@ class DebateFiles:
         atomic_write_json(self.persona_paths(slug).research_index, entries)
 
 
-# path → (file signature, the parse pickled, and the text of a file changed within RACY_NS
-# of its parse, compared as well until the file settles). Loading a pickle is several times
-# cheaper than a deepcopy of the parse, and every caller still gets its own copy.
+# path → (file signature, the parse pickled, and the text of a file changed within its racy
+# window (storage.racy_window_ns) of its parse, compared as well until the file settles).
+# Loading a pickle is several times cheaper than a deepcopy of the parse, and every caller
+# still gets its own copy.
 _parse_cache: dict[str, tuple[tuple[int, int, int, int], bytes, str | None]] = {}
 # About ten files a debate: an eval with a hundred debates in flight must not thrash it.
 _PARSE_CACHE_LIMIT = 4096
@@ -191,9 +192,10 @@ def _parsed(path: Path, within: Path, parse: Callable[[str], T]) -> T:
     """Parse a file, reusing the last parse while the file on disk is the same one.
 
     The key is (inode, size, mtime, ctime): every atomic write makes a new inode, so a
-    file rewritten by any process is parsed again; a file changed in the last RACY_NS is
-    also compared by its text. Under the lock, a file already read in this hold is not
-    looked at again. Callers get a copy they may change.
+    file rewritten by any process is parsed again; a file changed within the tick of its
+    file system's clock (`racy_window_ns`) is also compared by its text. Under the lock, a
+    file already read in this hold is not looked at again. Callers get a copy they may
+    change.
     A link out of `within` is refused even when its target was parsed before.
     """
     key = str(path)
@@ -201,15 +203,15 @@ def _parsed(path: Path, within: Path, parse: Callable[[str], T]) -> T:
     if memo is not None and key in memo:
         value: T = pickle.loads(memo[key])
         return value
-    checked, seen = inside_with_info(path, within)
-    info = seen if seen is not None else os.stat(checked)
+    target, seen = inside_with_info(path, within)
+    info = seen if seen is not None else os.stat(target)
     signature = (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-    racy = max(info.st_mtime_ns, info.st_ctime_ns) >= time.time_ns() - RACY_NS
+    racy = max(info.st_mtime_ns, info.st_ctime_ns) >= time.time_ns() - racy_window_ns(info)
     hit = _parse_cache.get(key)
     text: str | None = None
     if hit is not None and hit[0] == signature:
         if hit[2] is not None:  # racily new when it was parsed: the text tells
-            text = read_text(path, within=within)
+            text = read_text(target, within=within, checked=True)
         if hit[2] is None or text == hit[2]:
             if hit[2] is not None and not racy:
                 _parse_cache[key] = (signature, hit[1], None)  # settled since
@@ -218,7 +220,7 @@ def _parsed(path: Path, within: Path, parse: Callable[[str], T]) -> T:
             value = pickle.loads(hit[1])
             return value
     if text is None:
-        text = read_text(path, within=within)
+        text = read_text(target, within=within, checked=True)
     value = parse(text)
     if len(_parse_cache) >= _PARSE_CACHE_LIMIT:
         for stale in list(_parse_cache)[: _PARSE_CACHE_LIMIT // 4]:  # the oldest parsed

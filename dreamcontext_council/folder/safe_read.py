@@ -77,13 +77,16 @@ def _no_links(boundary: str, parts: list[str]) -> tuple[bool, os.stat_result | N
     return True, info
 
 
-def read_bytes(path: Path, *, within: Path, limit: int = MAX_FILE_BYTES) -> bytes:
+def read_bytes(
+    path: Path, *, within: Path, limit: int = MAX_FILE_BYTES, checked: bool = False
+) -> bytes:
     """The bytes of the regular file `path`, which must resolve inside `within`.
 
     FormatError (one line, naming the file) for a link out of `within`, for a FIFO, device
     or folder, and for a file over `limit` bytes. FileNotFoundError when it is missing.
+    `checked`: the caller has just passed `path` through `inside` itself.
     """
-    resolved = inside(path, within)
+    resolved = path if checked else inside(path, within)
     # O_NOFOLLOW: the last part was just resolved; a link put there meanwhile is refused.
     fd = os.open(resolved, _OPEN_FLAGS)
     try:
@@ -98,16 +101,18 @@ def read_bytes(path: Path, *, within: Path, limit: int = MAX_FILE_BYTES) -> byte
                 f"{path} is {info.st_size:,} bytes, over the {limit:,}-byte limit for a "
                 "debate file; trim it or restore it from git."
             )
-        if hasattr(os, "O_NONBLOCK"):
-            os.set_blocking(fd, True)
+        # A regular file: O_NONBLOCK changes nothing for its reads.
         chunks: list[bytes] = []
         size = 0
         while size <= limit:  # a file that grows while it is read stops at the limit
-            chunk = os.read(fd, min(limit + 1 - size, 1 << 20))
+            asked = min(limit + 1 - size, max(info.st_size + 1 - size, 1 << 16))
+            chunk = os.read(fd, asked)
             if not chunk:
                 break
             chunks.append(chunk)
             size += len(chunk)
+            if len(chunk) < asked and size >= info.st_size:
+                break  # a short read of a regular file is its end: no read to see nothing
     finally:
         os.close(fd)
     if size > limit:

@@ -31,10 +31,21 @@ _TEMP_NAME = re.compile(r"\..+\.(?:(?P<pid>[1-9][0-9]{0,8})-)?[0-9a-f]{12}\.tmp"
 _STAGING_NAME = re.compile(r"\.new-[^.]+(?:\.(?P<pid>[1-9][0-9]{0,8}))?")
 
 # How long a file's times may not tell two versions apart: file systems stamp times at a
-# coarse tick (a few ms on ext4, up to 2 s on FAT) and hand a freed inode number to the next
-# new file, so a rewrite within one tick can look unchanged. A reader that trusts times
-# checks such a file by its content (git's "racily clean" files).
+# coarse tick and hand a freed inode number to the next new file, so a rewrite within one
+# tick can look unchanged. A reader that trusts times checks such a file by its content
+# (git's "racily clean" files). Whole-second stamps (FAT's 2 s, HFS+, ext4 with small
+# inodes) get RACY_NS; finer stamps (ext4, XFS, Btrfs, APFS, NTFS) move at least every
+# kernel tick or Windows' 15.6 ms, well inside FINE_RACY_NS.
 RACY_NS = 2_000_000_000
+FINE_RACY_NS = 50_000_000
+
+
+def racy_window_ns(info: os.stat_result) -> int:
+    """How long after its last change the file `info` describes may be mistaken for an
+    older version of itself with the same size and inode: RACY_NS when its file system
+    stamps whole seconds, FINE_RACY_NS when it stamps finer."""
+    return FINE_RACY_NS if info.st_mtime_ns % 1_000_000_000 else RACY_NS
+
 
 _held = threading.local()
 # O_BINARY: bytes as given on Windows too (no LF → CRLF).
@@ -284,14 +295,14 @@ def append_text(path: Path, text: str, *, size: int) -> bool:
     return True
 
 
-def read_text(path: Path, *, within: Path) -> str:
+def read_text(path: Path, *, within: Path, checked: bool = False) -> str:
     """Read a UTF-8 file of the folder `within` (see `safe_read`), with newlines as LF.
 
     CRLF and a lone CR become LF, and a leading BOM (Windows editors write one;
     gray-matter ignores it) is dropped. EncodingError names a file that is not UTF-8;
     FormatError one that is a link out of `within`, not a regular file, or too large.
     """
-    data = read_bytes(path, within=within)
+    data = read_bytes(path, within=within, checked=checked)
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
