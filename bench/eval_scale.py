@@ -14,6 +14,10 @@ exactly as a user starts it, with a provider concurrency of 64.
   imports, the SDK's HTTP and JSON work and writing the results are all in it; the
   start-up alone (`eval --help`, measured the same way) is printed apart. Target 0.05 s.
 - **peak RSS**: the child's `ru_maxrss`. Target under 300 MiB.
+- **the SDK's calls alone** (bench/sdk_alone.py): the same number of calls to the same stub
+  at the same concurrency, made by the `openai` client alone with the prompts the eval
+  recorded, in a child of their own. Its CPU per debate is the part of the engine CPU
+  that the provider SDK, its HTTP stack and the event loop cost; the rest is the engine's.
 
     .venv/bin/python bench/eval_scale.py [--debates 200] [--latency 0.5]
                                          [--concurrency 64] [--parallel 128] [--dir PATH]
@@ -123,6 +127,7 @@ class Figures:
     floor_s: float
     child: Child
     start_up: Child
+    sdk: Child
 
     @property
     def ratio(self) -> float:
@@ -178,12 +183,30 @@ def measure(code_dir: Path | None, args: argparse.Namespace, work: Path) -> Figu
             env,
             work,
         )
-    if child.code != 0:
-        raise SystemExit(f"the eval failed ({child.code}):\n{child.out[-3000:]}")
-    calls, debates = count_calls(root)
-    if debates != args.debates:
-        raise SystemExit(f"{debates} debates were written, not {args.debates}")
-    return Figures(calls, calls * args.latency / args.concurrency, child, start_up)
+        if child.code != 0:
+            raise SystemExit(f"the eval failed ({child.code}):\n{child.out[-3000:]}")
+        calls, debates = count_calls(root)
+        if debates != args.debates:
+            raise SystemExit(f"{debates} debates were written, not {args.debates}")
+        sdk = run_child(
+            [
+                sys.executable,
+                str(Path(__file__).with_name("sdk_alone.py")),
+                "--url",
+                stub.openai_url,
+                "--prompts",
+                str(root),
+                "--calls",
+                str(calls),
+                "--concurrency",
+                str(args.concurrency),
+            ],
+            env,
+            work,
+        )
+        if sdk.code != 0:
+            raise SystemExit(f"the SDK's calls alone failed ({sdk.code}):\n{sdk.out[-3000:]}")
+    return Figures(calls, calls * args.latency / args.concurrency, child, start_up, sdk)
 
 
 def main() -> None:
@@ -244,6 +267,16 @@ def main() -> None:
             "CPU per debate",
             lambda f: f"{f.per_debate(args.debates):.4f}s",
             f"target ≤ {TARGETS['cpu per debate']}s",
+        ),
+        (
+            "  of it the SDK's",
+            lambda f: f"{f.sdk.cpu_s / args.debates:.4f}s",
+            "the same calls by the SDK alone (sdk_alone.py)",
+        ),
+        (
+            "  the rest, engine's",
+            lambda f: f"{(f.child.cpu_s - f.sdk.cpu_s) / args.debates:.4f}s",
+            "",
         ),
         (
             "peak RSS",

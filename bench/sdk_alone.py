@@ -1,0 +1,75 @@
+"""The provider SDK's share of an eval's CPU: the same calls, made by the SDK alone.
+
+`bench/eval_scale.py` starts this script in a child process once the eval has run. It
+sends as many chat completions as the eval booked to the same stub, at the same
+concurrency, through the `openai` client built as `OpenAIProvider` builds it and the
+request path it calls (`client.post` of a chat request), with the persona prompts the
+eval recorded in its `prompts/round-N.json` files, in turn. No debate is read or
+written: the child's CPU is what the SDK, its HTTP stack and the event loop cost for
+those calls, which no change to the engine can take away.
+
+    python bench/sdk_alone.py --url URL --prompts ROOT --calls N --concurrency C
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from pathlib import Path
+
+from dreamcontext_council.engine.providers.base import Prompt
+from dreamcontext_council.engine.providers.openai_provider import (
+    CHAT_OPTIONS,
+    CHAT_PATH,
+    chat_request,
+)
+
+# The output budget of a persona answer in the bench's debates.
+MAX_TOKENS = 4096
+
+
+def recorded_prompts(root: Path) -> list[Prompt]:
+    """Every persona prompt the eval under `root` sent, as its prompts files hold them."""
+    found = []
+    for path in sorted(root.glob("council/*/*/prompts/round-*.json")):
+        for call in json.loads(path.read_text(encoding="utf-8"))["calls"]:
+            found.append(Prompt(call["system"], call["user"], max_tokens=MAX_TOKENS))
+    if not found:
+        raise SystemExit(f"no prompts/round-N.json under {root}: run the eval first")
+    return found
+
+
+async def send_all(url: str, prompts: list[Prompt], calls: int, concurrency: int) -> int:
+    """Make `calls` requests, at most `concurrency` at once; the bytes answered."""
+    import openai
+
+    client = openai.AsyncOpenAI(api_key="bench-key", base_url=url, max_retries=0, timeout=120)
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(n: int) -> int:
+        request = chat_request(prompts[n % len(prompts)], "bench-model", custom_server=True)
+        async with gate:
+            body = await client.post(CHAT_PATH, body=request, cast_to=bytes, options=CHAT_OPTIONS)
+        return len(body)
+
+    try:
+        return sum(await asyncio.gather(*(one(n) for n in range(calls))))
+    finally:
+        await client.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--url", required=True, help="the stub's OpenAI base URL")
+    parser.add_argument("--prompts", type=Path, required=True, help="the eval's root folder")
+    parser.add_argument("--calls", type=int, required=True)
+    parser.add_argument("--concurrency", type=int, required=True)
+    args = parser.parse_args()
+    prompts = recorded_prompts(args.prompts)
+    answered = asyncio.run(send_all(args.url, prompts, args.calls, args.concurrency))
+    print(f"sdk alone: {args.calls} calls, {len(prompts)} prompts, {answered} bytes answered")
+
+
+if __name__ == "__main__":
+    main()
