@@ -23,6 +23,10 @@ exactly as a user starts it, with a provider concurrency of 64.
                                          [--concurrency 64] [--parallel 128] [--dir PATH]
                                          [--before REV] [--repeat N]
 
+With `--scripted` the personas answer through the built-in scripted provider instead, after
+the same latency, with no HTTP and no SDK: the engine's CPU measured directly (the SDK-alone
+run and its rows are left out).
+
 With `--before REV` the same workload also runs on that older revision (exported with
 `git archive`, run by this interpreter), the two sides in turn `--repeat` times; each side's
 least disturbed run (lowest CPU) is printed beside the other's, with their ratio.
@@ -46,6 +50,7 @@ from pathlib import Path
 
 from council_stub import BENCH_MODEL, StubProcess, export_revision, write_roster
 
+from dreamcontext_council.engine.providers.scripted import DELAY_ENV
 from dreamcontext_council.rules.usage import calls_of
 
 TARGETS = {"wall/floor": 1.5, "cpu per debate": 0.05, "peak MiB": 300}
@@ -127,7 +132,7 @@ class Figures:
     floor_s: float
     child: Child
     start_up: Child
-    sdk: Child
+    sdk: Child | None
 
     @property
     def ratio(self) -> float:
@@ -141,7 +146,8 @@ def measure(code_dir: Path | None, args: argparse.Namespace, work: Path) -> Figu
     """Run the workload once with the code in `code_dir` (None: the installed checkout)."""
     work.mkdir(parents=True)
     root = work / "_dream_context"
-    roster = write_roster(work, PERSONAS, BENCH_MODEL)
+    model = "scripted" if args.scripted else BENCH_MODEL
+    roster = write_roster(work, PERSONAS, model)
     write_set(work / "scale.jsonl", args.debates)
     env = {
         k: v
@@ -149,6 +155,8 @@ def measure(code_dir: Path | None, args: argparse.Namespace, work: Path) -> Figu
         if not k.startswith(("ANTHROPIC_", "OPENAI_", "DREAMCONTEXT_"))
     }
     env.update(DREAMCONTEXT_ROOT=str(root), NO_COLOR="1")
+    if args.scripted:
+        env[DELAY_ENV] = str(args.latency)
     if code_dir is not None:
         env["PYTHONPATH"] = str(code_dir)
     council = [sys.executable, "-m", "dreamcontext_council", "council"]
@@ -159,35 +167,15 @@ def measure(code_dir: Path | None, args: argparse.Namespace, work: Path) -> Figu
     start_up = run_child(
         [sys.executable, "-m", "dreamcontext_council", "council", "eval", "--help"], env, work
     )
+    if args.scripted:
+        child = run_child([*council, *eval_args(roster, model, args)], env, work)
+        calls = checked_calls(child, root, args.debates)
+        return Figures(calls, calls * args.latency / args.concurrency, child, start_up, None)
     with StubProcess(args.latency, keep_alive=args.keep_alive) as stub:
         child = run_child(
-            [
-                *council,
-                "eval",
-                "scale.jsonl",
-                "--personas",
-                roster,
-                "--rounds",
-                str(ROUNDS),
-                "--model",
-                BENCH_MODEL,
-                "--base-url",
-                stub.openai_url,
-                "--concurrency",
-                str(args.concurrency),
-                "--parallel",
-                str(args.parallel),
-                "--retries",
-                "0",
-            ],
-            env,
-            work,
+            [*council, *eval_args(roster, model, args), "--base-url", stub.openai_url], env, work
         )
-        if child.code != 0:
-            raise SystemExit(f"the eval failed ({child.code}):\n{child.out[-3000:]}")
-        calls, debates = count_calls(root)
-        if debates != args.debates:
-            raise SystemExit(f"{debates} debates were written, not {args.debates}")
+        calls = checked_calls(child, root, args.debates)
         sdk = run_child(
             [
                 sys.executable,
@@ -209,6 +197,36 @@ def measure(code_dir: Path | None, args: argparse.Namespace, work: Path) -> Figu
     return Figures(calls, calls * args.latency / args.concurrency, child, start_up, sdk)
 
 
+def eval_args(roster: str, model: str, args: argparse.Namespace) -> list[str]:
+    """The `council eval` command line of the workload, the server's URL left out."""
+    return [
+        "eval",
+        "scale.jsonl",
+        "--personas",
+        roster,
+        "--rounds",
+        str(ROUNDS),
+        "--model",
+        model,
+        "--concurrency",
+        str(args.concurrency),
+        "--parallel",
+        str(args.parallel),
+        "--retries",
+        "0",
+    ]
+
+
+def checked_calls(child: Child, root: Path, debates: int) -> int:
+    """The calls the eval booked; SystemExit when it failed or left a debate out."""
+    if child.code != 0:
+        raise SystemExit(f"the eval failed ({child.code}):\n{child.out[-3000:]}")
+    calls, written = count_calls(root)
+    if written != debates:
+        raise SystemExit(f"{written} debates were written, not {debates}")
+    return calls
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--debates", type=int, default=200, help="questions, one debate each")
@@ -221,6 +239,11 @@ def main() -> None:
         "--keep-alive",
         action="store_true",
         help="the stub keeps connections open, as real providers do (default: one per call)",
+    )
+    parser.add_argument(
+        "--scripted",
+        action="store_true",
+        help="answers from the scripted provider, no HTTP: the engine's CPU alone",
     )
     parser.add_argument(
         "--before", default=None, help="also measure this older revision, side by side"
@@ -247,8 +270,13 @@ def main() -> None:
     print(
         f"eval scale: {args.debates} debates of {PERSONAS} personas x {ROUNDS} rounds + "
         f"synthesis + baseline, {args.latency:g}s per call, concurrency {args.concurrency}, "
-        f"--parallel {args.parallel}, connections "
-        f"{'kept open' if args.keep_alive else 'closed after each call'}, under {base}; "
+        f"--parallel {args.parallel}, "
+        + (
+            "scripted provider (no HTTP), "
+            if args.scripted
+            else f"connections {'kept open' if args.keep_alive else 'closed after each call'}, "
+        )
+        + f"under {base}; "
         f"best of {args.repeat} run(s) a side"
     )
     print(f"(load average before the summary: {load}; python {sys.version.split()[0]})")
@@ -270,12 +298,12 @@ def main() -> None:
         ),
         (
             "  of it the SDK's",
-            lambda f: f"{f.sdk.cpu_s / args.debates:.4f}s",
+            lambda f: f"{f.sdk.cpu_s / args.debates:.4f}s" if f.sdk else "-",
             "the same calls by the SDK alone (sdk_alone.py)",
         ),
         (
             "  the rest, engine's",
-            lambda f: f"{(f.child.cpu_s - f.sdk.cpu_s) / args.debates:.4f}s",
+            lambda f: f"{(f.child.cpu_s - f.sdk.cpu_s) / args.debates:.4f}s" if f.sdk else "-",
             "",
         ),
         (
@@ -289,10 +317,10 @@ def main() -> None:
     this = best["this"]
     per_debate = this.per_debate(args.debates)
     if args.before:
-        before = best[args.before]
+        older = best[args.before]
         print(
             f"{'this ÷ ' + args.before:22}{'':>12}"
-            f"{per_debate / before.per_debate(args.debates):>12.2f}   CPU per debate"
+            f"{per_debate / older.per_debate(args.debates):>12.2f}   CPU per debate"
         )
     met = (
         this.ratio <= TARGETS["wall/floor"]

@@ -17,6 +17,7 @@ import argparse
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 from dreamcontext_council.engine.providers.base import Prompt
 from dreamcontext_council.engine.providers.openai_provider import (
@@ -44,7 +45,8 @@ async def send_all(url: str, prompts: list[Prompt], calls: int, concurrency: int
     """Make `calls` requests, at most `concurrency` at once; the bytes answered."""
     import openai
 
-    client = openai.AsyncOpenAI(api_key="bench-key", base_url=url, max_retries=0, timeout=120)
+    # Any, as in OpenAIProvider: `options` is the provider's plain dict, not the SDK's TypedDict.
+    client: Any = openai.AsyncOpenAI(api_key="bench-key", base_url=url, max_retries=0, timeout=120)
     gate = asyncio.Semaphore(concurrency)
 
     async def one(n: int) -> int:
