@@ -169,10 +169,10 @@ def _have(value: str) -> list[tuple[str, str]] | None:
     return found
 
 
-def _eval_page(root: Root, eval_id: str, statuses: dict[str, str]) -> EvalPage:
+def _eval_page(root: Root, eval_id: str) -> EvalPage:
     """The eval's page; an id that is not a plain name, or no such folder, is a 404."""
     try:
-        return build_eval_page(root, eval_id, statuses)
+        return build_eval_page(root, eval_id)
     except CouncilError:
         raise HTTPException(404, "No such eval: eval ids look like eval-arith-1a2b3c4d.") from None
 
@@ -224,11 +224,11 @@ def create_app(
         return HTMLResponse(html.evals_html(eval_summaries(root, statuses())))
 
     def eval_page(request: Request) -> Response:
-        page = _eval_page(root, str(request.path_params["eval_id"]), statuses())
+        page = _eval_page(root, str(request.path_params["eval_id"]))
         return HTMLResponse(html.eval_html(page))
 
     def eval_fragment(request: Request) -> Response:
-        page = _eval_page(root, str(request.path_params["eval_id"]), statuses())
+        page = _eval_page(root, str(request.path_params["eval_id"]))
         return HTMLResponse(html.eval_html(page, fragment=True), headers=_no_store())
 
     async def eval_events(request: Request) -> Response:

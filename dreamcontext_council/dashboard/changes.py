@@ -13,7 +13,7 @@ from watchdog.events import (
     FileSystemEvent,
 )
 
-from dreamcontext_council.folder.paths import EVALS_FOLDER
+from dreamcontext_council.folder.paths import EVAL_ANSWERS_FOLDER, EVALS_FOLDER
 from dreamcontext_council.folder.storage import LOCK_NAME
 
 LIST = ""  # the key list subscribers see for changes that are not inside one debate
@@ -53,8 +53,12 @@ def change_key(root: Path, path: str) -> str | None:
         return LIST
     if parts[0] == "knowledge":
         return LIST
-    if parts[0] == EVALS_FOLDER and len(parts) == 3:
-        return eval_topic(parts[1])  # a file of the eval itself; answers/ is not watched
+    if parts[0] == EVALS_FOLDER and (
+        len(parts) == 3 or (len(parts) == 4 and parts[2] == EVAL_ANSWERS_FOLDER)
+    ):
+        # A file of the eval itself, or of its answers/: a question's timing is written
+        # there when the question is done.
+        return eval_topic(parts[1])
     return None  # tmp/.council-live.json and anything else: telemetry, not the record
 
 

@@ -7,7 +7,8 @@ overflow again. So only what an open page shows is watched:
 - the list: the root, `council/` and `knowledge/`, not recursively (index.json, which
   every command rewrites, and debates appearing or going);
 - a debate: its own folder, recursively (a few dozen folders);
-- an eval: its own folder, not recursively (results.json and debates.json).
+- an eval: its own folder and its answers/, not recursively (results.json, debates.json,
+  and each question's timing, written when the question is done).
 
 A scope is watched while someone holds it (`acquire`/`release`, counted) and only writes
 are asked of the kernel (a watchdog event_filter), so reading files, as the dashboard does
@@ -49,7 +50,7 @@ from dreamcontext_council.dashboard.changes import (
     is_noise,
     paths_of,
 )
-from dreamcontext_council.folder.paths import Root
+from dreamcontext_council.folder.paths import EVAL_ANSWERS_FOLDER, Root
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +82,8 @@ def scope_folders(root: Root, topic: Topic) -> list[tuple[str, bool]]:
         return [(str(root.path), False), (str(root.council), False), (str(root.knowledge), False)]
     eval_id = eval_of(topic)
     if eval_id is not None:
-        return [(str(root.evals / eval_id), False)]
+        folder = root.evals / eval_id
+        return [(str(folder), False), (str(folder / EVAL_ANSWERS_FOLDER), False)]
     return [(str(root.debate(topic).folder), True)]
 
 
@@ -222,18 +224,20 @@ class Watches:
     def _on_key(self, key: str) -> None:
         # Called on the observer's thread, which holds the observer's lock: taking ours
         # here could deadlock with `acquire`, so a missing folder is watched from another.
-        if key == LIST:
-            scope = self._scopes.get(None)
+        topic = None if key == LIST else key
+        if topic is None or eval_of(topic) is not None:
+            scope = self._scopes.get(topic)
             if scope is not None and scope.missing:
-                threading.Thread(target=self._watch_missing_list, daemon=True).start()
+                threading.Thread(target=self._watch_missing, args=(topic,), daemon=True).start()
         self.notify(key)
 
-    def _watch_missing_list(self) -> None:
-        """`council/` or `knowledge/` may have just been made: watch it now."""
+    def _watch_missing(self, topic: Topic) -> None:
+        """A folder of the scope may have just been made (`council/` or `knowledge/` for the
+        list, an eval's answers/): watch it now."""
         with self._lock:
-            scope = self._scopes.get(None)
+            scope = self._scopes.get(topic)
             if scope is not None and scope.missing and not scope.polled:
-                self._schedule(None, scope, scope.missing)
+                self._schedule(topic, scope, scope.missing)
 
     def _poll(self) -> None:
         while not self._stopping.wait(self.poll_s):
@@ -261,8 +265,8 @@ class Watches:
                 seen[str(path)] = (info.st_mtime_ns, info.st_size)
             _stat_into(seen, str(self.root.knowledge), recursive=False)
         else:
-            [(folder, recursive)] = scope_folders(self.root, topic)
-            _stat_into(seen, folder, recursive=recursive)
+            for folder, recursive in scope_folders(self.root, topic):
+                _stat_into(seen, folder, recursive=recursive)
         return seen
 
 

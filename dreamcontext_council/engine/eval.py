@@ -39,7 +39,7 @@ from dreamcontext_council.engine.providers.registry import ProviderSet, Provider
 from dreamcontext_council.engine.run import LIVE_REFRESH_S
 from dreamcontext_council.errors import ProviderError, RunStopped, UsageError
 from dreamcontext_council.folder.index import deferred_index
-from dreamcontext_council.folder.paths import Root
+from dreamcontext_council.folder.paths import EVAL_ANSWERS_FOLDER, Root
 from dreamcontext_council.folder.storage import atomic_write_json, atomic_write_text, read_text
 from dreamcontext_council.rules.eval_set import EvalQuestion, parse_set, render_set
 from dreamcontext_council.rules.roster import load_roster
@@ -97,7 +97,7 @@ class EvalFolder:
 
     @property
     def answers(self) -> Path:
-        return self.path / "answers"
+        return self.path / EVAL_ANSWERS_FOLDER
 
     def solo_answer(self, qid: str) -> Path:
         return self.answers / f"{qid}.solo.md"

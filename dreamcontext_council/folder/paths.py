@@ -11,6 +11,8 @@ from dreamcontext_council.errors import NotFoundError
 from dreamcontext_council.folder.names import check_debate_id, check_slug
 
 EVALS_FOLDER = "evals"  # beside council/ and knowledge/ in the root
+# In an eval's folder: its solo and sample answers, and each question's timing.
+EVAL_ANSWERS_FOLDER = "answers"
 
 ROOT_NAME = "_dream_context"
 ROOT_ENV = "DREAMCONTEXT_ROOT"

@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 
 from markupsafe import Markup
 
+from dreamcontext_council.actions.files import DebateFiles
 from dreamcontext_council.engine.eval import METHODS, EvalFolder
 from dreamcontext_council.engine.eval_results import method_answers
 from dreamcontext_council.errors import CouncilError, FormatError, NotFoundError, UsageError
@@ -38,7 +39,7 @@ _EVAL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 QUESTION_CHARS = 120
 ANSWER_CHARS = 60
 T = TypeVar("T")
-# debate id → its status, from the root's checked index.
+# debate id → its status.
 Statuses = Mapping[str, str]
 
 
@@ -301,11 +302,28 @@ def figures_note(results: Results | None, size: int, done: int) -> str:
     return ""
 
 
-def build_eval_page(root: Root, eval_id: str, statuses: Statuses) -> EvalPage:
+def debate_statuses(root: Root, contents: EvalContents) -> dict[str, str]:
+    """The status of each of the eval's debates, from its own debate.md (through the parse
+    cache): the root's index is brought up to date only when the eval ends, and the
+    dashboard's copy of it may be two seconds old. A debate that cannot be read is left
+    out (its question shows as running)."""
+    found = {}
+    for question in contents.questions:
+        debate, _ = _debate_of(contents, question.id)
+        if debate is None:
+            continue
+        try:
+            found[debate] = str(DebateFiles(root, debate).debate().status)
+        except (CouncilError, OSError, ValueError):
+            continue
+    return found
+
+
+def build_eval_page(root: Root, eval_id: str) -> EvalPage:
     """The eval's page; NotFoundError when there is no such eval under the root."""
     folder = open_eval(root, eval_id)
     contents = read_contents(folder)
-    rows = question_lines(root, folder, contents, statuses)
+    rows = question_lines(root, folder, contents, debate_statuses(root, contents))
     done = sum(row.state == "done" for row in rows)
     problems = list(contents.problems) + [f"{row.id}: {row.problem}" for row in rows if row.problem]
     try:

@@ -284,7 +284,12 @@ def test_a_file_of_an_eval_is_the_eval_key() -> None:
     assert change_key(root, "/x/_dream_context/evals/eval-a-1/results.json") == "eval:eval-a-1"
     assert change_key(root, "/x/_dream_context/evals/eval-a-1/debates.json") == "eval:eval-a-1"
     assert change_key(root, "/x/_dream_context/evals/eval-a-1/.results.json.x.tmp") is None
-    assert change_key(root, "/x/_dream_context/evals/eval-a-1/answers/q.solo.md") is None
+    assert change_key(root, "/x/_dream_context/evals/eval-a-1/answers/q.timing.json") == (
+        "eval:eval-a-1"
+    )
+    assert change_key(root, "/x/_dream_context/evals/eval-a-1/answers") == "eval:eval-a-1"
+    assert change_key(root, "/x/_dream_context/evals/eval-a-1/other/q.md") is None
+    assert change_key(root, "/x/_dream_context/evals/eval-a-1/answers/.q.md.1-ab.tmp") is None
 
 
 def test_a_write_to_results_json_wakes_the_eval_page_only(eval_root: Root) -> None:
@@ -298,8 +303,8 @@ def test_a_write_to_results_json_wakes_the_eval_page_only(eval_root: Root) -> No
         try:
             with feed.subscribe(topic) as mine, feed.subscribe(eval_topic("eval-other")) as other:
                 await asyncio.sleep(0.2)
-                (folder / "answers" / "ship.solo.md").write_text("again\n")
-                assert await _collect(mine, 0.4) == []  # answers/ is not watched
+                (folder / "answers" / "ship.timing.json").write_text("{}\n")  # ship is done
+                assert await asyncio.wait_for(mine.get(), timeout=5) == [topic]
                 (folder / "results.json").write_text(results)
                 assert await asyncio.wait_for(mine.get(), timeout=5) == [topic]
                 (folder / "debates.json").write_text("{}")
@@ -347,6 +352,57 @@ def test_past_the_watch_limit_an_open_eval_is_polled(
                 (folder / "results.json").write_text("{}\n")
                 assert await asyncio.wait_for(mine.get(), timeout=5) == [topic]
                 assert await _collect(mine, 1.2) == []  # nothing changed since
+        finally:
+            feed.stop()
+
+    run_story(story)
+
+
+def test_a_question_is_done_when_its_debate_says_so_not_when_the_index_catches_up(
+    eval_root: Root, client: TestClient
+) -> None:
+    """An eval brings the root's index up to date once, when it ends: until then the page
+    reads each debate's own debate.md."""
+    folder = the_eval(eval_root)
+    debates = json.loads((folder / "debates.json").read_text("utf-8"))
+    index = json.loads(eval_root.index.read_text("utf-8"))
+    for entry in index:
+        entry["status"] = "round_1_running"  # the index as it stood before the eval ended
+    eval_root.index.write_text(json.dumps(index, indent=2) + "\n", encoding="utf-8")
+    text = client.get(f"/e/{folder.name}/fragment").text
+    assert 'id="eval-done">2<small> / 2</small>' in text
+    assert 'data-state="done"' in question_row(text, "hire")
+
+    debate_md = eval_root.council / debates["hire"] / "debate.md"
+    debate_md.write_text(
+        debate_md.read_text("utf-8").replace("status: complete", "status: synthesizing", 1),
+        encoding="utf-8",
+    )
+    text = client.get(f"/e/{folder.name}/fragment").text
+    assert 'id="eval-done">1<small> / 2</small>' in text
+    assert 'data-state="running"' in question_row(text, "hire")
+
+
+def test_an_answers_folder_made_after_the_page_opened_is_watched(eval_root: Root) -> None:
+    """A new eval has no answers/ yet when its page opens: the folder is watched once it
+    appears, so the first question that ends still wakes the page."""
+    folder = the_eval(eval_root)
+    answers = folder / "answers"
+    kept = folder.parent / "answers-kept"
+    answers.rename(kept)
+    topic = eval_topic(folder.name)
+
+    async def story() -> None:
+        feed = ChangeFeed(eval_root, debounce=0.05)
+        feed.start(asyncio.get_running_loop())
+        try:
+            with feed.subscribe(topic) as mine:
+                await asyncio.sleep(0.1)
+                answers.mkdir()
+                assert await asyncio.wait_for(mine.get(), timeout=5) == [topic]
+                await asyncio.sleep(0.3)  # the new folder's watch is set up meanwhile
+                (answers / "ship.timing.json").write_text("{}\n")
+                assert await asyncio.wait_for(mine.get(), timeout=5) == [topic]
         finally:
             feed.stop()
 
