@@ -217,11 +217,8 @@ def create_app(
     def list_page(request: Request) -> Response:
         return HTMLResponse(html.list_html(listing(request), evals=len(eval_ids(root))))
 
-    def statuses() -> dict[str, str]:
-        return {str(e.get("id")): str(e.get("status")) for e in index.entries()}
-
     def evals_page(request: Request) -> Response:
-        return HTMLResponse(html.evals_html(eval_summaries(root, statuses())))
+        return HTMLResponse(html.evals_html(eval_summaries(root)))
 
     def eval_page(request: Request) -> Response:
         page = _eval_page(root, str(request.path_params["eval_id"]))

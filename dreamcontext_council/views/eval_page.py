@@ -365,13 +365,14 @@ def _accuracy(results: Results | None, method: str) -> str:
     return "—"
 
 
-def eval_summaries(root: Root, statuses: Statuses) -> list[EvalSummary]:
+def eval_summaries(root: Root) -> list[EvalSummary]:
     """Every eval under the root, with what its folder says (a bad file: a problem)."""
     summaries = []
     for eval_id in eval_ids(root):
         folder = EvalFolder(root, eval_id)
         contents = read_contents(folder)
         problems = list(contents.problems)
+        statuses = debate_statuses(root, contents)
         done = 0
         for question in contents.questions:
             debate, _ = _debate_of(contents, question.id)

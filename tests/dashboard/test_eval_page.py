@@ -372,6 +372,7 @@ def test_a_question_is_done_when_its_debate_says_so_not_when_the_index_catches_u
     text = client.get(f"/e/{folder.name}/fragment").text
     assert 'id="eval-done">2<small> / 2</small>' in text
     assert 'data-state="done"' in question_row(text, "hire")
+    assert '<td class="num">2 / 2</td>' in flat(client.get("/e/").text)
 
     debate_md = eval_root.council / debates["hire"] / "debate.md"
     debate_md.write_text(
@@ -381,6 +382,7 @@ def test_a_question_is_done_when_its_debate_says_so_not_when_the_index_catches_u
     text = client.get(f"/e/{folder.name}/fragment").text
     assert 'id="eval-done">1<small> / 2</small>' in text
     assert 'data-state="running"' in question_row(text, "hire")
+    assert '<td class="num">1 / 2</td>' in flat(client.get("/e/").text)
 
 
 def test_an_answers_folder_made_after_the_page_opened_is_watched(eval_root: Root) -> None:
