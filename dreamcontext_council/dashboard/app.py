@@ -9,11 +9,13 @@ Routes (all GET/HEAD; anything else is 405):
   /d/{id}/entry/{slug}/{n}   one whole round entry, loaded when opened (long debates)
   /d/{id}/transcript/{slug}  one persona's transcript, loaded when opened (long debates)
   /e/                     the evals under the root: questions done, council and solo accuracy
+  /fragment/evals         the evals list's live part, re-fetched on live updates
   /e/{eval_id}            one eval: its settings, the method table and accuracy-vs-cost plot
                           from results.json, one row per question linking to its debate
   /e/{eval_id}/fragment   the eval page's live part, re-fetched on live updates
   /events, /events/{id}   server-sent events when files change
-  /events/e/{eval_id}     server-sent events when the eval's results.json or debates.json change
+  /events/e/{eval_id}     server-sent events when a file of the eval or of its answers/ changes
+  /events/evals           server-sent events when any eval changes or one is made
   /knowledge/{name}       a promoted knowledge doc, read-only
   /static/{name}          the dashboard's own CSS and JS
 """
@@ -39,7 +41,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from dreamcontext_council.actions.files import DebateFiles
 from dreamcontext_council.actions.run_state import debate_run_state
 from dreamcontext_council.actions.snapshot import DebateSnapshot, load_snapshot
-from dreamcontext_council.dashboard.changes import eval_topic
+from dreamcontext_council.dashboard.changes import EVALS_LIST, eval_topic
 from dreamcontext_council.dashboard.events import ChangeFeed
 from dreamcontext_council.dashboard.index_cache import IndexCache
 from dreamcontext_council.errors import CouncilError, FormatError, NotFoundError
@@ -220,6 +222,14 @@ def create_app(
     def evals_page(request: Request) -> Response:
         return HTMLResponse(html.evals_html(eval_summaries(root)))
 
+    def evals_fragment(request: Request) -> Response:
+        return HTMLResponse(
+            html.evals_html(eval_summaries(root), fragment=True), headers=_no_store()
+        )
+
+    async def evals_events(request: Request) -> Response:
+        return _event_stream(feed, EVALS_LIST)
+
     def eval_page(request: Request) -> Response:
         page = _eval_page(root, str(request.path_params["eval_id"]))
         return HTMLResponse(html.eval_html(page))
@@ -337,7 +347,9 @@ def create_app(
             Route("/e/", evals_page),
             Route("/e/{eval_id}", eval_page),
             Route("/e/{eval_id}/fragment", eval_fragment),
+            Route("/fragment/evals", evals_fragment),
             Route("/events", list_events),
+            Route("/events/evals", evals_events),  # before /events/{debate_id}
             Route("/events/{debate_id}", debate_events),
             Route("/events/e/{eval_id}", eval_events),
             Route("/knowledge/{name}", knowledge_page),

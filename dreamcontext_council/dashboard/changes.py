@@ -18,6 +18,7 @@ from dreamcontext_council.folder.storage import LOCK_NAME
 
 LIST = ""  # the key list subscribers see for changes that are not inside one debate
 EVAL_PREFIX = "eval:"  # an eval's key: never a debate id, which starts with council_
+EVALS_LIST = "evals"  # the evals list's key: an eval folder made or removed
 
 
 def eval_topic(eval_id: str) -> str:
@@ -30,6 +31,16 @@ def eval_of(topic: str | None) -> str | None:
     return topic[len(EVAL_PREFIX) :] if topic and topic.startswith(EVAL_PREFIX) else None
 
 
+def wakes(topic: str | None, keys: list[str]) -> bool:
+    """Whether changes to `keys` concern a subscriber of `topic`: the list hears every
+    change, the evals list any eval's, a debate or an eval its own."""
+    if topic is None:
+        return True
+    if topic == EVALS_LIST:
+        return any(key == EVALS_LIST or eval_of(key) is not None for key in keys)
+    return topic in keys
+
+
 _WRITES = {EVENT_TYPE_CREATED, EVENT_TYPE_DELETED, EVENT_TYPE_MODIFIED, EVENT_TYPE_MOVED}
 
 
@@ -40,7 +51,7 @@ def is_noise(name: str) -> bool:
 
 def change_key(root: Path, path: str) -> str | None:
     """Which debate a changed path belongs to: its id, LIST for the index, an eval's key for
-    a file of an eval folder, None to ignore."""
+    a file of an eval folder, EVALS_LIST for an eval folder itself, None to ignore."""
     try:
         parts = PurePath(path).relative_to(root).parts
     except ValueError:
@@ -53,12 +64,13 @@ def change_key(root: Path, path: str) -> str | None:
         return LIST
     if parts[0] == "knowledge":
         return LIST
-    if parts[0] == EVALS_FOLDER and (
-        len(parts) == 3 or (len(parts) == 4 and parts[2] == EVAL_ANSWERS_FOLDER)
-    ):
-        # A file of the eval itself, or of its answers/: a question's timing is written
-        # there when the question is done.
-        return eval_topic(parts[1])
+    if parts[0] == EVALS_FOLDER:
+        if len(parts) == 2:
+            return EVALS_LIST  # an eval folder made, removed or renamed
+        if len(parts) == 3 or (len(parts) == 4 and parts[2] == EVAL_ANSWERS_FOLDER):
+            # A file of the eval itself, or of its answers/: a question's timing is
+            # written there when the question is done.
+            return eval_topic(parts[1])
     return None  # tmp/.council-live.json and anything else: telemetry, not the record
 
 

@@ -14,6 +14,7 @@ import logging
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager, suppress
 
+from dreamcontext_council.dashboard.changes import wakes
 from dreamcontext_council.dashboard.watches import Watches
 from dreamcontext_council.folder.paths import Root
 
@@ -95,7 +96,7 @@ class ChangeFeed:
         self._timer = None
         keys, self._pending = sorted(self._pending), set()
         for subscriber in list(self._subscribers):
-            if subscriber.topic is None or subscriber.topic in keys:
+            if wakes(subscriber.topic, keys):
                 subscriber.push(keys)
 
     @contextmanager

@@ -8,7 +8,9 @@ overflow again. So only what an open page shows is watched:
   every command rewrites, and debates appearing or going);
 - a debate: its own folder, recursively (a few dozen folders);
 - an eval: its own folder and its answers/, not recursively (results.json, debates.json,
-  and each question's timing, written when the question is done).
+  and each question's timing, written when the question is done);
+- the evals list: `evals/` and every eval's folder and answers/, not recursively; an eval
+  folder that appears is watched from then on.
 
 A scope is watched while someone holds it (`acquire`/`release`, counted) and only writes
 are asked of the kernel (a watchdog event_filter), so reading files, as the dashboard does
@@ -44,9 +46,11 @@ from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver, ObservedWatch
 
 from dreamcontext_council.dashboard.changes import (
+    EVALS_LIST,
     LIST,
     change_key,
     eval_of,
+    eval_topic,
     is_noise,
     paths_of,
 )
@@ -72,7 +76,7 @@ FALLBACK_NOTE = (
     "max_user_instances); live updates now poll the open debates every %.1f s."
 )
 
-Topic = str | None  # a debate id, an eval's key (`eval_topic`), or None for the list
+Topic = str | None  # a debate id, an eval's key (`eval_topic`), EVALS_LIST, or None: the list
 Notify = Callable[[str], None]  # gets a change key (a debate id or LIST), from any thread
 
 
@@ -80,6 +84,17 @@ def scope_folders(root: Root, topic: Topic) -> list[tuple[str, bool]]:
     """The folders a topic needs watched, each with whether to watch it recursively."""
     if topic is None:
         return [(str(root.path), False), (str(root.council), False), (str(root.knowledge), False)]
+    if topic == EVALS_LIST:
+        try:
+            names = sorted(os.listdir(root.evals))
+        except OSError:
+            names = []
+        return [(str(root.evals), False)] + [
+            folder
+            for name in names
+            if not name.startswith(".")
+            for folder in scope_folders(root, eval_topic(name))
+        ]
     eval_id = eval_of(topic)
     if eval_id is not None:
         folder = root.evals / eval_id
@@ -224,20 +239,30 @@ class Watches:
     def _on_key(self, key: str) -> None:
         # Called on the observer's thread, which holds the observer's lock: taking ours
         # here could deadlock with `acquire`, so a missing folder is watched from another.
-        topic = None if key == LIST else key
-        if topic is None or eval_of(topic) is not None:
+        topics: list[Topic] = []
+        if key == LIST:
+            topics = [None]
+        elif key == EVALS_LIST:
+            topics = [EVALS_LIST]
+        elif eval_of(key) is not None:
+            topics = [key, EVALS_LIST]
+        for topic in topics:
             scope = self._scopes.get(topic)
-            if scope is not None and scope.missing:
+            if scope is not None and (scope.missing or key == EVALS_LIST):
                 threading.Thread(target=self._watch_missing, args=(topic,), daemon=True).start()
         self.notify(key)
 
     def _watch_missing(self, topic: Topic) -> None:
         """A folder of the scope may have just been made (`council/` or `knowledge/` for the
-        list, an eval's answers/): watch it now."""
+        list, an eval's answers/, a new eval for the evals list): watch it now."""
         with self._lock:
             scope = self._scopes.get(topic)
-            if scope is not None and scope.missing and not scope.polled:
-                self._schedule(topic, scope, scope.missing)
+            if scope is None or scope.polled:
+                return
+            watched = {watch.path for watch in scope.watches}
+            wanted = [f for f in scope_folders(self.root, topic) if f[0] not in watched]
+            if wanted:
+                self._schedule(topic, scope, wanted)
 
     def _poll(self) -> None:
         while not self._stopping.wait(self.poll_s):

@@ -140,9 +140,9 @@ def eval_html(page: EvalPage, *, fragment: bool = False) -> str:
     return _page("eval_body.html.j2" if fragment else "eval.html.j2", export=False, page=page)
 
 
-def evals_html(evals: list[EvalSummary]) -> str:
-    """The list of the evals under the root."""
-    return _page("evals.html.j2", export=False, evals=evals)
+def evals_html(evals: list[EvalSummary], *, fragment: bool = False) -> str:
+    """The list of the evals under the root; `fragment` is its live part only."""
+    return _page("evals_body.html.j2" if fragment else "evals.html.j2", export=False, evals=evals)
 
 
 def knowledge_html(name: str, meta: dict[str, Any], body: Markup, source: str | None) -> str:

@@ -76,10 +76,23 @@ def test_the_list_leads_to_the_eval_and_its_questions_debates(eval_root: Root, p
     debates = json.loads((folder / "debates.json").read_text("utf-8"))
     results = (folder / "results.json").read_text("utf-8")
     (folder / "results.json").unlink()  # written again below, while the page is open
+    solo = folder / "answers" / "hire.solo.md"
+    solo_text = solo.read_bytes()
+    solo.unlink()  # hire is not done yet: its solo answer comes while the list is open
+    done_cell = ".eval-row td:nth-child(2)"
     with served(eval_root) as (url, _):
         page.goto(url + "/")
         page.click("#evals-link")
         page.wait_for_url(f"{url}/e/")
+        page.wait_for_selector('#live[data-state="on"]')
+        assert page.inner_text(done_cell) == "1 / 2"
+        page.evaluate("window.__sameDocument = true")
+        solo.write_bytes(solo_text)
+        page.wait_for_function(
+            f"() => document.querySelector('{done_cell}').textContent.trim() === '2 / 2'",
+            timeout=5000,
+        )
+        assert page.evaluate("window.__sameDocument") is True  # updated, not reloaded
         page.click(f"text={folder.name}")
         page.wait_for_url(f"{url}/e/{folder.name}")
         page.wait_for_selector('#live[data-state="on"]')

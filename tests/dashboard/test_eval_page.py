@@ -16,7 +16,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from dreamcontext_council.dashboard import create_app
-from dreamcontext_council.dashboard.changes import change_key, eval_topic
+from dreamcontext_council.dashboard.changes import EVALS_LIST, change_key, eval_topic
 from dreamcontext_council.dashboard.events import ChangeFeed
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.views.eval_results import accuracy_cost_svg
@@ -289,6 +289,7 @@ def test_a_file_of_an_eval_is_the_eval_key() -> None:
     )
     assert change_key(root, "/x/_dream_context/evals/eval-a-1/answers") == "eval:eval-a-1"
     assert change_key(root, "/x/_dream_context/evals/eval-a-1/other/q.md") is None
+    assert change_key(root, "/x/_dream_context/evals/eval-b-2") == EVALS_LIST  # a new eval
     assert change_key(root, "/x/_dream_context/evals/eval-a-1/answers/.q.md.1-ab.tmp") is None
 
 
@@ -409,3 +410,46 @@ def test_an_answers_folder_made_after_the_page_opened_is_watched(eval_root: Root
             feed.stop()
 
     run_story(story)
+
+
+def test_the_evals_list_is_live_for_every_eval_and_for_an_eval_made_after_it_opened(
+    eval_root: Root,
+) -> None:
+    folder = the_eval(eval_root)
+    results = (folder / "results.json").read_text("utf-8")
+
+    async def story() -> None:
+        feed = ChangeFeed(eval_root, debounce=0.05)
+        feed.start(asyncio.get_running_loop())
+        try:
+            with feed.subscribe(EVALS_LIST) as listing, feed.subscribe("council_Nothing1") as other:
+                await asyncio.sleep(0.1)
+                (folder / "answers" / "ship.timing.json").write_text("{}\n")  # a question ends
+                assert await asyncio.wait_for(listing.get(), timeout=5) == [eval_topic(folder.name)]
+                (folder / "results.json").write_text(results)  # the eval ends
+                assert await asyncio.wait_for(listing.get(), timeout=5) == [eval_topic(folder.name)]
+                later = folder.parent / "eval-later-1"
+                later.mkdir()  # an eval started after the list was opened
+                assert await asyncio.wait_for(listing.get(), timeout=5) == [EVALS_LIST]
+                await asyncio.sleep(0.3)  # its folder's watch is set up meanwhile
+                (later / "debates.json").write_text("{}\n")
+                assert await asyncio.wait_for(listing.get(), timeout=5) == [
+                    eval_topic("eval-later-1")
+                ]
+                assert await _collect(other, 0.2) == []  # no debate heard any of it
+        finally:
+            feed.stop()
+
+    run_story(story)
+
+
+def test_the_evals_list_fragment_and_stream_answer(eval_root: Root, client: TestClient) -> None:
+    page = client.get("/e/").text
+    assert 'data-events="/events/evals" data-fragment="/fragment/evals"' in page
+    fragment = client.get("/fragment/evals")
+    assert fragment.headers["cache-control"] == "no-store"
+    assert '<td class="num">2 / 2</td>' in flat(fragment.text)
+    assert "<html" not in fragment.text
+    with client.stream("GET", "/events/evals") as stream:
+        assert stream.status_code == 200
+        assert next(stream.iter_lines()).startswith("retry:")
