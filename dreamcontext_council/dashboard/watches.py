@@ -86,14 +86,15 @@ def scope_folders(root: Root, topic: Topic) -> list[tuple[str, bool]]:
         return [(str(root.path), False), (str(root.council), False), (str(root.knowledge), False)]
     if topic == EVALS_LIST:
         try:
-            names = sorted(os.listdir(root.evals))
+            names = sorted(
+                entry.name
+                for entry in os.scandir(root.evals)
+                if entry.is_dir(follow_symlinks=False) and not entry.name.startswith(".")
+            )
         except OSError:
             names = []
         return [(str(root.evals), False)] + [
-            folder
-            for name in names
-            if not name.startswith(".")
-            for folder in scope_folders(root, eval_topic(name))
+            folder for name in names for folder in scope_folders(root, eval_topic(name))
         ]
     eval_id = eval_of(topic)
     if eval_id is not None:
@@ -205,6 +206,10 @@ class Watches:
         for folder, recursive in folders:
             if scope.polled:
                 return
+            if os.path.islink(folder):
+                # A link in a cloned root may lead anywhere. watchdog's inotify does not
+                # follow it (IN_DONT_FOLLOW); other observers might, so it is never asked to.
+                continue
             if self._observer is None or not os.path.isdir(folder):
                 scope.missing.append((folder, recursive))
                 continue

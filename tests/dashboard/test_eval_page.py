@@ -453,3 +453,57 @@ def test_the_evals_list_fragment_and_stream_answer(eval_root: Root, client: Test
     with client.stream("GET", "/events/evals") as stream:
         assert stream.status_code == 200
         assert next(stream.iter_lines()).startswith("retry:")
+
+
+def watched_inodes() -> set[int]:
+    """The inodes this process holds an inotify watch on (/proc/self/fdinfo)."""
+    found = set()
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}") != "anon_inode:inotify":
+                continue
+            with open(f"/proc/self/fdinfo/{fd}") as info:
+                found |= {
+                    int(line.split(" ino:")[1].split()[0], 16)
+                    for line in info
+                    if line.startswith("inotify wd:")
+                }
+        except OSError:
+            continue  # closed meanwhile
+    return found
+
+
+def test_links_in_a_cloned_evals_folder_are_never_watched(eval_root: Root, tmp_path: Path) -> None:
+    """An eval's answers/, or a whole eval, that is a link out of the root: no watch is put
+    where it leads, and writes there wake neither the eval page nor the evals list."""
+    folder = the_eval(eval_root)
+    outside = tmp_path / "outside"
+    (outside / "answers").mkdir(parents=True)
+    (folder / "answers").rename(tmp_path / "answers-kept")
+    (folder / "answers").symlink_to(outside / "answers")
+    (folder.parent / "eval-linked-1").symlink_to(outside)
+
+    async def story() -> None:
+        feed = ChangeFeed(eval_root, debounce=0.05)
+        feed.start(asyncio.get_running_loop())
+        try:
+            with (
+                feed.subscribe(eval_topic(folder.name)) as page,
+                feed.subscribe(EVALS_LIST) as listing,
+            ):
+                await asyncio.sleep(0.2)
+                held = watched_inodes()
+                assert os.stat(folder / "debates.json").st_ino not in held  # sanity: folders
+                assert os.stat(folder).st_ino in held
+                assert os.stat(outside).st_ino not in held
+                assert os.stat(outside / "answers").st_ino not in held
+                (outside / "answers" / "ship.timing.json").write_text("{}\n")
+                (outside / "debates.json").write_text("{}\n")
+                assert await _collect(page, 0.5) == []
+                assert await _collect(listing, 0.2) == []
+                (folder / "debates.json").write_text("{}\n")  # the eval's own file still wakes
+                assert await asyncio.wait_for(page.get(), timeout=5) == [eval_topic(folder.name)]
+        finally:
+            feed.stop()
+
+    run_story(story)
