@@ -5,10 +5,11 @@ out, a FIFO, markup and control characters, a malformed file) is refused or esca
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,17 @@ from dreamcontext_council.views.eval_results import accuracy_cost_svg
 from .conftest import the_eval
 from .test_events import _collect, run_story
 from .test_watches import refuse_watches
+
+
+@contextlib.asynccontextmanager
+async def started_feed(root: Root, debounce: float) -> AsyncIterator[ChangeFeed]:
+    """A change feed of `root` on the running loop, stopped at the end."""
+    feed = ChangeFeed(root, debounce=debounce)
+    feed.start(asyncio.get_running_loop())
+    try:
+        yield feed
+    finally:
+        feed.stop()
 
 
 @pytest.fixture
@@ -299,9 +311,7 @@ def test_a_write_to_results_json_wakes_the_eval_page_only(eval_root: Root) -> No
     topic = eval_topic(folder.name)
 
     async def story() -> None:
-        feed = ChangeFeed(eval_root, debounce=0.1)
-        feed.start(asyncio.get_running_loop())
-        try:
+        async with started_feed(eval_root, 0.1) as feed:
             with feed.subscribe(topic) as mine, feed.subscribe(eval_topic("eval-other")) as other:
                 await asyncio.sleep(0.2)
                 (folder / "answers" / "ship.timing.json").write_text("{}\n")  # ship is done
@@ -311,8 +321,6 @@ def test_a_write_to_results_json_wakes_the_eval_page_only(eval_root: Root) -> No
                 (folder / "debates.json").write_text("{}")
                 assert await asyncio.wait_for(mine.get(), timeout=5) == [topic]
                 assert await _collect(other, 0.2) == []
-        finally:
-            feed.stop()
 
     run_story(story)
 
@@ -345,16 +353,12 @@ def test_past_the_watch_limit_an_open_eval_is_polled(
     topic = eval_topic(folder.name)
 
     async def story() -> None:
-        feed = ChangeFeed(eval_root, debounce=0.05)
-        feed.start(asyncio.get_running_loop())
-        try:
+        async with started_feed(eval_root, 0.05) as feed:
             with feed.subscribe(topic) as mine:
                 await asyncio.sleep(0.1)
                 (folder / "results.json").write_text("{}\n")
                 assert await asyncio.wait_for(mine.get(), timeout=5) == [topic]
                 assert await _collect(mine, 1.2) == []  # nothing changed since
-        finally:
-            feed.stop()
 
     run_story(story)
 
@@ -396,9 +400,7 @@ def test_an_answers_folder_made_after_the_page_opened_is_watched(eval_root: Root
     topic = eval_topic(folder.name)
 
     async def story() -> None:
-        feed = ChangeFeed(eval_root, debounce=0.05)
-        feed.start(asyncio.get_running_loop())
-        try:
+        async with started_feed(eval_root, 0.05) as feed:
             with feed.subscribe(topic) as mine:
                 await asyncio.sleep(0.1)
                 answers.mkdir()
@@ -406,8 +408,6 @@ def test_an_answers_folder_made_after_the_page_opened_is_watched(eval_root: Root
                 await asyncio.sleep(0.3)  # the new folder's watch is set up meanwhile
                 (answers / "ship.timing.json").write_text("{}\n")
                 assert await asyncio.wait_for(mine.get(), timeout=5) == [topic]
-        finally:
-            feed.stop()
 
     run_story(story)
 
@@ -419,9 +419,7 @@ def test_the_evals_list_is_live_for_every_eval_and_for_an_eval_made_after_it_ope
     results = (folder / "results.json").read_text("utf-8")
 
     async def story() -> None:
-        feed = ChangeFeed(eval_root, debounce=0.05)
-        feed.start(asyncio.get_running_loop())
-        try:
+        async with started_feed(eval_root, 0.05) as feed:
             with feed.subscribe(EVALS_LIST) as listing, feed.subscribe("council_Nothing1") as other:
                 await asyncio.sleep(0.1)
                 (folder / "answers" / "ship.timing.json").write_text("{}\n")  # a question ends
@@ -437,8 +435,6 @@ def test_the_evals_list_is_live_for_every_eval_and_for_an_eval_made_after_it_ope
                     eval_topic("eval-later-1")
                 ]
                 assert await _collect(other, 0.2) == []  # no debate heard any of it
-        finally:
-            feed.stop()
 
     run_story(story)
 
@@ -484,9 +480,7 @@ def test_links_in_a_cloned_evals_folder_are_never_watched(eval_root: Root, tmp_p
     (folder.parent / "eval-linked-1").symlink_to(outside)
 
     async def story() -> None:
-        feed = ChangeFeed(eval_root, debounce=0.05)
-        feed.start(asyncio.get_running_loop())
-        try:
+        async with started_feed(eval_root, 0.05) as feed:
             with (
                 feed.subscribe(eval_topic(folder.name)) as page,
                 feed.subscribe(EVALS_LIST) as listing,
@@ -503,7 +497,5 @@ def test_links_in_a_cloned_evals_folder_are_never_watched(eval_root: Root, tmp_p
                 assert await _collect(listing, 0.2) == []
                 (folder / "debates.json").write_text("{}\n")  # the eval's own file still wakes
                 assert await asyncio.wait_for(page.get(), timeout=5) == [eval_topic(folder.name)]
-        finally:
-            feed.stop()
 
     run_story(story)
