@@ -2,8 +2,8 @@
 
 `bench/eval_scale.py` starts this script in a child process once the eval has run. It
 sends as many chat completions as the eval booked to the same stub, at the same
-concurrency, through the `openai` client built as `OpenAIProvider` builds it and the
-request path it calls (`client.post` of a chat request), with the persona prompts the
+concurrency, through the `openai` client `OpenAIProvider` builds (on the same HTTP stack)
+and the request path it calls (`client.post` of a chat request), with the persona prompts the
 eval recorded in its `prompts/round-N.json` files, in turn. No debate is read or
 written: the child's CPU is what the SDK, its HTTP stack and the event loop cost for
 those calls, which no change to the engine can take away.
@@ -23,6 +23,7 @@ from dreamcontext_council.engine.providers.base import Prompt
 from dreamcontext_council.engine.providers.openai_provider import (
     CHAT_OPTIONS,
     CHAT_PATH,
+    OpenAIProvider,
     chat_request,
 )
 
@@ -45,8 +46,11 @@ async def send_all(url: str, prompts: list[Prompt], calls: int, concurrency: int
     """Make `calls` requests, at most `concurrency` at once; the bytes answered."""
     import openai
 
-    # Any, as in OpenAIProvider: `options` is the provider's plain dict, not the SDK's TypedDict.
-    client: Any = openai.AsyncOpenAI(api_key="bench-key", base_url=url, max_retries=0, timeout=120)
+    provider = OpenAIProvider(api_key="bench-key", base_url=url, timeout_s=120)
+    if hasattr(provider, "client_options"):  # on the HTTP stack the eval used
+        client: Any = provider.build_client(provider.client_options())
+    else:  # a revision from before the stack was chosen: the SDK's own client
+        client = openai.AsyncOpenAI(api_key="bench-key", base_url=url, max_retries=0, timeout=120)
     gate = asyncio.Semaphore(concurrency)
 
     async def one(n: int) -> int:

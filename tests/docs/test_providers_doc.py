@@ -15,6 +15,7 @@ from dreamcontext_council.engine.providers import (
     openai_provider,
     retry,
     scripted,
+    sdk_provider,
     tool_turn,
 )
 from dreamcontext_council.rules.run_settings import DEFAULT_RETRIES, DEFAULT_TIMEOUT
@@ -54,8 +55,17 @@ def test_every_variable_is_documented() -> None:
         openai_provider.BASE_URL_ENV,
         accounting.PRICES_ENV,
         scripted.DELAY_ENV,
+        sdk_provider.HTTP_ENV,
     ):
         assert f"`{name}`" in PAGE, name
+
+
+def test_the_http_stacks_are_named() -> None:
+    row = next(
+        line for line in PAGE.splitlines() if line.startswith(f"| `{sdk_provider.HTTP_ENV}`")
+    )
+    for stack in sdk_provider.HTTP_STACKS:
+        assert f"`{stack}`" in row
 
 
 def test_the_price_table_matches_the_built_in_one() -> None:

@@ -11,10 +11,11 @@ from offline import scrub_environment
 from stub_server import StubServer
 
 from dreamcontext_council.engine.providers.anthropic_provider import AnthropicProvider
-from dreamcontext_council.engine.providers.base import Provider
+from dreamcontext_council.engine.providers.base import Completion, Prompt, Provider
 from dreamcontext_council.engine.providers.limits import CallLimits
 from dreamcontext_council.engine.providers.openai_provider import OpenAIProvider
 from dreamcontext_council.engine.providers.retry import RetryPolicy
+from dreamcontext_council.engine.providers.sdk_provider import HTTP_ENV
 
 TEST_KEY = "sk-test-SECRET-1234567890"
 
@@ -65,11 +66,32 @@ def fast_retry(sleeps: SleepRecorder) -> RetryPolicy:
 ProviderFactory = Callable[..., Provider]
 
 
+def completed(provider: Provider, prompt: Prompt, model: str) -> Completion:
+    """One call on a fresh event loop, with the provider's client closed before the loop
+    ends, as `council run` closes it."""
+
+    async def call() -> Completion:
+        try:
+            return await provider.complete(prompt, model)
+        finally:
+            await closed(provider)
+
+    return asyncio.run(call())
+
+
+async def closed(provider: Provider) -> None:
+    """Close the provider's client of the running loop, when it has one."""
+    close = getattr(provider, "aclose", None)
+    if close is not None:
+        await close()
+
+
 @pytest.fixture(params=["anthropic", "openai"])
 def sdk_provider(
     request: pytest.FixtureRequest, stub: StubServer, fast_retry: RetryPolicy
 ) -> ProviderFactory:
-    """Builds an Anthropic or OpenAI provider talking to the stub server with `TEST_KEY`."""
+    """Builds an Anthropic or OpenAI provider talking to the stub server with `TEST_KEY`
+    (on the default HTTP stack unless `http_stack` names one)."""
     kind = str(request.param)
 
     def build(
@@ -79,6 +101,7 @@ def sdk_provider(
         limits: CallLimits | None = None,
         api_key: str | None = TEST_KEY,
         retry: RetryPolicy | None = None,
+        http_stack: str | None = None,
     ) -> Provider:
         cls = AnthropicProvider if kind == "anthropic" else OpenAIProvider
         return cls(
@@ -88,7 +111,7 @@ def sdk_provider(
             max_retries=max_retries,
             limits=limits,
             retry=retry or fast_retry,
-            env={},
+            env={HTTP_ENV: http_stack} if http_stack else {},
         )
 
     return build

@@ -18,7 +18,7 @@ from dreamcontext_council.engine.providers.base import Completion, Prompt, Provi
 from dreamcontext_council.engine.providers.limits import CallLimits
 from dreamcontext_council.engine.providers.openai_provider import chat_request
 
-from .conftest import TEST_KEY, ProviderFactory, SleepRecorder
+from .conftest import TEST_KEY, ProviderFactory, SleepRecorder, closed, completed
 
 PROMPT = Prompt(system="You are the Contrarian.", user="Should we ship on Friday?", max_tokens=321)
 MODEL = {"anthropic": "claude-sonnet-5-5", "openai": "gpt-4o-mini"}
@@ -27,7 +27,7 @@ KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
 
 def ask(provider_factory: ProviderFactory, **options: object) -> Completion:
     provider = provider_factory(**options)
-    return asyncio.run(provider.complete(PROMPT, MODEL[provider.name]))
+    return completed(provider, PROMPT, MODEL[provider.name])
 
 
 def fail(provider_factory: ProviderFactory, **options: object) -> ProviderCallError:
@@ -101,7 +101,7 @@ def test_an_empty_system_prompt_is_left_out(
 ) -> None:
     provider = sdk_provider()
 
-    asyncio.run(provider.complete(Prompt(system="", user="Only this."), MODEL[provider.name]))
+    completed(provider, Prompt(system="", user="Only this."), MODEL[provider.name])
 
     body = stub.requests[0].json
     assert "system" not in body
@@ -401,7 +401,12 @@ def test_a_missing_key_is_reported_without_calling_the_server(
 
 async def _ask_many(provider_factory: ProviderFactory, limits: CallLimits, count: int) -> None:
     provider = provider_factory(limits=limits)
-    await asyncio.gather(*(provider.complete(PROMPT, MODEL[provider.name]) for _ in range(count)))
+    try:
+        await asyncio.gather(
+            *(provider.complete(PROMPT, MODEL[provider.name]) for _ in range(count))
+        )
+    finally:
+        await closed(provider)
 
 
 @pytest.mark.parametrize("limit", [1, 2, 3])
@@ -436,7 +441,10 @@ def test_latency_leaves_out_the_wait_for_a_concurrency_slot(
 
     async def four() -> list[Completion]:
         model = MODEL[provider.name]
-        return list(await asyncio.gather(*(provider.complete(PROMPT, model) for _ in range(4))))
+        try:
+            return list(await asyncio.gather(*(provider.complete(PROMPT, model) for _ in range(4))))
+        finally:
+            await closed(provider)
 
     completions = asyncio.run(four())
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from stub_server import StubResponse, StubServer
@@ -11,7 +10,7 @@ from dreamcontext_council.engine.providers.base import Prompt
 from dreamcontext_council.engine.providers.openai_provider import OpenAIProvider
 from dreamcontext_council.engine.providers.retry import RetryPolicy
 
-from .conftest import TEST_KEY
+from .conftest import TEST_KEY, completed
 
 PROMPT = Prompt(system="You are the Systems Thinker.", user="What feeds back into what?")
 
@@ -20,7 +19,7 @@ def ask_openai(server: StubServer, model: str = "gpt-4o-mini") -> str:
     provider = OpenAIProvider(
         api_key=TEST_KEY, base_url=server.openai_url, env={}, retry=RetryPolicy(base_delay_s=0)
     )
-    return asyncio.run(provider.complete(PROMPT, model)).text
+    return completed(provider, PROMPT, model).text
 
 
 def test_a_responder_answers_from_the_request() -> None:
@@ -62,7 +61,7 @@ def test_a_responder_may_return_a_status_headers_body_tuple() -> None:
 def test_usage_is_estimated_from_the_prompt_when_not_scripted() -> None:
     with StubServer() as server:
         provider = OpenAIProvider(api_key=TEST_KEY, base_url=server.openai_url, env={})
-        completion = asyncio.run(provider.complete(PROMPT, "gpt-4o-mini"))
+        completion = completed(provider, PROMPT, "gpt-4o-mini")
 
     prompt_chars = len(PROMPT.system) + 1 + len(PROMPT.user)
     assert completion.usage.input_tokens == prompt_chars // 4

@@ -31,7 +31,7 @@ from dreamcontext_council.engine.providers.tool_turn import BUDGET_SPENT
 from dreamcontext_council.engine.providers.tools import ToolBox, ToolCall, ToolOutcome, ToolSpec
 from dreamcontext_council.errors import ProviderError
 
-from .conftest import ProviderFactory, SleepRecorder
+from .conftest import ProviderFactory, SleepRecorder, completed
 
 MODEL = {"anthropic": "claude-sonnet-5-5", "openai": "gpt-4o-mini"}
 LOOKUP = ToolSpec(
@@ -73,7 +73,7 @@ def tool_prompt(toolbox: ToolBox) -> Prompt:
 
 def ask(provider_factory: ProviderFactory, toolbox: ToolBox, **options: Any) -> Completion:
     provider = provider_factory(**options)
-    return asyncio.run(provider.complete(tool_prompt(toolbox), MODEL[provider.name]))
+    return completed(provider, tool_prompt(toolbox), MODEL[provider.name])
 
 
 def offered_tools(request: RecordedRequest) -> list[str]:
@@ -399,7 +399,7 @@ def test_malformed_openai_arguments_get_an_error_result(
     toolbox = TableToolBox({"rows": "42"})
     provider = OpenAIProvider(base_url=stub.openai_url, retry=fast_retry, env={})
 
-    completion = asyncio.run(provider.complete(tool_prompt(toolbox), "gpt-4o-mini"))
+    completion = completed(provider, tool_prompt(toolbox), "gpt-4o-mini")
 
     assert completion.text == "I could not look."
     assert completion.tool_calls == 0
@@ -457,7 +457,7 @@ def test_a_prompt_without_tools_sends_the_same_request_as_before(
     provider = sdk_provider()
     prompt = Prompt(system="You are the Empiricist.", user="How big is the table?", max_tokens=200)
 
-    completion = asyncio.run(provider.complete(prompt, MODEL[provider.name]))
+    completion = completed(provider, prompt, MODEL[provider.name])
 
     assert completion.tool_calls == 0
     [request] = stub.requests
@@ -485,9 +485,7 @@ def test_without_tools_a_reply_of_only_tool_calls_is_no_answer(
     stub.enqueue(StubResponse.tool_calls([("table__lookup", {"key": "rows"})]), "Plain answer.")
     provider = sdk_provider()
 
-    completion = asyncio.run(
-        provider.complete(Prompt(system="", user="Answer."), MODEL[provider.name])
-    )
+    completion = completed(provider, Prompt(system="", user="Answer."), MODEL[provider.name])
 
     assert completion.text == "Plain answer."
     assert completion.attempts == 2

@@ -37,6 +37,11 @@ class AnthropicProvider(SdkProvider):
 
         return anthropic.AsyncAnthropic(**options)
 
+    def aiohttp_client(self) -> Any:
+        import anthropic
+
+        return anthropic.DefaultAioHttpClient()
+
     def sdk_errors(self) -> SdkErrors:
         import anthropic
 

@@ -260,6 +260,20 @@ def status_failure(
     return Failure(retryable=False, reason=f"{status}", message=message, status=status)
 
 
+def _failed_connection_behind(exc: BaseException) -> bool:
+    """Whether what the SDK calls a timeout was a connection that failed outright: the SDKs'
+    aiohttp client reports a refused connection as a connect timeout, with the refusal (an
+    OSError that is no timeout) among its causes."""
+    cause = exc.__cause__ or exc.__context__
+    for _ in range(8):  # the SDK's error, the HTTP stack's, the socket's
+        if cause is None:
+            return False
+        if isinstance(cause, OSError) and not isinstance(cause, TimeoutError):
+            return True
+        cause = cause.__cause__ or cause.__context__
+    return False
+
+
 def classify(
     exc: BaseException,
     target: CallTarget,
@@ -275,7 +289,7 @@ def classify(
         return no_text("malformed response body")
     if errors is None:
         return None
-    if isinstance(exc, errors.timeout):
+    if isinstance(exc, errors.timeout) and not _failed_connection_behind(exc):
         return timed_out(timeout_s)
     if isinstance(exc, errors.connection):
         return Failure(retryable=True, reason="connection failed or dropped")

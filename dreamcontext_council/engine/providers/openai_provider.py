@@ -49,6 +49,11 @@ class OpenAIProvider(SdkProvider):
 
         return openai.AsyncOpenAI(**options)
 
+    def aiohttp_client(self) -> Any:
+        import openai
+
+        return openai.DefaultAioHttpClient()
+
     def sdk_errors(self) -> SdkErrors:
         import openai
 

@@ -9,6 +9,7 @@ import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
+from urllib.parse import urlsplit
 
 from dreamcontext_council.engine.providers.base import Completion, Prompt, Reply
 from dreamcontext_council.engine.providers.diagnosis import CallTarget, SdkErrors, secrets_from_env
@@ -21,15 +22,35 @@ from dreamcontext_council.engine.providers.retry import (
 )
 from dreamcontext_council.engine.providers.tool_turn import ToolAnswer, ToolOffer, run_tool_turn
 from dreamcontext_council.engine.providers.tools import ToolBox
+from dreamcontext_council.errors import UsageError
 
 Message = dict[str, Any]
+
+# The HTTP stack under the SDK's client. Both SDKs ship a client on aiohttp (their `aiohttp`
+# extra) for many requests at once: its parser is C where httpx's is Python, and a call costs
+# about a third less CPU (docs/benchmarks.md). `httpx` keeps the SDK's default stack.
+HTTP_ENV = "DREAMCONTEXT_HTTP"
+HTTP_STACKS = ("aiohttp", "httpx")
+
+
+def _has_credentials(url: str | None) -> bool:
+    """Whether `url` carries a `user:password@` part."""
+    if not url:
+        return False
+    try:
+        parts = urlsplit(url)
+        return bool(parts.username or parts.password)
+    except ValueError:  # not a URL the SDK could use either; it says so on the first call
+        return False
 
 
 class SdkProvider:
     """A provider over an official SDK; subclasses build the client and make one request.
 
     The SDK is imported and its client built on the first call, one client per event
-    loop (pooled connections cannot cross loops). The SDK's own retries are off:
+    loop (pooled connections cannot cross loops), on the HTTP stack `DREAMCONTEXT_HTTP`
+    names (aiohttp unless it says httpx, or the server's URL carries credentials). The
+    SDK's own retries are off:
     `retry.request_with_retries` does them, for each request on its own. A prompt
     with tools runs the conversation of `tool_turn.run_tool_turn`.
     """
@@ -57,6 +78,15 @@ class SdkProvider:
         self.timeout_s = timeout_s
         self.policy = replace(retry or RetryPolicy(), max_retries=max_retries)
         self.limits = limits or CallLimits()
+        stack = environment.get(HTTP_ENV) or HTTP_STACKS[0]
+        if stack not in HTTP_STACKS:
+            raise UsageError(
+                f"{HTTP_ENV}={stack!r} names no HTTP stack; set it to aiohttp (the "
+                "default) or httpx, or unset it."
+            )
+        # Credentials in the server's URL go as Basic auth in place of the key's header, as
+        # httpx sends them; aiohttp refuses a URL with credentials beside that header.
+        self.http_stack = "httpx" if _has_credentials(self.base_url) else stack
         self._secrets = (
             tuple(s for s in (key,) if s)
             + secrets_from_env(environment)
@@ -75,8 +105,24 @@ class SdkProvider:
         return key
 
     def build_client(self, options: dict[str, Any]) -> Any:
-        """The SDK's async client for `options` (max_retries, timeout, api_key?, base_url?)."""
+        """The SDK's async client for `options` (`client_options`)."""
         raise NotImplementedError
+
+    def aiohttp_client(self) -> Any:
+        """The SDK's own HTTP client on aiohttp (its `DefaultAioHttpClient`)."""
+        raise NotImplementedError
+
+    def client_options(self) -> dict[str, Any]:
+        """What the client is built with: no retries of the SDK's own, the timeout, the key
+        and server when given, and the HTTP client when the stack is not the SDK's default."""
+        options: dict[str, Any] = {"max_retries": 0, "timeout": self.timeout_s}
+        if self._api_key:
+            options["api_key"] = self._api_key
+        if self.base_url:
+            options["base_url"] = self.base_url
+        if self.http_stack == "aiohttp":
+            options["http_client"] = self.aiohttp_client()
+        return options
 
     def sdk_errors(self) -> SdkErrors:
         """The SDK's exception classes, for `diagnosis.classify`."""
@@ -110,12 +156,7 @@ class SdkProvider:
         loop = asyncio.get_running_loop()
         client = self._clients.get(loop)
         if client is None:
-            options: dict[str, Any] = {"max_retries": 0, "timeout": self.timeout_s}
-            if self._api_key:
-                options["api_key"] = self._api_key
-            if self.base_url:
-                options["base_url"] = self.base_url
-            client = self._clients[loop] = self.build_client(options)
+            client = self._clients[loop] = self.build_client(self.client_options())
         return client
 
     def _retrying(self, target: CallTarget) -> dict[str, Any]:
