@@ -15,6 +15,7 @@ import socket
 import anthropic
 import openai
 import pytest
+from debate_story import Runner
 from stub_server import StubResponse, StubServer
 
 from dreamcontext_council.engine.providers.anthropic_provider import AnthropicProvider
@@ -229,3 +230,19 @@ def test_credentials_in_the_server_url_go_as_basic_auth(stub: StubServer) -> Non
 
     [request] = stub.requests
     assert request.headers["authorization"] == "Basic Z2F0ZXdheTpwdzEyMw=="  # gateway:pw123
+
+
+def test_a_misspelt_stack_stops_a_run_before_its_first_call(
+    council: Runner, stub: StubServer
+) -> None:
+    run = council(
+        "run", "--topic", "Ship on Friday?", "--options", "A=Yes,B=No",
+        "--model", "openai:gpt-stub", "--base-url", stub.openai_url, "--rounds", "2",
+        env={HTTP_ENV: "aiohttp2", "OPENAI_API_KEY": TEST_KEY},
+    )  # fmt: skip
+
+    assert run.code != 0
+    assert f"{HTTP_ENV}='aiohttp2' names no HTTP stack" in run.err
+    assert "Traceback" not in run.err
+    assert "Round 1" not in run.err  # stopped before any round, not by every persona failing
+    assert stub.requests == []

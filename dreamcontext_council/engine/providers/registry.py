@@ -18,6 +18,7 @@ from dreamcontext_council.engine.providers.keys import answer_keys, hide_keys
 from dreamcontext_council.engine.providers.limits import CallLimits
 from dreamcontext_council.engine.providers.models import ModelSpec
 from dreamcontext_council.engine.providers.retry import RetryPolicy
+from dreamcontext_council.engine.providers.sdk_provider import chosen_http_stack
 from dreamcontext_council.errors import UsageError
 
 SCRIPTED_PROVIDER = "dreamcontext_council.engine.providers.scripted:ScriptedProvider"
@@ -67,6 +68,7 @@ class ProviderSet:
     ) -> None:
         self.settings = settings or ProviderSettings()
         self.env: Mapping[str, str] = os.environ if env is None else env
+        chosen_http_stack(self.env)  # a misspelt stack stops the run before its first call
         self.retry = retry or RetryPolicy()
         self.limits = CallLimits(self.settings.concurrency)
         self._providers: dict[tuple[str, str | None], Provider] = {}

@@ -33,6 +33,17 @@ HTTP_ENV = "DREAMCONTEXT_HTTP"
 HTTP_STACKS = ("aiohttp", "httpx")
 
 
+def chosen_http_stack(environment: Mapping[str, str]) -> str:
+    """The HTTP stack `DREAMCONTEXT_HTTP` names in `environment`; UsageError for another name."""
+    stack = environment.get(HTTP_ENV) or HTTP_STACKS[0]
+    if stack not in HTTP_STACKS:
+        raise UsageError(
+            f"{HTTP_ENV}={stack!r} names no HTTP stack; set it to aiohttp (the default) or "
+            "httpx, or unset it."
+        )
+    return stack
+
+
 def _has_credentials(url: str | None) -> bool:
     """Whether `url` carries a `user:password@` part."""
     if not url:
@@ -78,14 +89,9 @@ class SdkProvider:
         self.timeout_s = timeout_s
         self.policy = replace(retry or RetryPolicy(), max_retries=max_retries)
         self.limits = limits or CallLimits()
-        stack = environment.get(HTTP_ENV) or HTTP_STACKS[0]
-        if stack not in HTTP_STACKS:
-            raise UsageError(
-                f"{HTTP_ENV}={stack!r} names no HTTP stack; set it to aiohttp (the "
-                "default) or httpx, or unset it."
-            )
         # Credentials in the server's URL go as Basic auth in place of the key's header, as
         # httpx sends them; aiohttp refuses a URL with credentials beside that header.
+        stack = chosen_http_stack(environment)
         self.http_stack = "httpx" if _has_credentials(self.base_url) else stack
         self._secrets = (
             tuple(s for s in (key,) if s)
