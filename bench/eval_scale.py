@@ -228,13 +228,19 @@ def checked_calls(child: Child, root: Path, debates: int) -> int:
     return calls
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def workload_arguments(description: str) -> argparse.ArgumentParser:
+    """A parser with the workload's options (bench/format_floor.py runs the same workload)."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--debates", type=int, default=200, help="questions, one debate each")
     parser.add_argument("--latency", type=float, default=0.5, help="seconds per call")
     parser.add_argument("--concurrency", type=int, default=64, help="calls in flight at most")
     parser.add_argument("--parallel", type=int, default=128, help="questions in flight at once")
     parser.add_argument("--dir", type=Path, default=None, help="where the eval is written")
+    return parser
+
+
+def main() -> None:
+    parser = workload_arguments(__doc__.split("\n\n")[0])
     parser.add_argument("--profile", type=Path, default=None, help="cProfile stats of the child")
     parser.add_argument(
         "--keep-alive",

@@ -35,7 +35,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from council_stub import write_roster
-from eval_scale import PERSONAS, Child, checked_calls, eval_args, run_child, write_set
+from eval_scale import (
+    PERSONAS,
+    Child,
+    checked_calls,
+    eval_args,
+    run_child,
+    workload_arguments,
+    write_set,
+)
 
 from dreamcontext_council.engine.providers.scripted import DELAY_ENV
 
@@ -129,13 +137,8 @@ def noted_eval(work: Path, debates: int, args: argparse.Namespace) -> tuple[Chil
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--debates", type=int, default=200, help="questions, one debate each")
-    parser.add_argument("--latency", type=float, default=0.5, help="seconds per scripted call")
-    parser.add_argument("--concurrency", type=int, default=64, help="as eval_scale.py passes it")
-    parser.add_argument("--parallel", type=int, default=128, help="questions in flight at once")
+    parser = workload_arguments(__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=3, help="replays of each kind")
-    parser.add_argument("--dir", type=Path, default=None, help="where everything is written")
     parser.add_argument("--replay", nargs=3, metavar=("LOG", "FROM", "TO"), help=argparse.SUPPRESS)
     parser.add_argument("--no-fsync", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
