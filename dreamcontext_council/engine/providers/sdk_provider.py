@@ -28,7 +28,7 @@ Message = dict[str, Any]
 
 # The HTTP stack under the SDK's client. Both SDKs ship a client on aiohttp (their `aiohttp`
 # extra) for many requests at once: its parser is C where httpx's is Python, and a call costs
-# about a third less CPU (docs/benchmarks.md). `httpx` keeps the SDK's default stack.
+# a quarter to a third less CPU (docs/benchmarks.md). `httpx` keeps the SDK's default stack.
 HTTP_ENV = "DREAMCONTEXT_HTTP"
 HTTP_STACKS = ("aiohttp", "httpx")
 
