@@ -61,10 +61,10 @@ from dreamcontext_council.views.debate_page import (
     persona_transcript,
     status_tone,
 )
+from dreamcontext_council.views.eval_names import eval_ids
 from dreamcontext_council.views.eval_page import (
     EvalPage,
     build_eval_page,
-    eval_ids,
     eval_summaries,
     open_eval,
 )

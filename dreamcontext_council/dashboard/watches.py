@@ -55,6 +55,7 @@ from dreamcontext_council.dashboard.changes import (
     paths_of,
 )
 from dreamcontext_council.folder.paths import EVAL_ANSWERS_FOLDER, Root
+from dreamcontext_council.views.eval_names import eval_ids
 
 log = logging.getLogger(__name__)
 
@@ -84,17 +85,9 @@ def scope_folders(root: Root, topic: Topic) -> list[tuple[str, bool]]:
     """The folders a topic needs watched, each with whether to watch it recursively."""
     if topic is None:
         return [(str(root.path), False), (str(root.council), False), (str(root.knowledge), False)]
-    if topic == EVALS_LIST:
-        try:
-            names = sorted(
-                entry.name
-                for entry in os.scandir(root.evals)
-                if entry.is_dir(follow_symlinks=False) and not entry.name.startswith(".")
-            )
-        except OSError:
-            names = []
+    if topic == EVALS_LIST:  # the links among them are skipped when scheduled
         return [(str(root.evals), False)] + [
-            folder for name in names for folder in scope_folders(root, eval_topic(name))
+            folder for name in eval_ids(root) for folder in scope_folders(root, eval_topic(name))
         ]
     eval_id = eval_of(topic)
     if eval_id is not None:

@@ -19,7 +19,6 @@ import re
 import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, TypeVar
 
 from markupsafe import Markup
@@ -33,9 +32,9 @@ from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.rules.eval_set import EvalQuestion, is_right
 from dreamcontext_council.views.contained import is_inside
 from dreamcontext_council.views.eval_figures import Results, accuracy_cost_plot, read_results
+from dreamcontext_council.views.eval_names import EVAL_ID, eval_ids
 from dreamcontext_council.views.eval_results import METHOD_TITLES
 
-_EVAL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 QUESTION_CHARS = 120
 ANSWER_CHARS = 60
 T = TypeVar("T")
@@ -45,7 +44,7 @@ Statuses = Mapping[str, str]
 
 def check_eval_id(value: str) -> str:
     """The id if it is a plain folder name (letters, digits, `_`, `.`, `-`), else UsageError."""
-    if not _EVAL_ID.fullmatch(value):
+    if not EVAL_ID.fullmatch(value):
         raise UsageError(
             f"{one_line(value, 80)!r} is not an eval id; ids look like eval-arith-1a2b3c4d."
         )
@@ -59,14 +58,10 @@ def one_line(text: object, limit: int) -> str:
     return kept if len(kept) <= limit else kept[: limit - 1].rstrip() + "…"
 
 
-def evals_folder(root: Root) -> Path:
-    return root.evals
-
-
 def open_eval(root: Root, eval_id: str) -> EvalFolder:
     """The eval folder `eval_id`; NotFoundError unless it is a folder inside `evals/`."""
     folder = EvalFolder(root, check_eval_id(eval_id))
-    evals = evals_folder(root)
+    evals = root.evals
     if (
         not folder.path.is_dir()
         or not is_inside(evals, root.path)
@@ -74,18 +69,6 @@ def open_eval(root: Root, eval_id: str) -> EvalFolder:
     ):
         raise NotFoundError(f"No eval {eval_id} under {evals}.")
     return folder
-
-
-def eval_ids(root: Root) -> list[str]:
-    """The evals under the root, by name: plain-named folders inside `evals/`."""
-    evals = evals_folder(root)
-    if not evals.is_dir() or not is_inside(evals, root.path):
-        return []
-    found = []
-    for entry in sorted(evals.iterdir()):
-        if _EVAL_ID.fullmatch(entry.name) and entry.is_dir() and is_inside(entry, evals):
-            found.append(entry.name)
-    return found
 
 
 # -- the questions -----------------------------------------------------------------------
