@@ -493,3 +493,67 @@ def test_a_file_is_compared_by_its_text_only_within_its_file_systems_tick(
     assert files_module._parsed(path, tmp_path, str.upper) == "{}"
     assert files_module._parsed(path, tmp_path, str.upper) == "{}"
     assert len(read) == (2 if compared else 1)
+
+
+@pytest.mark.parametrize(
+    "written",
+    ["plain\n", "\ufeffa BOM first\n", "crlf\r\nand a lone\rcarriage return\n"],
+    ids=["plain", "bom", "cr"],
+)
+def test_a_file_written_and_read_again_in_one_hold_is_not_read_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, written: str
+) -> None:
+    """Within one hold of the lock no cooperating writer changes the folder, so the text a
+    write put in a file is what reading it back would give: the parse comes from that text,
+    with the same newline and BOM handling as a read from disk."""
+    from dreamcontext_council.actions import files as files_module
+    from dreamcontext_council.folder.storage import atomic_write_text, locked, read_text
+
+    monkeypatch.setattr(files_module, "_parse_cache", {})
+    path = tmp_path / "persona-1" / "report.md"
+    atomic_write_text(path, "before\n")
+    read: list[Path] = []
+
+    def counted(target: Path, *, within: Path, checked: bool = False) -> str:
+        read.append(target)
+        return read_text(target, within=within, checked=checked)
+
+    monkeypatch.setattr(files_module, "read_text", counted)
+    with locked(tmp_path):
+        assert files_module._parsed(path, tmp_path, str) == "before\n"
+        atomic_write_text(path, written)
+        in_hold = files_module._parsed(path, tmp_path, str)
+        assert files_module._parsed(path, tmp_path, str) == in_hold
+    assert read == [path]  # once, before the write
+    assert in_hold == read_text(path, within=tmp_path)  # what the disk gives back
+    assert files_module._parsed(path, tmp_path, str) == in_hold  # and after the hold
+
+
+def test_an_append_in_a_hold_is_read_back_from_the_file(chair: Chair, root: Root) -> None:
+    """An append does not keep the text: the file is longer, so the next look reads it."""
+    from dreamcontext_council.actions.files import DebateFiles
+
+    files = DebateFiles(root, chair.new())
+    with files.lock():
+        before = files.log()
+        files.append_log("Fact added — 2026-12-01", ["The budget is fixed."])
+        after = files.log()
+    assert after.startswith(before)
+    assert after.endswith("- The budget is fixed.\n")
+
+
+def test_a_missing_verdicts_report_or_log_reads_as_empty(chair: Chair, root: Root) -> None:
+    """No file (or a file where the persona's folder should be) is nothing recorded yet."""
+    from dreamcontext_council.actions.files import DebateFiles
+    from dreamcontext_council.rules import roundlog
+    from dreamcontext_council.rules.verdicts import Verdicts
+
+    debate_id = chair.new()
+    files = DebateFiles(root, debate_id)
+    files.paths.verdicts.unlink()
+    files.paths.round_log.unlink()
+    assert files.verdicts() == Verdicts()
+    assert files.log() == roundlog.new_log(debate_id)
+    assert files.entries("nobody") == []
+    (files.paths.folder / "a-file").write_text("not a folder\n")
+    assert files.entries("a-file") == []

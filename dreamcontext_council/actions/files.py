@@ -70,6 +70,13 @@ class DebateFiles:
     def _parsed(self, path: Path, parse: Callable[[str], T]) -> T:
         return _parsed(path, self.paths.folder, parse)
 
+    def _parsed_or(self, path: Path, parse: Callable[[str], T], missing: Callable[[], T]) -> T:
+        """`_parsed`, or `missing()` when there is no such file (one look, not two)."""
+        try:
+            return self._parsed(path, parse)
+        except (FileNotFoundError, NotADirectoryError):
+            return missing()
+
     def _rel(self, path: Path) -> str:
         try:
             return str(path.relative_to(self.root.path.parent))
@@ -98,19 +105,15 @@ class DebateFiles:
     # verdicts.json
     def verdicts(self) -> Verdicts:
         path = self.paths.verdicts
-        if not path.exists():
-            return Verdicts()
-        return self._parsed(path, lambda text: parse_verdicts(text, self._rel(path)))
+        return self._parsed_or(path, lambda text: parse_verdicts(text, self._rel(path)), Verdicts)
 
     def save_verdicts(self, verdicts: Verdicts) -> None:
         atomic_write_text(self.paths.verdicts, render_verdicts(verdicts))
 
     # round-log.md
     def log(self) -> str:
-        path = self.paths.round_log
-        if not path.exists():
-            return roundlog.new_log(self.id)
-        return self._parsed(path, str)  # read once per hold of the lock, and kept while unchanged
+        # Read once per hold of the lock, and kept while unchanged.
+        return self._parsed_or(self.paths.round_log, str, lambda: roundlog.new_log(self.id))
 
     def append_log(self, heading: str, bullets: list[str], *, once: bool = False) -> None:
         with self.lock():
@@ -149,9 +152,7 @@ class DebateFiles:
 
     def entries(self, slug: str) -> list[RoundEntry]:
         path = self.persona_paths(slug).report
-        if not path.exists():
-            return []
-        return self._parsed(path, lambda text: parse_report(text, self._rel(path)))
+        return self._parsed_or(path, lambda text: parse_report(text, self._rel(path)), list)
 
     def save_entries(self, slug: str, entries: list[RoundEntry]) -> None:
         atomic_write_text(self.persona_paths(slug).report, render_report(slug, entries))
@@ -199,9 +200,14 @@ def _parsed(path: Path, within: Path, parse: Callable[[str], T]) -> T:
     A link out of `within` is refused even when its target was parsed before.
     """
     key = str(path)
-    memo = hold_memo(within)  # read before in this hold of the lock: the same file
+    memo = hold_memo(within)  # read or written before in this hold of the lock: the same file
     if memo is not None and key in memo:
-        value: T = pickle.loads(memo[key])
+        kept = memo[key]
+        if isinstance(kept, str):  # the text this hold wrote: parsed once, not read back
+            value: T = parse(kept)
+            memo[key] = pickle.dumps(value, pickle.HIGHEST_PROTOCOL)
+            return value
+        value = pickle.loads(kept)
         return value
     target, seen = inside_with_info(path, within)
     info = seen if seen is not None else os.stat(target)

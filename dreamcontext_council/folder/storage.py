@@ -80,6 +80,7 @@ def atomic_write_text(path: Path, text: str, *, durable: bool = True) -> None:
         with _suppress_missing():
             os.unlink(tmp)
         raise
+    _remember(path, text)
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -309,6 +310,11 @@ def read_text(path: Path, *, within: Path, checked: bool = False) -> str:
         raise EncodingError(
             f"{path} is not UTF-8 text (byte {exc.start}); fix it or restore it from git."
         ) from None
+    return _lf(text)
+
+
+def _lf(text: str) -> str:
+    """Text as `read_text` gives it: CRLF and a lone CR as LF."""
     return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
@@ -363,11 +369,25 @@ def hold_memo(folder: Path) -> dict[str, Any] | None:
     None when it does not hold that lock.
 
     While the lock is held no cooperating writer changes the folder, so a file read twice
-    in one hold is the same file; every write through this module forgets the file it
-    writes.
+    in one hold is the same file. A whole-file write through this module keeps the text it
+    wrote there (a `str`, see `_remember`); an append forgets the file.
     """
     memos = _held.__dict__.get("memos")
     return memos.get(_lock_key(folder)) if memos else None
+
+
+def _remember(path: Path, text: str) -> None:
+    """Keep the text just written to `path` for the rest of this hold of its folder's lock:
+    read again in the same hold, it is the same file (see `hold_memo`), so it is parsed
+    from this text instead of being read back. Stored as `str`, parsed on first use."""
+    memos = _held.__dict__.get("memos")
+    if memos:
+        name = str(path)
+        kept = _lf(text.removeprefix("\ufeff"))  # as `read_text` would give it back
+        for (
+            memo
+        ) in memos.values():  # as `_forget`: a path outside a memo's folder is never asked of it
+            memo[name] = kept
 
 
 def _forget(path: Path) -> None:
