@@ -92,3 +92,16 @@ def test_overlapping_throttles_ending_out_of_order_leave_the_one_still_held() ->
     assert live_state._throttle() == (3600, True)
     second.__exit__(None, None, None)
     assert live_state._throttle() == (0.0, False)
+
+
+def test_the_same_throttle_held_by_many_runs_lasts_until_the_last_ends() -> None:
+    """An eval holds one throttle per debate in flight, all alike."""
+    holds = [live_state.throttled_submissions(2.0, every_refresh=True) for _ in range(3)]
+    for hold in holds:
+        hold.__enter__()
+    for hold in holds[:-1]:
+        hold.__exit__(None, None, None)
+        assert live_state._throttle() == (2.0, True)
+    holds[-1].__exit__(None, None, None)
+    assert live_state._throttle() == (0.0, False)
+    assert not live_state._holds

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import logging
 import time
@@ -70,15 +71,16 @@ def live_state(
 _last_refresh: dict[str, float] = {}
 # The throttles held now, one per `throttled_submissions` still open: (interval, whole root).
 # Runs in one process overlap (an eval, the MCP server's background runs), so each hold
-# removes itself on exit instead of restoring what it found.
-_holds: list[tuple[float, bool]] = []
+# removes itself on exit instead of restoring what it found. Counted by kind: an eval holds
+# the same one for each of its hundred debates in flight.
+_holds: collections.Counter[tuple[float, bool]] = collections.Counter()
 
 
 def _throttle() -> tuple[float, bool]:
     """The interval in force (the longest held) and whether the whole root shares it."""
     if not _holds:
         return 0.0, False
-    return max(h[0] for h in _holds), any(h[1] for h in _holds)
+    return max(h[0] for h in _holds), any(h[1] for h in _holds)  # a kind or two, not a hundred
 
 
 @contextmanager
@@ -91,11 +93,13 @@ def throttled_submissions(interval_s: float, *, every_refresh: bool = False) -> 
     interval. Holds may overlap and end in any order; the longest interval held applies.
     """
     hold = (interval_s, every_refresh)
-    _holds.append(hold)
+    _holds[hold] += 1
     try:
         yield
     finally:
-        _holds.remove(hold)
+        _holds[hold] -= 1
+        if not _holds[hold]:
+            del _holds[hold]
 
 
 def refresh_live(

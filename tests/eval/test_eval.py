@@ -191,7 +191,7 @@ def test_methods_side_by_side_on_a_command_stub(
     assert len(logged(log)) == calls
     assert accuracy(results(council)) == accuracy(data)
     # Overlapping runs leave this process's live file unthrottled for the next command.
-    assert live_state._holds == []
+    assert not live_state._holds
 
 
 def test_an_option_set_on_the_scripted_provider(council: Council, tmp_path: Path) -> None:
