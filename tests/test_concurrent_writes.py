@@ -111,7 +111,7 @@ def test_a_killed_lock_holder_does_not_block_the_next_command(
         assert holder.stdout is not None
         assert holder.stdout.readline().strip() == b"locked"
         os.kill(holder.pid, signal.SIGKILL)
-        holder.wait(timeout=10)
+        holder.communicate(timeout=10)  # waits, and closes its pipes
     finally:
         if holder.poll() is None:
             holder.kill()

@@ -239,7 +239,7 @@ def test_resume_after_sigkill_repeats_no_saved_call(
         wait_for(lambda: len(saved_persona_answers()) >= 3, timeout=120)
     finally:
         process.send_signal(signal.SIGKILL)
-        process.wait()
+        process.communicate()  # waits, and closes its pipes
     assert not list((council.root / "evals").glob("*/results.json"))  # killed mid-way
     before_kill = saved_persona_answers()
     solo_saved = {
