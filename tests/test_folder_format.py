@@ -505,28 +505,38 @@ def test_a_file_written_and_read_again_in_one_hold_is_not_read_back(
 ) -> None:
     """Within one hold of the lock no cooperating writer changes the folder, so the text a
     write put in a file is what reading it back would give: the parse comes from that text,
-    with the same newline and BOM handling as a read from disk."""
+    with the same newline and BOM handling as a read from disk, and is kept for later holds."""
     from dreamcontext_council.actions import files as files_module
     from dreamcontext_council.folder.storage import atomic_write_text, locked, read_text
 
     monkeypatch.setattr(files_module, "_parse_cache", {})
+    monkeypatch.setattr(files_module, "racy_window_ns", lambda info: 0)  # settled: signature
     path = tmp_path / "persona-1" / "report.md"
     atomic_write_text(path, "before\n")
     read: list[Path] = []
+    parsed: list[str] = []
 
     def counted(target: Path, *, within: Path, checked: bool = False) -> str:
         read.append(target)
         return read_text(target, within=within, checked=checked)
 
+    def parse(text: str) -> str:
+        parsed.append(text)
+        return text
+
     monkeypatch.setattr(files_module, "read_text", counted)
     with locked(tmp_path):
-        assert files_module._parsed(path, tmp_path, str) == "before\n"
+        assert files_module._parsed(path, tmp_path, parse) == "before\n"
         atomic_write_text(path, written)
-        in_hold = files_module._parsed(path, tmp_path, str)
-        assert files_module._parsed(path, tmp_path, str) == in_hold
+        in_hold = files_module._parsed(path, tmp_path, parse)
+        assert files_module._parsed(path, tmp_path, parse) == in_hold
     assert read == [path]  # once, before the write
     assert in_hold == read_text(path, within=tmp_path)  # what the disk gives back
-    assert files_module._parsed(path, tmp_path, str) == in_hold  # and after the hold
+    with locked(tmp_path):  # a later hold: the parse kept under the file's signature
+        assert files_module._parsed(path, tmp_path, parse) == in_hold
+    assert files_module._parsed(path, tmp_path, parse) == in_hold  # and outside any hold
+    assert read == [path]
+    assert parsed == ["before\n", in_hold]
 
 
 def test_an_append_in_a_hold_is_read_back_from_the_file(chair: Chair, root: Root) -> None:

@@ -201,20 +201,21 @@ def _parsed(path: Path, within: Path, parse: Callable[[str], T]) -> T:
     """
     key = str(path)
     memo = hold_memo(within)  # read or written before in this hold of the lock: the same file
+    written: str | None = None
     if memo is not None and key in memo:
         kept = memo[key]
-        if isinstance(kept, str):  # the text this hold wrote: parsed once, not read back
-            value: T = parse(kept)
-            memo[key] = pickle.dumps(value, pickle.HIGHEST_PROTOCOL)
+        if not isinstance(kept, str):
+            value: T = pickle.loads(kept)
             return value
-        value = pickle.loads(kept)
-        return value
+        # The text this hold wrote: it is the file, so it is not read back; its parse is
+        # kept under the file's signature like any other, for the holds that follow.
+        written = kept
     target, seen = inside_with_info(path, within)
     info = seen if seen is not None else os.stat(target)
     signature = (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
     racy = max(info.st_mtime_ns, info.st_ctime_ns) >= time.time_ns() - racy_window_ns(info)
-    hit = _parse_cache.get(key)
-    text: str | None = None
+    hit = None if written is not None else _parse_cache.get(key)
+    text = written
     if hit is not None and hit[0] == signature:
         if hit[2] is not None:  # racily new when it was parsed: the text tells
             text = read_text(target, within=within, checked=True)
