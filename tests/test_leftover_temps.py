@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from faults.support import clean_env, problems, run_council, temp_files
 
-from dreamcontext_council.folder import storage
+from dreamcontext_council.folder import leftovers, storage
 
 TOPIC = "Should we migrate the session store from Redis to Postgres?"
 
@@ -111,14 +111,14 @@ def test_sweep_removes_leftovers_of_dead_writers_and_keeps_live_ones(tmp_path: P
         persona / "report.md",
     ]
 
-    removed = storage.remove_leftover_temps(folder)
+    removed = leftovers.remove_leftover_temps(folder)
 
     assert sorted(removed) == sorted([*dead, old_format_stale])
     assert not any(p.exists() for p in removed)
     assert live.exists(), "the temp of a live writer was removed"
     assert old_format_fresh.exists(), "a pid-less temp younger than an hour was removed"
     assert all(p.exists() for p in not_temps)
-    assert storage.remove_leftover_temps(folder) == []
+    assert leftovers.remove_leftover_temps(folder) == []
 
 
 def test_sweep_removes_a_live_pids_temp_only_once_it_is_a_day_old(tmp_path: Path) -> None:
@@ -126,7 +126,7 @@ def test_sweep_removes_a_live_pids_temp_only_once_it_is_a_day_old(tmp_path: Path
     recent = aged(live_temp_beside(tmp_path / "debate.md"), 3600)
     ancient = aged(live_temp_beside(tmp_path / "verdicts.json"), 2 * 86400)
 
-    assert storage.remove_leftover_temps(tmp_path) == [ancient]
+    assert leftovers.remove_leftover_temps(tmp_path) == [ancient]
     assert recent.exists()
 
 
@@ -135,13 +135,13 @@ def test_sweep_without_recursion_leaves_subfolders_alone(tmp_path: Path) -> None
     top = kill_a_writer_of(tmp_path / "index.json")
     below = kill_a_writer_of(tmp_path / "council_AbC12345" / "debate.md")
 
-    assert storage.remove_leftover_temps(tmp_path, recursive=False) == [top]
+    assert leftovers.remove_leftover_temps(tmp_path, recursive=False) == [top]
     assert below.exists()
 
 
 def test_sweep_of_a_missing_folder_removes_nothing(tmp_path: Path) -> None:
-    assert storage.remove_leftover_temps(tmp_path / "gone") == []
-    assert storage.remove_leftover_temps(tmp_path / "gone", recursive=False) == []
+    assert leftovers.remove_leftover_temps(tmp_path / "gone") == []
+    assert leftovers.remove_leftover_temps(tmp_path / "gone", recursive=False) == []
 
 
 def test_run_resumes_a_debate_with_leftovers_removes_them_and_completes(tmp_path: Path) -> None:
@@ -245,13 +245,13 @@ def test_staging_sweep_removes_dead_writers_folders_only(tmp_path: Path) -> None
         aged(tmp_path / f".new-council_File4444.{dead_pid}", 2 * 86400),  # a file, not a folder
     ]
 
-    removed = storage.remove_leftover_staging(tmp_path)
+    removed = leftovers.remove_leftover_staging(tmp_path)
 
     assert sorted(removed) == sorted([dead, live_but_ancient, pidless_stale])
     assert not any(p.exists() for p in removed)
     assert all(p.exists() for p in kept)
-    assert storage.remove_leftover_staging(tmp_path) == []
-    assert storage.remove_leftover_staging(tmp_path / "gone") == []
+    assert leftovers.remove_leftover_staging(tmp_path) == []
+    assert leftovers.remove_leftover_staging(tmp_path / "gone") == []
 
 
 def test_the_staging_sweep_makes_no_system_call_for_a_debate(
@@ -274,7 +274,7 @@ def test_the_staging_sweep_makes_no_system_call_for_a_debate(
     monkeypatch.setattr(os, "lstat", counting(os.lstat))
     monkeypatch.setattr(os, "stat", counting(os.stat))
 
-    assert storage.remove_leftover_staging(tmp_path) == [stale]
+    assert leftovers.remove_leftover_staging(tmp_path) == [stale]
     assert looked_at
     assert not [p for p in looked_at if "council_Deb" in p]
 

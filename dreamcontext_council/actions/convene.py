@@ -14,14 +14,11 @@ from dreamcontext_council.actions.files import DebateFiles, today
 from dreamcontext_council.actions.live_state import refresh_live
 from dreamcontext_council.errors import StateError, UsageError
 from dreamcontext_council.folder.index import update_index
+from dreamcontext_council.folder.leftovers import remove_leftover_staging, staging_folder
 from dreamcontext_council.folder.machine_local import keep_out_of_git
 from dreamcontext_council.folder.names import check_slug, new_debate_id
 from dreamcontext_council.folder.paths import Root
-from dreamcontext_council.folder.storage import (
-    atomic_write_text,
-    remove_leftover_staging,
-    staging_folder,
-)
+from dreamcontext_council.folder.storage import atomic_write_text
 from dreamcontext_council.rules import roundlog
 from dreamcontext_council.rules.debate import MAX_ROUNDS, Debate, render_debate
 from dreamcontext_council.rules.markdown import find_section

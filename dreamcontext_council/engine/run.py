@@ -39,13 +39,10 @@ from dreamcontext_council.engine.rounds import CROSS_EXAM_DIRECTIVE, RoundRunner
 from dreamcontext_council.engine.synthesis import Synthesizer
 from dreamcontext_council.engine.synthesis_input import CompressionSettings
 from dreamcontext_council.errors import ProviderError, RunStopped, StateError
+from dreamcontext_council.folder.leftovers import remove_leftover_staging, remove_leftover_temps
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.run_record import RunRecord, begin_run, end_run, record_stop
-from dreamcontext_council.folder.storage import (
-    locked,
-    remove_leftover_staging,
-    remove_leftover_temps,
-)
+from dreamcontext_council.folder.storage import locked
 from dreamcontext_council.rules.roundlog import persona_failures
 
 if TYPE_CHECKING:  # the MCP client is loaded only by a run with research tools
