@@ -195,7 +195,8 @@ def _parsed(path: Path, within: Path, parse: Callable[[str], T]) -> T:
     The key is (inode, size, mtime, ctime): every atomic write makes a new inode, so a
     file rewritten by any process is parsed again; a file changed within the tick of its
     file system's clock (`racy_window_ns`) is also compared by its text. Under the lock, a
-    file already read in this hold is not looked at again. Callers get a copy they may
+    file already read in this hold is not looked at again, and one written in it is parsed
+    from the text written. Callers get a copy they may
     change.
     A link out of `within` is refused even when its target was parsed before.
     """

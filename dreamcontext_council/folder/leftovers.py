@@ -11,6 +11,7 @@ import os
 import re
 import stat
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 # A temp without a pid (written before pids were in the name) is a leftover past this age.
@@ -37,15 +38,7 @@ def remove_leftover_temps(folder: Path, *, recursive: bool = True) -> list[Path]
     now = time.time()
     for path in _temp_candidates(folder, recursive):
         match = _TEMP_NAME.fullmatch(path.name)
-        if match is None:
-            continue
-        try:
-            info = path.lstat()
-        except FileNotFoundError:
-            continue
-        if not stat.S_ISREG(info.st_mode):
-            continue
-        if not _left_by_dead_writer(match["pid"], now - info.st_mtime):
+        if match is None or not _left_behind(path, stat.S_ISREG, match["pid"], now):
             continue
         try:
             path.unlink()
@@ -77,18 +70,22 @@ def remove_leftover_staging(parent: Path) -> list[Path]:
         if match is None:  # the debates themselves: no system call for them
             continue
         path = parent / name
-        try:
-            info = path.lstat()
-        except FileNotFoundError:
-            continue
-        if not stat.S_ISDIR(info.st_mode):
-            continue
-        if _left_by_dead_writer(match["pid"], now - info.st_mtime):
+        if _left_behind(path, stat.S_ISDIR, match["pid"], now):
             import shutil  # here: every command imports this module, few remove a folder
 
             shutil.rmtree(path, ignore_errors=True)
             removed.append(path)
     return removed
+
+
+def _left_behind(path: Path, kind: Callable[[int], bool], pid: str | None, now: float) -> bool:
+    """Whether `path` is still there, of `kind` (`stat.S_ISREG`, `stat.S_ISDIR`; a link is
+    neither), and left by a dead writer."""
+    try:
+        info = path.lstat()
+    except FileNotFoundError:  # its writer renamed it meanwhile
+        return False
+    return kind(info.st_mode) and _left_by_dead_writer(pid, now - info.st_mtime)
 
 
 def _left_by_dead_writer(pid: str | None, age: float) -> bool:
