@@ -31,7 +31,7 @@ DRIVER_PREFIX = "dreamcontext-"
 # What the registered command says when the tool could not merge the file itself.
 NOT_RUN = (
     "dreamcontext council: the merge driver could not run; git merge-file merged this file "
-    "instead, conflicts marked. Run `dreamcontext council git-setup` again."
+    "instead (any conflict marked). Run `dreamcontext council git-setup` again."
 )
 
 
