@@ -38,7 +38,7 @@ class Repo:
         self.git("commit", "-q", "--allow-empty", "-m", message)
 
     def conflicted(self) -> list[str]:
-        return self.git("diff", "--name-only", "--diff-filter=U").stdout.split()
+        return self.git("diff", "-z", "--name-only", "--diff-filter=U").stdout.split("\0")
 
 
 @pytest.fixture
@@ -120,7 +120,7 @@ def _line_merge(tmp_path: Path, base: str, ours: str, theirs: str) -> str:
 # A file outside the council, and versions the council's append-only merges would take.
 AIMED = {
     "usage": (
-        "notes.txt",
+        "my notes.txt",  # git quotes `%P` for the shell: one argument
         "first paragraph\n\nsecond paragraph\n",
         "first paragraph\n\nsecond paragraph\n\nours added this\n",
         "first paragraph\n\nsecond paragraph\n\ntheirs added that\n",
@@ -144,7 +144,8 @@ def test_a_driver_aimed_at_another_file_leaves_it_to_gits_line_merge(
     target = repo.path / name
     target.parent.mkdir(parents=True, exist_ok=True)
     # A committed .gitattributes at the top aims a council driver at an ordinary file.
-    (repo.path / ".gitattributes").write_text(f"{name} merge=dreamcontext-{kind}\n")
+    pattern = "*" + name[name.rindex(".") :]
+    (repo.path / ".gitattributes").write_text(f"{pattern} merge=dreamcontext-{kind}\n")
     target.write_text(base)
     repo.commit_all("notes")
     repo.git("checkout", "-q", "-b", "other")
@@ -159,6 +160,7 @@ def test_a_driver_aimed_at_another_file_leaves_it_to_gits_line_merge(
     assert merged.returncode != 0, "git's line merge conflicts here; nothing merged silently"
     assert name in repo.conflicted()
     assert target.read_text() == _line_merge(tmp_path, base, ours, theirs)
+    assert "could not run" not in merged.stderr  # the driver ran, and chose git's merge
 
 
 def _broken_tool(tmp_path: Path) -> Path:
@@ -206,6 +208,8 @@ def test_a_driver_that_cannot_run_leaves_both_sides_marked(
     assert text.count("<<<<<<< ours") >= 1 and ">>>>>>> theirs" in text
     assert all(f'"{persona}"' in text for persona in PERSONAS), text  # nothing dropped
     assert "git-setup" in merged.stderr  # the fallback says why, and what to run
+    if program == "broken":  # the quoted path (with a space) is the program that ran
+        assert "No module named dreamcontext_council" in merged.stderr
 
     if program == "gone":
         doctor = cli("doctor")
