@@ -5,6 +5,9 @@ Repaired (the files that hold the record win over the files that sum it up):
 - a persona's `round_entries` that does not count its report's entries;
 - a debate.md status (and `rounds_planned`) behind the state its round log records.
 
+Only reported, with the command that fixes it: merge drivers this clone registered whose
+program is gone or that another version registered (see actions/git_setup.py).
+
 Only reported, for a person to resolve: merge conflict markers left in a debate's files,
 and files that no longer parse. Nothing is repaired in a debate that has either.
 """
@@ -16,6 +19,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from dreamcontext_council.actions.files import DebateFiles
+from dreamcontext_council.actions.git_setup import driver_problems
 from dreamcontext_council.actions.live_state import refresh_live
 from dreamcontext_council.actions.submissions import recount_entries
 from dreamcontext_council.errors import CouncilError
@@ -38,9 +42,10 @@ class Finding:
     fix: str
     repairable: bool
     repaired: bool = False
+    where: str | None = None  # what the finding is about when not a debate or index.json
 
     def line(self) -> str:
-        where = self.debate_id or "index.json"
+        where = self.where or self.debate_id or "index.json"
         done = " (repaired)" if self.repaired else ""
         return f"{where}: {self.problem}; {self.fix}{done}"
 
@@ -57,6 +62,9 @@ def examine(
     findings: list[Finding] = []
     if problem is not None:
         findings.append(Finding(None, problem, "rebuilt from the debate folders", True))
+    findings += [
+        Finding(None, p, fix, False, where="git config") for p, fix in driver_problems(root)
+    ]
     ids = debate_ids if debate_ids is not None else _debate_ids(root)
     for debate_id in ids:
         findings += _examine_debate(root, debate_id, repair=repair)
