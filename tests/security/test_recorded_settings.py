@@ -256,3 +256,45 @@ def test_a_recorded_base_url_gets_no_key_through_mcp(council: Council, tmp_path:
         assert attacker.requests == []
         assert council.tree() == before
         assert not trust_file(council).exists()
+
+
+def test_a_trust_file_from_before_server_urls_keeps_its_commands(
+    council: Council, tmp_path: Path
+) -> None:
+    with StubServer(responder=scripted_responder) as server:
+        debate_id = openai_debate(tmp_path, council, server.openai_url)
+        folder = str(council.folder(debate_id).resolve())
+        trust_file(council).parent.mkdir(parents=True)
+        trust_file(council).write_text(
+            json.dumps({"trusted": {folder: ["ollama run llama3.1"]}}), encoding="utf-8"
+        )
+
+        run = council.proc(
+            "run", debate_id, "--yes", "--base-url", server.openai_url, "--max-calls", "1",
+            env={"OPENAI_API_KEY": USER_KEY},
+        )  # fmt: skip
+
+        assert run.code == 0, run.err
+        assert json.loads(trust_file(council).read_text(encoding="utf-8")) == {
+            "trusted": {folder: ["ollama run llama3.1"]},
+            "base_urls": {folder: [server.openai_url]},
+        }
+
+
+def test_the_allowance_of_a_base_url_never_holds_its_credentials(
+    council: Council, tmp_path: Path
+) -> None:
+    with StubServer(responder=scripted_responder) as server:
+        debate_id = openai_debate(tmp_path, council, server.openai_url)
+        with_password = server.openai_url.replace("://", "://gateway:pw-URLSECRET-1357@")
+
+        run = council.proc(
+            "run", debate_id, "--yes", "--base-url", with_password, "--max-calls", "1",
+            env={"OPENAI_API_KEY": USER_KEY},
+        )  # fmt: skip
+
+        assert run.code == 0, run.err
+        trusted = json.loads(trust_file(council).read_text(encoding="utf-8"))
+        assert trusted["base_urls"] == {
+            str(council.folder(debate_id).resolve()): [server.openai_url]
+        }
