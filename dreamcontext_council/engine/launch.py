@@ -33,6 +33,7 @@ from dreamcontext_council.rules.run_settings import (
     DEFAULT_RETRIES,
     DEFAULT_TIMEOUT,
     DEFAULT_WINDOW,
+    MODEL_FIELDS,
     RunSettings,
 )
 
@@ -161,7 +162,7 @@ async def launch(
             )
     # One pre-flight before anything is written: consent, keys, programs, servers.
     named = _named_commands(request)
-    allowed = _named_commands(request, flags=False)
+    named_url = request.base_url  # else the folder's own, which needs consent (preflight)
     previous = remembered.recorded(files)
     tools_plan = _research(request, files, previous)
     request = remembered.settle(request, previous)
@@ -170,7 +171,7 @@ async def launch(
     uses = model_uses(request, files, roster, previous)
     if only is not None:
         uses = [u for u in uses if u.who in {f"persona {slug}" for slug in only}]
-    would_fail = check_providers(request, files, uses, named)
+    would_fail = check_providers(request, files, uses, named, named_url)
     providers = shared or _provider_set(request)
     if tools_plan is not None and not request.resynthesize:
         would_fail = _tool_less(providers, uses, would_fail, dry_run=request.dry_run)
@@ -188,7 +189,8 @@ async def launch(
         offline = parse_model(default_model(request.env)).provider == "scripted"
         echo(SCRIPTED_NOTICE if offline else SCRIPTED_SOME_NOTICE)
     if files is not None:
-        consent.allow_commands(files, allowed, request.env)
+        consent.allow_commands(files, named, request.env)
+        consent.allow_base_url(files, named_url, request.env)
         if tools_plan is not None:
             research.allow(files, tools_plan, request.env)
         remembered.record(files, request, previous, RUN_LOCK_NAME, only)
@@ -220,6 +222,7 @@ async def launch(
             consent.allow_commands(
                 files, [*named, *(c.command for c in consent.folder_commands(files))], request.env
             )
+            consent.allow_base_url(files, named_url, request.env)
             if tools_plan is not None:
                 research.allow(files, tools_plan, request.env)
             remembered.record(files, request, previous, RUN_LOCK_NAME)
@@ -338,13 +341,11 @@ def _only(request: Launch) -> list[str] | None:
     return slugs
 
 
-def _named_commands(request: Launch, *, flags: bool = True) -> set[str]:
-    """The command lines the user named this time: in model flags and `--allow-command`."""
-    models = (
-        (request.model, request.check_model, request.synth_model, request.baseline_model)
-        if flags
-        else ()
-    )
+def _named_commands(request: Launch) -> set[str]:
+    """The command lines the user named this time: in model flags and `--allow-command`.
+
+    Called before `remembered.settle`, so a model the folder recorded is not among them."""
+    models = (getattr(request, name) for name in MODEL_FIELDS)
     return consent.named_commands(models, request.allow_commands)
 
 

@@ -35,7 +35,7 @@ from dreamcontext_council.engine.providers.keys import (
 from dreamcontext_council.engine.providers.models import parse_model
 from dreamcontext_council.engine.providers.registry import BASE_URL_ENVS
 from dreamcontext_council.engine.remembered import persona_model
-from dreamcontext_council.errors import ConsentRequired, ProviderUnavailable
+from dreamcontext_council.errors import ConsentRequired, ProviderUnavailable, UsageError
 from dreamcontext_council.rules.roster import PersonaSpec
 from dreamcontext_council.rules.run_settings import RunSettings
 
@@ -268,6 +268,18 @@ def summary(problems: list[Problem], env: Mapping[str, str]) -> str:
     return hide_keys(line, answer_keys((env, os.environ), []))
 
 
+def _calls_openai(uses: list[ModelUse]) -> bool:
+    """Whether the run calls an OpenAI-compatible server, where a `--base-url` leads."""
+    return any(_provider(use.model) == "openai" for use in uses)
+
+
+def _provider(model: str) -> str | None:
+    try:
+        return parse_model(model).provider
+    except UsageError:
+        return None  # refused with the accepted forms by find_problems
+
+
 def _names(who: list[str]) -> str:
     """`personas a, b and the synthesis` from `persona a`, `persona b`, `the synthesis`."""
     slugs = [w.removeprefix("persona ") for w in who if w.startswith("persona ")]
@@ -277,16 +289,25 @@ def _names(who: list[str]) -> str:
 
 
 def check(
-    request: Launch, files: DebateFiles | None, uses: list[ModelUse], named_commands: set[str]
+    request: Launch,
+    files: DebateFiles | None,
+    uses: list[ModelUse],
+    named_commands: set[str],
+    named_url: str | None = None,
 ) -> str | None:
     """The pre-flight, for a settled request: consent first, then every model in use.
 
-    Returns None when the run can start. A `--dry-run` gets the one line that says what
-    would fail; a run gets `ConsentRequired` or `ProviderUnavailable` (exit 2).
+    `named_url` is the `--base-url` given this time; without one, the URL the folder
+    recorded gets the calls (and the key) only with consent, checked before any server
+    is so much as connected to. Returns None when the run can start. A `--dry-run` gets
+    the one line that says what would fail; a run gets `ConsentRequired` or
+    `ProviderUnavailable` (exit 2).
     """
     if files is not None:
         try:
             consent.require_consent(files, named_commands, request.env)
+            if named_url is None and _calls_openai(uses):
+                consent.require_base_url(files, request.base_url, request.env)
         except ConsentRequired as refused:
             if not request.dry_run:
                 raise

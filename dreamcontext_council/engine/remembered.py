@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, TypeVar
 from filelock import FileLock, Timeout
 
 from dreamcontext_council.actions.files import DebateFiles
-from dreamcontext_council.engine import consent
 from dreamcontext_council.engine.answer_cap import DEFAULT_MAX_ANSWER_KB
 from dreamcontext_council.engine.providers.keys import url_without_credentials
 from dreamcontext_council.engine.providers.models import default_model
@@ -26,6 +25,7 @@ from dreamcontext_council.rules.run_settings import (
     DEFAULT_RETRIES,
     DEFAULT_TIMEOUT,
     DEFAULT_WINDOW,
+    MODEL_FIELDS,
     RUN_KEY,
     RunSettings,
 )
@@ -53,11 +53,11 @@ def settle(request: Launch, previous: RunSettings) -> Launch:
             "stored; pass --base-url again."
         )
 
+    models = {name: getattr(request, name) or getattr(previous, name) for name in MODEL_FIELDS}
+    models["model"] = models["model"] or default_model(request.env)
     return replace(
         request,
-        model=request.model or previous.model or default_model(request.env),
-        check_model=request.check_model or previous.check_model,
-        synth_model=request.synth_model or previous.synth_model,
+        **models,
         base_url=request.base_url or previous.base_url,
         timeout=_first(request.timeout, previous.timeout, DEFAULT_TIMEOUT),
         retries=_first(request.retries, previous.retries, DEFAULT_RETRIES),
@@ -71,7 +71,6 @@ def settle(request: Launch, previous: RunSettings) -> Launch:
         compact=request.compact or previous.compact,
         early_stop=request.early_stop or previous.early_stop,
         baseline=request.baseline or previous.baseline,
-        baseline_model=request.baseline_model or previous.baseline_model,
         tools=request.tools or previous.tools,
         max_tool_calls=_first(
             request.max_tool_calls, previous.max_tool_calls, DEFAULT_MAX_TOOL_CALLS
@@ -103,9 +102,7 @@ def settings_of(request: Launch) -> RunSettings:
         url_without_credentials(request.base_url) if request.base_url else (None, False)
     )
     return RunSettings(
-        model=request.model,
-        check_model=request.check_model,
-        synth_model=request.synth_model,
+        **{name: getattr(request, name) for name in MODEL_FIELDS},
         base_url=base_url,
         base_url_secret=secret,
         timeout=request.timeout,
@@ -119,7 +116,6 @@ def settings_of(request: Launch) -> RunSettings:
         compact=request.compact,
         early_stop=request.early_stop,
         baseline=request.baseline,
-        baseline_model=request.baseline_model,
         tools=request.tools,
         max_tool_calls=request.max_tool_calls,
     )
@@ -138,8 +134,8 @@ def record(
     personas' files are another machine's to write, so the branches merge cleanly.
 
     Refused while another `run` drives the debate (it holds `run_lock`), so a live run's
-    record is never changed under it. A `command:` model recorded from this run's
-    options was named by the user: it is allowed for this folder, so a bare resume runs it.
+    record is never changed under it. It allows nothing: `launch` records in the trust
+    file only what the user named this time (engine/consent.py), never what was recorded.
     """
     assert request.model is not None, "settle() names the run's model"
     lock = FileLock(str(files.paths.folder / run_lock), timeout=0)
@@ -164,17 +160,3 @@ def record(
                     files.save_context(slug, replace(context, model=model))
     finally:
         lock.release()
-    consent.allow_named_models(
-        files,
-        [
-            m
-            for m in (
-                request.model,
-                request.check_model,
-                request.synth_model,
-                request.baseline_model,
-            )
-            if m
-        ],
-        request.env,
-    )
