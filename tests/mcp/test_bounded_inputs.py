@@ -258,3 +258,28 @@ def test_the_command_line_has_the_same_limits(workdir: Path) -> None:
     assert f"the limit is {limits.MAX_TOPIC_CHARS:,}" in too_long.err
     assert len(too_long.err.strip().splitlines()) == 1
     assert debates(workdir) == []
+
+
+def test_the_documented_limits_are_the_enforced_ones() -> None:
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "mcp.md").read_text(encoding="utf-8")
+    table = doc[doc.index("### Arguments and limits") :]
+    for shown in (
+        f"| topic | {limits.MAX_TOPIC_CHARS:,} characters |",
+        f"| options | {limits.MAX_OPTIONS} options; a key {limits.MAX_OPTION_KEY_CHARS} "
+        f"characters, a label {limits.MAX_OPTION_LABEL_CHARS}; the whole text "
+        f"{limits.MAX_OPTIONS_CHARS:,} |",
+        f"| personas | {limits.MIN_PERSONAS}–{limits.MAX_PERSONAS}; a roster file "
+        f"{limits.MAX_ROSTER_FILE_BYTES // 1024} KiB,",
+        f"| rounds | 1–{limits.MAX_ROUNDS} |",
+        f"| attachments | {limits.MAX_ATTACHMENTS} files",
+        f"a path {limits.MAX_PATH_CHARS:,} characters |",
+        f"| a model | {limits.MAX_MODEL_CHARS:,} characters |",
+        f"| max_calls, max_cost | 0–{limits.MAX_CALLS:,} calls, 0–{limits.MAX_COST_USD:,.0f} dollars |",
+        f"| {limits.MAX_NAME_CHARS} characters (then their exact form) |",
+        f"| a report section title | {limits.MAX_SECTION_CHARS} characters |",
+        f"| {limits.MAX_STANCE_CHARS}, {limits.MAX_HEADLINE_CHARS} and "
+        f"{limits.MAX_CONCESSION_CHARS:,} characters |",
+        f"| a round entry | {limits.MAX_ENTRY_CHARS:,} characters |",
+        f"most {limits.MAX_OPTIONS_CHARS} characters.",
+    ):
+        assert shown in table, shown
