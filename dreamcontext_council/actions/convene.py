@@ -19,8 +19,9 @@ from dreamcontext_council.folder.machine_local import keep_out_of_git
 from dreamcontext_council.folder.names import check_slug, new_debate_id
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.storage import atomic_write_text
-from dreamcontext_council.rules import roundlog
+from dreamcontext_council.rules import limits, roundlog
 from dreamcontext_council.rules.debate import MAX_ROUNDS, Debate, render_debate
+from dreamcontext_council.rules.limits import check_length
 from dreamcontext_council.rules.markdown import find_section
 from dreamcontext_council.rules.persona import PersonaContext
 from dreamcontext_council.rules.roster import MAX_PERSONAS, PersonaSpec
@@ -33,11 +34,27 @@ GROUNDED_ROUNDS = 2
 
 
 def parse_options(spec: str | None) -> list[dict[str, str]]:
-    """`"A=Migrate now,B=Stay on Redis"` → [{key, label}, ...]; keys must be distinct."""
+    """`"A=Migrate now,B=Stay on Redis"` → [{key, label}, ...]; keys must be distinct.
+
+    The raw text's length is checked first, then the count, so a huge spec is refused
+    before it is split."""
     if not spec or not spec.strip():
         return []
+    check_length(
+        spec,
+        limits.MAX_OPTIONS_CHARS,
+        "--options",
+        f"Register at most {limits.MAX_OPTIONS} options with short keys and labels.",
+    )
+    parts = spec.split(",")
+    if len(parts) > limits.MAX_OPTIONS:
+        raise UsageError(
+            f"--options names {len(parts)} options; a council weighs at most "
+            f"{limits.MAX_OPTIONS}. Keep the ones that are really on the table."
+        )
     options: list[dict[str, str]] = []
-    for part in spec.split(","):
+    seen: set[str] = set()
+    for part in parts:
         key, sep, label = part.partition("=")
         key, label = key.strip(), label.strip()
         if not sep or not key or not label:
@@ -45,8 +62,15 @@ def parse_options(spec: str | None) -> list[dict[str, str]]:
                 f"Option '{part.strip()}' needs the form KEY=label, as in --options "
                 '"A=Migrate now,B=Stay on Redis".'
             )
-        if any(o["key"].casefold() == key.casefold() for o in options):
+        check_length(
+            key, limits.MAX_OPTION_KEY_CHARS, "An option key", "Use a short key, such as A or B."
+        )
+        check_length(
+            label, limits.MAX_OPTION_LABEL_CHARS, f"The label of option {key}", "Shorten it."
+        )
+        if key.casefold() in seen:
             raise UsageError(f"Option key '{key}' appears twice in --options.")
+        seen.add(key.casefold())
         options.append({"key": key, "label": label})
     return options
 
@@ -65,6 +89,12 @@ def check_rounds(rounds: int) -> int:
 
 
 def check_topic(topic: str) -> str:
+    check_length(
+        topic,
+        limits.MAX_TOPIC_CHARS,
+        "The topic",
+        "Ask the question in a paragraph or two and attach the background (--attach).",
+    )
     cleaned = " ".join(topic.split()) if "\n" not in topic.strip() else topic.strip()
     if not cleaned or "\x00" in cleaned:
         raise UsageError(

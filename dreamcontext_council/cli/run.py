@@ -16,6 +16,7 @@ from dreamcontext_council.cli.base import (
     json_option,
     root_option,
 )
+from dreamcontext_council.rules.limits import MAX_CALLS, MAX_COST_USD
 
 
 def register(cli: click.Group, council: click.Group) -> None:
@@ -94,11 +95,13 @@ def register(cli: click.Group, council: click.Group) -> None:
     "--concurrency", type=click.IntRange(1, 64), help="Most calls in flight per provider."
 )
 @click.option(
-    "--max-cost", type=float, help="Stop before spending more than this many dollars in this run."
+    "--max-cost",
+    type=click.FloatRange(0, MAX_COST_USD),
+    help="Stop before spending more than this many dollars in this run.",
 )
 @click.option(
     "--max-calls",
-    type=click.IntRange(min=0),
+    type=click.IntRange(0, MAX_CALLS),
     help="Stop before making more than this many calls in this run.",
 )
 @click.option(
