@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
+import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -12,13 +16,14 @@ from typing import Any
 from dreamcontext_council import resources
 from dreamcontext_council.actions.files import DebateFiles, today
 from dreamcontext_council.actions.live_state import refresh_live
-from dreamcontext_council.errors import StateError, UsageError
-from dreamcontext_council.folder.index import update_index
+from dreamcontext_council.errors import CouncilError, Interrupted, StateError, UsageError
+from dreamcontext_council.folder.index import rebuild_index, update_index
 from dreamcontext_council.folder.leftovers import remove_leftover_staging, staging_folder
+from dreamcontext_council.folder.live import clear_live
 from dreamcontext_council.folder.machine_local import keep_out_of_git
 from dreamcontext_council.folder.names import check_slug, new_debate_id
 from dreamcontext_council.folder.paths import Root
-from dreamcontext_council.folder.storage import atomic_write_text
+from dreamcontext_council.folder.storage import atomic_write_text, read_text
 from dreamcontext_council.rules import limits, roundlog
 from dreamcontext_council.rules.debate import MAX_ROUNDS, Debate, render_debate
 from dreamcontext_council.rules.limits import check_length
@@ -188,6 +193,51 @@ def new_debate(
     update_index(root, debate.meta)
     refresh_live(root, debate_id, phase="setup")
     return debate
+
+
+@contextmanager
+def taken_back_if_refused(root: Root, debate_id: str | None) -> Iterator[None]:
+    """Around the steps between making a debate and its first round (`debate_id`: the one
+    this run made; None when it resumes one): a refusal there removes the debate, so no
+    empty debate is left for `list` or the next run to find. Ctrl-C keeps it to resume."""
+    try:
+        yield
+    except Interrupted:
+        raise
+    except Exception:
+        if debate_id is not None:
+            discard_new_debate(root, debate_id)
+        raise
+
+
+def discard_new_debate(root: Root, debate_id: str) -> bool:
+    """Remove a debate that no round has started (what a refused run made), and its entry in
+    the index and the live file; False, leaving everything, when it is not that."""
+    folder = root.debate(debate_id).folder
+    try:
+        info = folder.lstat()
+        if not stat.S_ISDIR(info.st_mode) or folder.resolve().parent != root.council.resolve():
+            return False  # a link, or not a folder of this council: never removed through
+        files = DebateFiles(root, debate_id)
+        with files.lock():
+            debate = files.debate()
+            if debate.status.phase != "created" or debate.current_round:
+                return False
+            shutil.rmtree(folder)
+    except (OSError, CouncilError):
+        return False
+    rebuild_index(root)
+    if _live_debate(root) == debate_id:
+        clear_live(root.live_file)
+    return True
+
+
+def _live_debate(root: Root) -> str | None:
+    try:
+        data = json.loads(read_text(root.live_file, within=root.live_file.parent))
+    except (OSError, ValueError, CouncilError):
+        return None
+    return data.get("debate") if isinstance(data, dict) else None
 
 
 def _named_in_place(exc: OSError, staging: Root, built: Path, final: Path) -> OSError:

@@ -145,6 +145,7 @@ async def launch(
         if not request.yes:
             preflight(topic, attached=bool(attachments))
     files: DebateFiles | None = None
+    made: str | None = None  # the debate this run made, taken back if refused before round 1
     root: Root
     if request.debate_id:
         root = require_root(request.root)
@@ -210,13 +211,13 @@ async def launch(
                 attachments=attachments,
                 research=bool(request.tools),
             )
-            files = DebateFiles(root, debate.id)
+            files, made = DebateFiles(root, debate.id), debate.id
             if not request.quiet:
                 echo(f"Debate {debate.id} created in {files.paths.folder}")
             if request.on_created is not None:
                 request.on_created(debate.id)
             if request.personas_spec == "auto":
-                with _resumable(files.id):
+                with _resumable(files.id), convene.taken_back_if_refused(root, made):
                     await _auto_personas(root, files, request, providers, prices, echo)
             # Naming the roster file or the command on the command line was the consent.
             consent.allow_commands(
@@ -257,16 +258,17 @@ async def launch(
             with _resumable(files.id):
                 async with AsyncExitStack() as tool_servers:
                     if tools_plan is not None and _debating(files, request):
-                        runner.research = await research.start_session(
-                            tool_servers,
-                            tools_plan,
-                            root,
-                            files.id,
-                            progress,
-                            max_calls=request.max_tool_calls or 0,
-                            timeout_s=request.timeout or DEFAULT_TIMEOUT,
-                            env=request.env,
-                        )
+                        with convene.taken_back_if_refused(root, made):
+                            runner.research = await research.start_session(
+                                tool_servers,
+                                tools_plan,
+                                root,
+                                files.id,
+                                progress,
+                                max_calls=request.max_tool_calls or 0,
+                                timeout_s=request.timeout or DEFAULT_TIMEOUT,
+                                env=request.env,
+                            )
                     outcome = await runner.run()
         finally:
             progress.stop()

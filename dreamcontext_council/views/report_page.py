@@ -63,6 +63,7 @@ class ClaimsLedger:
     claims: list[Claim]
     dropped: list[Markup]
     flags: list[Markup]
+    problem: str | None = None  # why claims.json was refused, shown instead of the ledger
 
 
 def report_cards(snapshot: DebateSnapshot, targets: LinkTargets) -> list[ReportCard]:
@@ -135,9 +136,11 @@ def _flag_line(flag: dict[str, Any]) -> str:
 
 
 def claims_ledger(snapshot: DebateSnapshot, targets: LinkTargets) -> ClaimsLedger | None:
-    """claims.json, whatever its shape, as plain values and safe HTML; None when absent."""
-    data = snapshot.json_file("claims.json")
-    if not isinstance(data, dict):
+    """claims.json as plain values and safe HTML; None when absent, its problem when refused."""
+    if snapshot.ledger_problem is not None:
+        return ClaimsLedger([], [], [], snapshot.ledger_problem)
+    data = snapshot.ledger
+    if data is None:
         return None
     claims = []
     raw_claims = data.get("claims")
