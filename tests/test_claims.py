@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dreamcontext_council.engine.claims import (
+from dreamcontext_council.engine.prompting.claims import (
     Claim,
     ClaimLabel,
     DissentFlag,

@@ -45,6 +45,12 @@ from dreamcontext_council.dashboard.changes import EVALS_LIST, eval_topic
 from dreamcontext_council.dashboard.events import ChangeFeed
 from dreamcontext_council.dashboard.index_cache import IndexCache
 from dreamcontext_council.errors import CouncilError, FormatError, NotFoundError
+from dreamcontext_council.evaluation.page import (
+    EvalPage,
+    build_eval_page,
+    eval_summaries,
+    open_eval,
+)
 from dreamcontext_council.folder import frontmatter_io
 from dreamcontext_council.folder.names import check_debate_id, check_slug
 from dreamcontext_council.folder.paths import Root
@@ -62,12 +68,6 @@ from dreamcontext_council.views.debate_page import (
     status_tone,
 )
 from dreamcontext_council.views.eval_names import eval_ids
-from dreamcontext_council.views.eval_page import (
-    EvalPage,
-    build_eval_page,
-    eval_summaries,
-    open_eval,
-)
 from dreamcontext_council.views.safe_markdown import render_markdown
 
 CSP = (

@@ -10,10 +10,10 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
+from dreamcontext_council.evaluation.page import EvalPage, EvalSummary
 from dreamcontext_council.resources import templates_dir
 from dreamcontext_council.views.debate_list import STATUS_FILTERS, DebateList
 from dreamcontext_council.views.debate_page import DebatePage, Section, status_tone
-from dreamcontext_council.views.eval_page import EvalPage, EvalSummary
 from dreamcontext_council.views.persona_page import PersonaView
 
 STATIC_FILES = {"dashboard.css": "text/css", "dashboard.js": "text/javascript"}

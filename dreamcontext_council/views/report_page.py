@@ -10,7 +10,7 @@ from typing import Any
 from markupsafe import Markup
 
 from dreamcontext_council.actions.snapshot import DebateSnapshot
-from dreamcontext_council.engine.claims import DissentFlag
+from dreamcontext_council.engine.prompting.claims import DissentFlag
 from dreamcontext_council.errors import FormatError
 from dreamcontext_council.folder import frontmatter_io
 from dreamcontext_council.folder.names import slugify

@@ -22,22 +22,22 @@ from typing import Any
 from dreamcontext_council.actions import convene
 from dreamcontext_council.actions.files import DebateFiles
 from dreamcontext_council.actions.live_state import throttled_submissions
-from dreamcontext_council.engine.accounting import (
+from dreamcontext_council.engine.model_calls.accounting import (
     BASELINE_CALLER,
     Budget,
     BudgetReached,
     Ledger,
     load_prices,
 )
-from dreamcontext_council.engine.calls import Caller
-from dreamcontext_council.engine.eval_solo import SAMPLE_CALLER, single_answer
-from dreamcontext_council.engine.launch import Launch, launch
-from dreamcontext_council.engine.progress import QuietProgress
+from dreamcontext_council.engine.model_calls.caller import Caller
+from dreamcontext_council.engine.model_calls.progress import QuietProgress
+from dreamcontext_council.engine.protocol.run import LIVE_REFRESH_S
 from dreamcontext_council.engine.providers.base import Completion, Prompt
 from dreamcontext_council.engine.providers.models import ModelSpec, default_model, parse_model
 from dreamcontext_council.engine.providers.registry import ProviderSet, ProviderSettings
-from dreamcontext_council.engine.run import LIVE_REFRESH_S
+from dreamcontext_council.engine.setup.launch import Launch, launch
 from dreamcontext_council.errors import ProviderError, RunStopped, UsageError
+from dreamcontext_council.evaluation.solo import SAMPLE_CALLER, single_answer
 from dreamcontext_council.folder.index import deferred_index
 from dreamcontext_council.folder.paths import EVAL_ANSWERS_FOLDER, Root
 from dreamcontext_council.folder.storage import atomic_write_json, atomic_write_text, read_text
@@ -366,14 +366,14 @@ async def run_eval(
     echo: Callable[[str], None],
 ) -> dict[str, Any]:
     """Run (or resume) the eval `eval_id` and write its results; returns results.json."""
-    from dreamcontext_council.engine.launch import SCRIPTED_NOTICE
+    from dreamcontext_council.engine.setup.launch import SCRIPTED_NOTICE
 
     if parse_model(settings.model or default_model(settings.env)).provider == "scripted":
         echo(SCRIPTED_NOTICE)
     folder = EvalFolder(root, eval_id)
     if not folder.open(questions, settings):
         echo(f"Resuming eval {eval_id}: saved answers are not asked again.")
-    from dreamcontext_council.engine.eval_results import write_results
+    from dreamcontext_council.evaluation.results import write_results
 
     started = time.monotonic()
     await Evaluation(root, folder, settings, echo).run(folder.questions())

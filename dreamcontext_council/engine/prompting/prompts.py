@@ -11,7 +11,7 @@ from dreamcontext_council.engine.providers.base import Prompt
 from dreamcontext_council.engine.providers.tools import ToolBox
 
 if TYPE_CHECKING:
-    from dreamcontext_council.engine.convergence import CheckMaterial
+    from dreamcontext_council.engine.protocol.convergence import CheckMaterial
 
 PHASE_TITLES = {
     "opening": "blind opening",
@@ -53,7 +53,7 @@ class RoundMaterial:
     peer: dict[str, str] | None = None
     critiques: list[dict[str, Any]] = field(default_factory=list)
     directives: list[str] = field(default_factory=list)
-    # Round 3 and later: the transcript so far (engine.transcript).
+    # Round 3 and later: the transcript so far (engine.prompting.transcript).
     openings: list[dict[str, Any]] = field(default_factory=list)
     cross_examinations: list[dict[str, Any]] = field(default_factory=list)
     own_answers: list[dict[str, Any]] = field(default_factory=list)

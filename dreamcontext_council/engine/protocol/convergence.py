@@ -13,16 +13,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from dreamcontext_council.actions.files import DebateFiles
-from dreamcontext_council.engine import prompts
-from dreamcontext_council.engine.accounting import ORCHESTRATOR_CALLER
-from dreamcontext_council.engine.calls import Caller
-from dreamcontext_council.engine.contract import review_score
-from dreamcontext_council.engine.failures import shorten_at_word
-from dreamcontext_council.engine.progress import Progress
+from dreamcontext_council.engine.model_calls.accounting import ORCHESTRATOR_CALLER
+from dreamcontext_council.engine.model_calls.caller import Caller
+from dreamcontext_council.engine.model_calls.progress import Progress
+from dreamcontext_council.engine.prompting import prompts
+from dreamcontext_council.engine.prompting.reviews import load_reviews
+from dreamcontext_council.engine.protocol.contract import review_score
 from dreamcontext_council.engine.providers.models import parse_model
-from dreamcontext_council.engine.reviews import load_reviews
 from dreamcontext_council.rules import metrics
 from dreamcontext_council.rules.debate import bounded_round
+from dreamcontext_council.views.failures import shorten_at_word
 
 EARLY_STOP = 90
 _LOGGED = re.compile(r"^## Convergence check after round (\d+) — (\S+)", re.M)

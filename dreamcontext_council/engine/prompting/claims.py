@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
-from dreamcontext_council.engine.compression import find_fenced_blocks
+from dreamcontext_council.engine.prompting.compression import find_fenced_blocks
 from dreamcontext_council.errors import FormatError
 from dreamcontext_council.resources import render
 

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, TypeVar
 from filelock import FileLock, Timeout
 
 from dreamcontext_council.actions.files import DebateFiles
-from dreamcontext_council.engine import consent
-from dreamcontext_council.engine.answer_cap import DEFAULT_MAX_ANSWER_KB
+from dreamcontext_council.engine.protocol.answer_cap import DEFAULT_MAX_ANSWER_KB
+from dreamcontext_council.engine.providers import consent
 from dreamcontext_council.engine.providers.keys import url_without_credentials
 from dreamcontext_council.engine.providers.models import default_model
 from dreamcontext_council.errors import StateError, UsageError
@@ -31,7 +31,7 @@ from dreamcontext_council.rules.run_settings import (
 )
 
 if TYPE_CHECKING:
-    from dreamcontext_council.engine.launch import Launch
+    from dreamcontext_council.engine.setup.launch import Launch
 
 T = TypeVar("T")
 D = TypeVar("D")

@@ -11,16 +11,22 @@ from typing import Any
 
 from dreamcontext_council.actions import convene
 from dreamcontext_council.actions.files import DebateFiles
-from dreamcontext_council.engine import consent, remembered, research
-from dreamcontext_council.engine.accounting import ORCHESTRATOR_CALLER, Budget, load_prices
-from dreamcontext_council.engine.answer_cap import DEFAULT_MAX_ANSWER_KB
-from dreamcontext_council.engine.only import only_round, parse_only
-from dreamcontext_council.engine.preflight import ModelUse, model_uses
-from dreamcontext_council.engine.preflight import check as check_providers
-from dreamcontext_council.engine.progress import Progress, make_progress
+from dreamcontext_council.engine.model_calls.accounting import (
+    ORCHESTRATOR_CALLER,
+    Budget,
+    load_prices,
+)
+from dreamcontext_council.engine.model_calls.progress import Progress, make_progress
+from dreamcontext_council.engine.protocol.answer_cap import DEFAULT_MAX_ANSWER_KB
+from dreamcontext_council.engine.protocol.only import only_round, parse_only
+from dreamcontext_council.engine.protocol.run import RUN_LOCK_NAME, CouncilRun, RunOptions
+from dreamcontext_council.engine.providers import consent
 from dreamcontext_council.engine.providers.models import default_model, parse_model
 from dreamcontext_council.engine.providers.registry import ProviderSet, ProviderSettings
-from dreamcontext_council.engine.run import RUN_LOCK_NAME, CouncilRun, RunOptions
+from dreamcontext_council.engine.research import session as research
+from dreamcontext_council.engine.setup import remembered
+from dreamcontext_council.engine.setup.preflight import ModelUse, model_uses
+from dreamcontext_council.engine.setup.preflight import check as check_providers
 from dreamcontext_council.errors import (
     Interrupted,
     ProviderError,
@@ -67,7 +73,7 @@ class Launch:
     check_model: str | None = None
     synth_model: str | None = None
     base_url: str | None = None
-    # None: what the debate recorded (engine/remembered.py), else the default.
+    # None: what the debate recorded (engine/setup/remembered.py), else the default.
     timeout: float | None = None
     retries: int | None = None
     concurrency: int | None = None
@@ -121,7 +127,7 @@ async def launch(
     With `shared`, calls go through those providers (their per-provider limits hold
     across every debate using them) and they stay open for the caller to close.
     """
-    from dreamcontext_council.engine.attachments import attachment_paths
+    from dreamcontext_council.engine.prompting.attachments import attachment_paths
     from dreamcontext_council.rules.grounding import check_attachments, preflight
 
     if bool(request.debate_id) == bool(request.topic):
@@ -176,7 +182,7 @@ async def launch(
         would_fail = _tool_less(providers, uses, would_fail, dry_run=request.dry_run)
     models = [parse_model(use.model) for use in uses]
     if request.dry_run:
-        from dreamcontext_council.engine.estimate import estimate_run
+        from dreamcontext_council.engine.setup.estimate import estimate_run
 
         result = estimate_run(request, files, roster, prices, previous)
         if would_fail:
@@ -243,7 +249,7 @@ async def launch(
             cancelled_as=request.cancelled_as,
             shared_budget=request.shared_budget,
         )
-        from dreamcontext_council.engine.synthesis_input import CompressionSettings
+        from dreamcontext_council.engine.prompting.synthesis_input import CompressionSettings
 
         runner = CouncilRun(root, files.id, run_options, providers, progress)
         runner.compression = CompressionSettings(
@@ -373,10 +379,10 @@ async def _auto_personas(
 
     Their models come from the user, never from the answer: a `model` in it is dropped.
     """
-    from dreamcontext_council.engine import prompts
-    from dreamcontext_council.engine.accounting import Ledger, with_outcome
-    from dreamcontext_council.engine.calls import Caller
-    from dreamcontext_council.engine.progress import QuietProgress
+    from dreamcontext_council.engine.model_calls.accounting import Ledger, with_outcome
+    from dreamcontext_council.engine.model_calls.caller import Caller
+    from dreamcontext_council.engine.model_calls.progress import QuietProgress
+    from dreamcontext_council.engine.prompting import prompts
     from dreamcontext_council.rules.roster import parse_roster
 
     debate = files.debate()
