@@ -16,10 +16,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from dreamcontext_council.actions.files import DebateFiles
+from dreamcontext_council.actions.index import has_conflict_markers, index_problem, rebuild_index
 from dreamcontext_council.actions.live_state import refresh_live
 from dreamcontext_council.actions.submissions import recount_entries
 from dreamcontext_council.errors import CouncilError
-from dreamcontext_council.folder.index import has_conflict_markers, index_problem, rebuild_index
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.rules.debate import Debate
 from dreamcontext_council.rules.logged_state import logged_state, status_behind

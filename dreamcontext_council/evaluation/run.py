@@ -21,6 +21,7 @@ from typing import Any
 
 from dreamcontext_council.actions import convene
 from dreamcontext_council.actions.files import DebateFiles
+from dreamcontext_council.actions.index import deferred_index
 from dreamcontext_council.actions.live_state import throttled_submissions
 from dreamcontext_council.engine.model_calls.accounting import (
     BASELINE_CALLER,
@@ -38,7 +39,6 @@ from dreamcontext_council.engine.providers.registry import ProviderSet, Provider
 from dreamcontext_council.engine.setup.launch import Launch, launch
 from dreamcontext_council.errors import ProviderError, RunStopped, UsageError
 from dreamcontext_council.evaluation.solo import SAMPLE_CALLER, single_answer
-from dreamcontext_council.folder.index import deferred_index
 from dreamcontext_council.folder.paths import EVAL_ANSWERS_FOLDER, Root
 from dreamcontext_council.folder.storage import atomic_write_json, atomic_write_text, read_text
 from dreamcontext_council.rules.eval_set import EvalQuestion, parse_set, render_set
