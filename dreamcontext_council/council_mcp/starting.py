@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from dreamcontext_council.council_mcp import agent_input
 from dreamcontext_council.council_mcp.runs import BackgroundRun, BackgroundRuns
-from dreamcontext_council.engine.setup.launch import Launch
+from dreamcontext_council.engine.setup.request import Launch
 from dreamcontext_council.rules.roster import PRESETS
 
 

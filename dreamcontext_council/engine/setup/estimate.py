@@ -24,7 +24,7 @@ from dreamcontext_council.rules.roster import PersonaSpec
 from dreamcontext_council.rules.run_settings import RunSettings
 
 if TYPE_CHECKING:
-    from dreamcontext_council.engine.setup.launch import Launch
+    from dreamcontext_council.engine.setup.request import Launch
 
 # Rough prompt sizes in tokens: persona prompts grow with the round, synthesis with everything.
 OPENING_INPUT = 1_500

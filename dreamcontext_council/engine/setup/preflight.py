@@ -40,7 +40,7 @@ from dreamcontext_council.rules.roster import PersonaSpec
 from dreamcontext_council.rules.run_settings import RunSettings
 
 if TYPE_CHECKING:
-    from dreamcontext_council.engine.setup.launch import Launch
+    from dreamcontext_council.engine.setup.request import Launch
 
 CONNECT_TIMEOUT_S = 3.0
 

@@ -31,7 +31,7 @@ from dreamcontext_council.rules.run_settings import (
 )
 
 if TYPE_CHECKING:
-    from dreamcontext_council.engine.setup.launch import Launch
+    from dreamcontext_council.engine.setup.request import Launch
 
 T = TypeVar("T")
 D = TypeVar("D")
