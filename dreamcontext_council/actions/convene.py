@@ -15,9 +15,9 @@ from typing import Any
 
 from dreamcontext_council import resources
 from dreamcontext_council.actions.files import DebateFiles, today
+from dreamcontext_council.actions.index import rebuild_index, update_index
 from dreamcontext_council.actions.live_state import refresh_live
 from dreamcontext_council.errors import CouncilError, Interrupted, StateError, UsageError
-from dreamcontext_council.folder.index import rebuild_index, update_index
 from dreamcontext_council.folder.leftovers import remove_leftover_staging, staging_folder
 from dreamcontext_council.folder.live import clear_live
 from dreamcontext_council.folder.machine_local import keep_out_of_git

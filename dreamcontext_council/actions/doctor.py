@@ -21,10 +21,10 @@ from pathlib import Path
 from dreamcontext_council.actions.closing import completion_refusal, synthesis_refusal
 from dreamcontext_council.actions.files import DebateFiles
 from dreamcontext_council.actions.git_setup import driver_problems
+from dreamcontext_council.actions.index import has_conflict_markers, index_problem, rebuild_index
 from dreamcontext_council.actions.live_state import refresh_live
 from dreamcontext_council.actions.submissions import recount_entries
 from dreamcontext_council.errors import CouncilError
-from dreamcontext_council.folder.index import has_conflict_markers, index_problem, rebuild_index
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.rules.debate import Debate
 from dreamcontext_council.rules.logged_state import logged_state, rank, status_behind

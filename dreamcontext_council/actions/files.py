@@ -12,9 +12,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
+from dreamcontext_council.actions.index import update_index
 from dreamcontext_council.errors import FormatError, NotFoundError, UsageError
 from dreamcontext_council.folder import frontmatter_io
-from dreamcontext_council.folder.index import update_index
 from dreamcontext_council.folder.machine_local import keep_out_of_git
 from dreamcontext_council.folder.paths import DebatePaths, PersonaPaths, Root
 from dreamcontext_council.folder.safe_read import inside, inside_with_info

@@ -220,7 +220,8 @@ def run(
       OPENAI_BASE_URL=http://localhost:11434/v1 dreamcontext council run --topic "…" --model openai:llama3.1
       dreamcontext council run council_AbC12345 --only risk-auditor,growth-cfo
     """
-    from dreamcontext_council.engine.launch import Launch, launch
+    from dreamcontext_council.engine.setup.launch import launch
+    from dreamcontext_council.engine.setup.request import Launch
 
     request = Launch(
         debate_id=debate_id,

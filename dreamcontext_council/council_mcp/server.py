@@ -254,8 +254,8 @@ def build_server(settings: ServerSettings) -> MCPServer:
         """Debates of the project, newest first, each with its status and run state."""
 
         def listed() -> DebateList:
+            from dreamcontext_council.actions.index import load_index
             from dreamcontext_council.actions.run_state import with_run_states
-            from dreamcontext_council.folder.index import load_index
             from dreamcontext_council.views import listing
 
             current = root()

@@ -11,7 +11,7 @@ import anyio.to_thread
 from dreamcontext_council.actions import convene
 from dreamcontext_council.council_mcp import agent_input
 from dreamcontext_council.council_mcp.runs import BackgroundRun, BackgroundRuns
-from dreamcontext_council.engine.launch import Launch
+from dreamcontext_council.engine.setup.request import Launch
 from dreamcontext_council.rules.grounding import check_attachments
 from dreamcontext_council.rules.roster import PRESETS, check_roster_size, load_roster
 

@@ -27,7 +27,7 @@ MODEL_FIELDS = ("model", "check_model", "synth_model", "baseline_model")
 """Every setting of `RunSettings` that names a model, in one place.
 
 A debate folder may come from someone else, so each of these is checked for consent
-(engine/consent.py) and settled on a resume (engine/remembered.py). A new setting that
+(engine/providers/consent.py) and settled on a resume (engine/setup/remembered.py). A new setting that
 names a model goes here, or a `command:` recorded in it would run unasked; a test fails
 until it does."""
 

@@ -10,11 +10,11 @@ from typing import Any
 from markupsafe import Markup
 
 from dreamcontext_council.actions.snapshot import DebateSnapshot
-from dreamcontext_council.engine.claims import DissentFlag
 from dreamcontext_council.errors import FormatError
 from dreamcontext_council.folder import frontmatter_io
 from dreamcontext_council.folder.names import slugify
 from dreamcontext_council.folder.paths import Root
+from dreamcontext_council.rules.dissent import DissentFlag
 from dreamcontext_council.rules.markdown import normalize_title, sections
 from dreamcontext_council.views.contained import is_inside
 from dreamcontext_council.views.safe_markdown import LinkTargets, render_markdown

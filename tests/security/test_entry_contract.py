@@ -18,7 +18,7 @@ from offline import clean_environment
 from offline import no_provider_environment as no_provider_environment
 
 from dreamcontext_council.actions.files import DebateFiles
-from dreamcontext_council.engine.reviews import load_reviews
+from dreamcontext_council.engine.prompting.reviews import load_reviews
 from dreamcontext_council.errors import FormatError
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.rules.entry_markup import parsed_headings, seal_entry_body

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, TypeVar
 from filelock import FileLock, Timeout
 
 from dreamcontext_council.actions.files import DebateFiles
-from dreamcontext_council.engine.answer_cap import DEFAULT_MAX_ANSWER_KB
+from dreamcontext_council.engine.protocol.answer_cap import DEFAULT_MAX_ANSWER_KB
 from dreamcontext_council.engine.providers.keys import url_without_credentials
 from dreamcontext_council.engine.providers.models import default_model
 from dreamcontext_council.errors import StateError, UsageError
@@ -31,7 +31,7 @@ from dreamcontext_council.rules.run_settings import (
 )
 
 if TYPE_CHECKING:
-    from dreamcontext_council.engine.launch import Launch
+    from dreamcontext_council.engine.setup.request import Launch
 
 T = TypeVar("T")
 D = TypeVar("D")
@@ -135,7 +135,7 @@ def record(
 
     Refused while another `run` drives the debate (it holds `run_lock`), so a live run's
     record is never changed under it. It allows nothing: `launch` records in the trust
-    file only what the user named this time (engine/consent.py), never what was recorded.
+    file only what the user named this time (engine/providers/consent.py), never what was recorded.
     """
     assert request.model is not None, "settle() names the run's model"
     lock = FileLock(str(files.paths.folder / run_lock), timeout=0)

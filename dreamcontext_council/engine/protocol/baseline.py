@@ -10,10 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from dreamcontext_council.actions.files import DebateFiles, today
-from dreamcontext_council.engine import prompts
-from dreamcontext_council.engine.accounting import BASELINE_CALLER, BROKEN, with_outcome
-from dreamcontext_council.engine.calls import Caller
-from dreamcontext_council.engine.contract import ContractError, parse_persona_answer
+from dreamcontext_council.engine.model_calls.accounting import (
+    BASELINE_CALLER,
+    BROKEN,
+    with_outcome,
+)
+from dreamcontext_council.engine.model_calls.caller import Caller
+from dreamcontext_council.engine.prompting import prompts
+from dreamcontext_council.engine.protocol.contract import ContractError, parse_persona_answer
 from dreamcontext_council.engine.providers.models import parse_model
 from dreamcontext_council.errors import RunStopped
 from dreamcontext_council.folder.live import now_iso

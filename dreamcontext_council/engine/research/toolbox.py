@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from dreamcontext_council.actions.submissions import add_research
 from dreamcontext_council.engine.providers.tools import ToolCall, ToolOutcome, ToolSpec
-from dreamcontext_council.engine.tool_servers import ToolServers
+from dreamcontext_council.engine.research.servers import ToolServers
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.rules import tool_note
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from dreamcontext_council.actions.files import DebateFiles
-from dreamcontext_council.engine.accounting import BASELINE_CALLER
-from dreamcontext_council.engine.eval import METHODS, EvalFolder, debate_usage
-from dreamcontext_council.engine.eval_solo import SAMPLE_CALLER, stance_of
+from dreamcontext_council.engine.model_calls.accounting import BASELINE_CALLER
+from dreamcontext_council.evaluation.folder import METHODS, EvalFolder, debate_usage
+from dreamcontext_council.evaluation.solo import SAMPLE_CALLER, stance_of
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.storage import atomic_write_json, atomic_write_text, read_text
 from dreamcontext_council.rules import metrics

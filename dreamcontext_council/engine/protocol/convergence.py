@@ -13,16 +13,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from dreamcontext_council.actions.files import DebateFiles
-from dreamcontext_council.engine import prompts
-from dreamcontext_council.engine.accounting import ORCHESTRATOR_CALLER
-from dreamcontext_council.engine.calls import Caller
-from dreamcontext_council.engine.contract import review_score
-from dreamcontext_council.engine.failures import shorten_at_word
-from dreamcontext_council.engine.progress import Progress
+from dreamcontext_council.engine.model_calls.accounting import ORCHESTRATOR_CALLER
+from dreamcontext_council.engine.model_calls.caller import Caller
+from dreamcontext_council.engine.model_calls.progress import Progress
+from dreamcontext_council.engine.prompting import prompts
+from dreamcontext_council.engine.prompting.prompts import CheckMaterial
+from dreamcontext_council.engine.prompting.reviews import load_reviews
+from dreamcontext_council.engine.protocol.contract import review_score
 from dreamcontext_council.engine.providers.models import parse_model
-from dreamcontext_council.engine.reviews import load_reviews
 from dreamcontext_council.rules import metrics
 from dreamcontext_council.rules.debate import bounded_round
+from dreamcontext_council.views.failures import shorten_at_word
 
 EARLY_STOP = 90
 _LOGGED = re.compile(r"^## Convergence check after round (\d+) — (\S+)", re.M)
@@ -87,20 +88,6 @@ def exchange_points(critique: str) -> list[str]:
         more = len(points) - EXCHANGE_POINTS
         points = [*points[:EXCHANGE_POINTS], f"(and {more} more line{'s' * (more > 1)})"]
     return points
-
-
-@dataclass
-class CheckMaterial:
-    """What the check model reads after round N."""
-
-    convergence: int
-    leading: str | None
-    perspectives: list[dict[str, Any]]
-    """Every persona's round-1 perspective: slug, stance, conviction, headline, summary."""
-    exchanges: list[dict[str, Any]]
-    """Each round-2 exchange: critic, target, score ("6/10" or "no score"), points."""
-    positions: list[dict[str, Any]]
-    """Where each persona stands after round N: slug, stance, conviction, shift, summary."""
 
 
 def check_material(files: DebateFiles, number: int) -> CheckMaterial:

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from dreamcontext_council import resources
 from dreamcontext_council.engine.providers.base import Prompt
 from dreamcontext_council.engine.providers.tools import ToolBox
-
-if TYPE_CHECKING:
-    from dreamcontext_council.engine.convergence import CheckMaterial
 
 PHASE_TITLES = {
     "opening": "blind opening",
@@ -23,6 +20,20 @@ CHECK_MAX_TOKENS = 16
 SYNTHESIS_MAX_TOKENS = 8192
 BASELINE_PERSONA = "(baseline)"
 """The name a solo answer goes by in prompts and usage.jsonl: no persona slug has parentheses."""
+
+
+@dataclass
+class CheckMaterial:
+    """What the check model reads after round N."""
+
+    convergence: int
+    leading: str | None
+    perspectives: list[dict[str, Any]]
+    """Every persona's round-1 perspective: slug, stance, conviction, headline, summary."""
+    exchanges: list[dict[str, Any]]
+    """Each round-2 exchange: critic, target, score ("6/10" or "no score"), points."""
+    positions: list[dict[str, Any]]
+    """Where each persona stands after round N: slug, stance, conviction, shift, summary."""
 
 
 def phase_of(number: int) -> str:
@@ -53,7 +64,7 @@ class RoundMaterial:
     peer: dict[str, str] | None = None
     critiques: list[dict[str, Any]] = field(default_factory=list)
     directives: list[str] = field(default_factory=list)
-    # Round 3 and later: the transcript so far (engine.transcript).
+    # Round 3 and later: the transcript so far (engine.prompting.transcript).
     openings: list[dict[str, Any]] = field(default_factory=list)
     cross_examinations: list[dict[str, Any]] = field(default_factory=list)
     own_answers: list[dict[str, Any]] = field(default_factory=list)

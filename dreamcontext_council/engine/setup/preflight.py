@@ -1,7 +1,7 @@
 """Provider pre-flight: before a folder is created or a call is made, every model can be called.
 
 One step, run by `launch` before it writes anything: the folder's `command:` models
-have the user's consent (engine/consent.py), every anthropic model has credentials,
+have the user's consent (engine/providers/consent.py), every anthropic model has credentials,
 every openai model has a key (or a server URL: a local server needs none), every
 `command:` program resolves the way the command provider will start it, and every
 server URL in use accepts a TCP connection. A problem stops the run with exit 2 and
@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 
 from dreamcontext_council.actions import convene
 from dreamcontext_council.actions.files import DebateFiles
-from dreamcontext_council.engine import consent
+from dreamcontext_council.engine.providers import consent
 from dreamcontext_council.engine.providers.keys import (
     answer_keys,
     hide_keys,
@@ -34,13 +34,13 @@ from dreamcontext_council.engine.providers.keys import (
 )
 from dreamcontext_council.engine.providers.models import parse_model
 from dreamcontext_council.engine.providers.registry import BASE_URL_ENVS
-from dreamcontext_council.engine.remembered import persona_model
+from dreamcontext_council.engine.setup.remembered import persona_model
 from dreamcontext_council.errors import ConsentRequired, ProviderUnavailable, UsageError
 from dreamcontext_council.rules.roster import PersonaSpec
 from dreamcontext_council.rules.run_settings import RunSettings
 
 if TYPE_CHECKING:
-    from dreamcontext_council.engine.launch import Launch
+    from dreamcontext_council.engine.setup.request import Launch
 
 CONNECT_TIMEOUT_S = 3.0
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dreamcontext_council.actions.files import DebateFiles
-from dreamcontext_council.engine.reviews import answer_scores, load_reviews
-from dreamcontext_council.engine.seating import Answer, Decision, compress_for_synthesis
+from dreamcontext_council.engine.prompting.reviews import answer_scores, load_reviews
+from dreamcontext_council.engine.prompting.seating import Answer, Decision, compress_for_synthesis
 from dreamcontext_council.rules.report import RoundEntry
 
 # The default budget: the synthesis gate (0.6 × a 100,000-character window).

@@ -4,23 +4,29 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import AsyncExitStack, contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 from dreamcontext_council.actions import convene
 from dreamcontext_council.actions.files import DebateFiles
-from dreamcontext_council.engine import consent, remembered, research
-from dreamcontext_council.engine.accounting import ORCHESTRATOR_CALLER, Budget, load_prices
-from dreamcontext_council.engine.answer_cap import DEFAULT_MAX_ANSWER_KB
-from dreamcontext_council.engine.only import only_round, parse_only
-from dreamcontext_council.engine.preflight import ModelUse, model_uses
-from dreamcontext_council.engine.preflight import check as check_providers
-from dreamcontext_council.engine.progress import Progress, make_progress
+from dreamcontext_council.engine.model_calls.accounting import (
+    ORCHESTRATOR_CALLER,
+    load_prices,
+)
+from dreamcontext_council.engine.model_calls.progress import make_progress
+from dreamcontext_council.engine.protocol.answer_cap import DEFAULT_MAX_ANSWER_KB
+from dreamcontext_council.engine.protocol.only import only_round, parse_only
+from dreamcontext_council.engine.protocol.run import RUN_LOCK_NAME, CouncilRun, RunOptions
+from dreamcontext_council.engine.providers import consent
 from dreamcontext_council.engine.providers.models import default_model, parse_model
 from dreamcontext_council.engine.providers.registry import ProviderSet, ProviderSettings
-from dreamcontext_council.engine.run import RUN_LOCK_NAME, CouncilRun, RunOptions
+from dreamcontext_council.engine.research import session as research
+from dreamcontext_council.engine.setup import remembered
+from dreamcontext_council.engine.setup.preflight import ModelUse, model_uses
+from dreamcontext_council.engine.setup.preflight import check as check_providers
+from dreamcontext_council.engine.setup.request import Launch
 from dreamcontext_council.errors import (
     Interrupted,
     ProviderError,
@@ -48,56 +54,6 @@ SCRIPTED_SOME_NOTICE = (
 AUTO_COUNT = 4
 
 
-@dataclass
-class Launch:
-    """Everything `run` was asked to do."""
-
-    debate_id: str | None = None
-    topic: str | None = None
-    personas_spec: str = "cognitive"
-    options_spec: str | None = None
-    rounds: int | None = None  # None: the default, compact (2) for a debate with attachments
-    interrupt: bool = False
-    attach: list[str] = field(default_factory=list)
-    compact: bool = False
-    early_stop: bool = False
-    baseline: bool = False  # before round 1, one solo answer of the synthesis model
-    baseline_model: str | None = None
-    model: str | None = None
-    allow_commands: list[str] = field(default_factory=list)
-    check_model: str | None = None
-    synth_model: str | None = None
-    base_url: str | None = None
-    # None: what the debate recorded (engine/remembered.py), else the default.
-    timeout: float | None = None
-    retries: int | None = None
-    concurrency: int | None = None
-    max_cost: float | None = None
-    max_calls: int | None = None
-    prices: str | None = None
-    gate: int | None = None
-    window: int | None = None
-    max_answer_kb: int | None = None  # None: recorded, else DEFAULT_MAX_ANSWER_KB
-    tools: str | None = None  # the MCP tools file personas may use (None: recorded, else none)
-    no_tools: bool = False  # drop the recorded tools file: go on without research tools
-    max_tool_calls: int | None = None  # per persona per round; None: recorded, else 4
-    dry_run: bool = False
-    resynthesize: bool = False
-    promote: bool = False
-    yes: bool = False
-    quiet: bool = False
-    only: str | None = None  # `--only slug,slug`
-    root: str | None = None
-    tty: bool = False
-    env: Mapping[str, str] = field(default_factory=dict)
-    # Set by callers that are not a terminal (the MCP server): where progress goes, and
-    # who hears the new debate's id as soon as its folder exists.
-    progress: Progress | None = None
-    on_created: Callable[[str], None] | None = None
-    cancelled_as: str = "interrupted by Ctrl-C"  # what stopped a cancelled run, for run.json
-    shared_budget: Budget | None = None  # limits shared with other runs in the process (eval)
-
-
 def _provider_set(request: Launch) -> ProviderSet:
     concurrency = (
         {name: request.concurrency for name in ("anthropic", "openai", "command", "scripted")}
@@ -122,7 +78,7 @@ async def launch(
     With `shared`, calls go through those providers (their per-provider limits hold
     across every debate using them) and they stay open for the caller to close.
     """
-    from dreamcontext_council.engine.attachments import attachment_paths
+    from dreamcontext_council.engine.prompting.attachments import attachment_paths
     from dreamcontext_council.rules.grounding import check_attachments, preflight
 
     if bool(request.debate_id) == bool(request.topic):
@@ -178,7 +134,7 @@ async def launch(
         would_fail = _tool_less(providers, uses, would_fail, dry_run=request.dry_run)
     models = [parse_model(use.model) for use in uses]
     if request.dry_run:
-        from dreamcontext_council.engine.estimate import estimate_run
+        from dreamcontext_council.engine.setup.estimate import estimate_run
 
         result = estimate_run(request, files, roster, prices, previous)
         if would_fail:
@@ -247,7 +203,7 @@ async def launch(
             cancelled_as=request.cancelled_as,
             shared_budget=request.shared_budget,
         )
-        from dreamcontext_council.engine.synthesis_input import CompressionSettings
+        from dreamcontext_council.engine.prompting.synthesis_input import CompressionSettings
 
         runner = CouncilRun(root, files.id, run_options, providers, progress)
         runner.compression = CompressionSettings(
@@ -376,10 +332,10 @@ async def _auto_personas(
 
     Their models come from the user, never from the answer: a `model` in it is dropped.
     """
-    from dreamcontext_council.engine import prompts
-    from dreamcontext_council.engine.accounting import Ledger, with_outcome
-    from dreamcontext_council.engine.calls import Caller
-    from dreamcontext_council.engine.progress import QuietProgress
+    from dreamcontext_council.engine.model_calls.accounting import Ledger, with_outcome
+    from dreamcontext_council.engine.model_calls.caller import Caller
+    from dreamcontext_council.engine.model_calls.progress import QuietProgress
+    from dreamcontext_council.engine.prompting import prompts
     from dreamcontext_council.rules.roster import parse_roster
 
     debate = files.debate()

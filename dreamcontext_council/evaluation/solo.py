@@ -14,10 +14,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from dreamcontext_council.actions.files import DebateFiles
-from dreamcontext_council.engine import prompts
-from dreamcontext_council.engine.accounting import BASELINE_CALLER
-from dreamcontext_council.engine.calls import Caller
-from dreamcontext_council.engine.contract import ContractError, parse_persona_answer
+from dreamcontext_council.engine.model_calls.accounting import BASELINE_CALLER
+from dreamcontext_council.engine.model_calls.caller import Caller
+from dreamcontext_council.engine.prompting import prompts
+from dreamcontext_council.engine.protocol.contract import ContractError, parse_persona_answer
 from dreamcontext_council.engine.providers.base import Prompt
 from dreamcontext_council.engine.providers.models import ModelSpec
 from dreamcontext_council.folder.storage import atomic_write_text

@@ -3,7 +3,7 @@
 `run --tools FILE` names the MCP servers personas may call (rules/tool_config.py). The
 file's path is recorded in the debate's `run:` settings, so a resume uses it again;
 but a tools file starts programs, so a debate folder that names one is treated like a
-`command:` model found in a folder (engine/consent.py): its servers start only when
+`command:` model found in a folder (engine/providers/consent.py): its servers start only when
 the user named the file on this command line, or allowed that very file (its
 fingerprint) for this folder before. Every persona model must be able to call tools
 (Anthropic or OpenAI); the check runs before anything is written.
@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dreamcontext_council.actions.files import DebateFiles
-from dreamcontext_council.engine import consent
-from dreamcontext_council.engine.progress import Progress
+from dreamcontext_council.engine.model_calls.progress import Progress
+from dreamcontext_council.engine.providers import consent
 from dreamcontext_council.engine.providers.models import parse_model
 from dreamcontext_council.engine.providers.registry import ProviderSet
 from dreamcontext_council.errors import ConsentRequired, NotFoundError
@@ -28,8 +28,8 @@ from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.rules.tool_config import ToolsConfig, load_tools_config
 
 if TYPE_CHECKING:  # the MCP client is loaded only when a run starts its tool servers
-    from dreamcontext_council.engine.research_tools import PersonaToolBox, ToolRecord
-    from dreamcontext_council.engine.tool_servers import ToolServers
+    from dreamcontext_council.engine.research.servers import ToolServers
+    from dreamcontext_council.engine.research.toolbox import PersonaToolBox, ToolRecord
 
 TOOLS_ALLOWANCE = "mcp-tools:"
 RESEARCHING = "researching"
@@ -107,7 +107,7 @@ async def start_session(
     """Start the tool servers on `stack` (they stop when it closes); the session for the rounds.
 
     A server that cannot start stops the run here, before any persona is asked."""
-    from dreamcontext_council.engine.tool_servers import ToolServers
+    from dreamcontext_council.engine.research.servers import ToolServers
 
     servers = await stack.enter_async_context(ToolServers(research.config, environ=env))
     return ResearchSession(
@@ -139,7 +139,7 @@ class ResearchSession:
         """The tools `persona` may call in this round; None when no call is allowed."""
         if self.max_calls <= 0 or not self.servers.specs:
             return None
-        from dreamcontext_council.engine.research_tools import PersonaToolBox
+        from dreamcontext_council.engine.research.toolbox import PersonaToolBox
 
         return PersonaToolBox(
             self.servers,

@@ -21,9 +21,10 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
-from dreamcontext_council.engine.compression import find_fenced_blocks
+from dreamcontext_council.engine.prompting.compression import find_fenced_blocks
 from dreamcontext_council.errors import FormatError
 from dreamcontext_council.resources import render
+from dreamcontext_council.rules.dissent import DissentFlag
 
 LEDGER_TEMPLATE = "files/claims-ledger.md.j2"
 DISSENT_THRESHOLD = 0.4
@@ -80,28 +81,6 @@ class LabeledClaim:
     def dissenters(self) -> tuple[str, ...]:
         """The personas that challenged the claim."""
         return self.claim.challengers
-
-
-@dataclass(frozen=True)
-class DissentFlag:
-    """A persona that challenged more than the threshold share of the claims."""
-
-    persona: str
-    share: float
-    claims_challenged: int
-    total: int
-
-    @property
-    def message(self) -> str:
-        """One line for the report and debate.md: who dissents, on how many claims."""
-        return (
-            f"{self.persona} dissents on {self.claims_challenged} of {self.total} claims "
-            f"({_percent(self.share)})"
-        )
-
-
-def _percent(share: float) -> str:
-    return f"{round(share * 100, 1):g}%"
 
 
 def _distinct(slugs: Sequence[str]) -> tuple[str, ...]:

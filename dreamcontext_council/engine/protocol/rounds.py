@@ -11,31 +11,40 @@ from typing import TYPE_CHECKING
 from dreamcontext_council.actions import received, submissions
 from dreamcontext_council.actions.files import DebateFiles, today
 from dreamcontext_council.actions.rounds import participants
-from dreamcontext_council.engine import prompts, transcript
-from dreamcontext_council.engine.accounting import BROKEN, DISCARDED, BudgetReached, with_outcome
-from dreamcontext_council.engine.answer_cap import DEFAULT_MAX_ANSWER_KB, CappedAnswer, cap_answer
-from dreamcontext_council.engine.calls import Caller
-from dreamcontext_council.engine.contract import (
+from dreamcontext_council.engine.model_calls.accounting import (
+    BROKEN,
+    DISCARDED,
+    BudgetReached,
+    with_outcome,
+)
+from dreamcontext_council.engine.model_calls.caller import Caller
+from dreamcontext_council.engine.model_calls.disk_queue import DiskQueue
+from dreamcontext_council.engine.prompting import prompts, transcript
+from dreamcontext_council.engine.prompting.reviews import load_reviews, record_reviews
+from dreamcontext_council.engine.protocol.answer_cap import (
+    DEFAULT_MAX_ANSWER_KB,
+    CappedAnswer,
+    cap_answer,
+)
+from dreamcontext_council.engine.protocol.contract import (
     ContractError,
     PersonaAnswer,
     parse_persona_answer,
     review_score,
 )
-from dreamcontext_council.engine.disk_queue import DiskQueue
-from dreamcontext_council.engine.failures import shorten_at_word
-from dreamcontext_council.engine.pairing import derangement
+from dreamcontext_council.engine.protocol.pairing import derangement
 from dreamcontext_council.engine.providers.base import Prompt
 from dreamcontext_council.engine.providers.models import ModelSpec, parse_model
-from dreamcontext_council.engine.reviews import load_reviews, record_reviews
 from dreamcontext_council.errors import CouncilError
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.storage import atomic_write_text
 from dreamcontext_council.rules.debate import Debate
 from dreamcontext_council.rules.persona import PersonaContext
 from dreamcontext_council.rules.verdicts import Verdict, Verdicts
+from dreamcontext_council.views.failures import shorten_at_word
 
 if TYPE_CHECKING:  # the MCP client is loaded only by a run with research tools
-    from dreamcontext_council.engine.research import ResearchSession
+    from dreamcontext_council.engine.research.session import ResearchSession
 
 CROSS_EXAM_DIRECTIVE = (
     "Cross-examine {peer}: find the factual errors, logical gaps and missing perspectives in its "

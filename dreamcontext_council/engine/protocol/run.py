@@ -20,33 +20,37 @@ from dreamcontext_council.actions import closing
 from dreamcontext_council.actions.files import DebateFiles, today
 from dreamcontext_council.actions.live_state import refresh_live, throttled_submissions
 from dreamcontext_council.actions.rounds import absences, end_round, missing_reports, start_round
-from dreamcontext_council.engine import convergence as conv
-from dreamcontext_council.engine.accounting import (
+from dreamcontext_council.engine.model_calls.accounting import (
     Budget,
     BudgetReached,
     Ledger,
     PriceTable,
 )
-from dreamcontext_council.engine.answer_cap import DEFAULT_MAX_ANSWER_KB
-from dreamcontext_council.engine.calls import Caller
-from dreamcontext_council.engine.failures import absence_lines, grouped_reasons, shorten_at_word
-from dreamcontext_council.engine.only import only_round
-from dreamcontext_council.engine.pairing import new_seed
-from dreamcontext_council.engine.progress import Progress
+from dreamcontext_council.engine.model_calls.caller import Caller
+from dreamcontext_council.engine.model_calls.progress import Progress
+from dreamcontext_council.engine.prompting.synthesis_input import CompressionSettings
+from dreamcontext_council.engine.protocol import convergence as conv
+from dreamcontext_council.engine.protocol.answer_cap import DEFAULT_MAX_ANSWER_KB
+from dreamcontext_council.engine.protocol.only import only_round
+from dreamcontext_council.engine.protocol.pairing import new_seed
+from dreamcontext_council.engine.protocol.rounds import (
+    CROSS_EXAM_DIRECTIVE,
+    RoundRunner,
+    cross_exam_pairs,
+)
+from dreamcontext_council.engine.protocol.synthesis import Synthesizer
 from dreamcontext_council.engine.providers.models import default_model, parse_model
 from dreamcontext_council.engine.providers.registry import ProviderSet
-from dreamcontext_council.engine.rounds import CROSS_EXAM_DIRECTIVE, RoundRunner, cross_exam_pairs
-from dreamcontext_council.engine.synthesis import Synthesizer
-from dreamcontext_council.engine.synthesis_input import CompressionSettings
 from dreamcontext_council.errors import ProviderError, RunStopped, StateError
 from dreamcontext_council.folder.leftovers import remove_leftover_staging, remove_leftover_temps
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.run_record import RunRecord, begin_run, end_run, record_stop
 from dreamcontext_council.folder.storage import locked
 from dreamcontext_council.rules.roundlog import persona_failures
+from dreamcontext_council.views.failures import absence_lines, grouped_reasons, shorten_at_word
 
 if TYPE_CHECKING:  # the MCP client is loaded only by a run with research tools
-    from dreamcontext_council.engine.research import ResearchSession
+    from dreamcontext_council.engine.research.session import ResearchSession
 
 # Held for a whole run (an OS lock: a killed run leaves it free), so two runs never
 # ask the same personas at once.
@@ -258,7 +262,7 @@ class CouncilRun:
 
     async def _solo_answer(self) -> None:
         """`--baseline`: the solo answer, once, before the debate is complete."""
-        from dreamcontext_council.engine.baseline import SoloBaseline
+        from dreamcontext_council.engine.protocol.baseline import SoloBaseline
 
         if not self.options.baseline or self.files.debate().status.phase == "complete":
             return
@@ -360,7 +364,7 @@ class CouncilRun:
         return self._outcome("answered", message)
 
     def _attachments(self) -> list[dict[str, object]]:
-        from dreamcontext_council.engine.attachments import attachments_for_prompt
+        from dreamcontext_council.engine.prompting.attachments import attachments_for_prompt
 
         return attachments_for_prompt(self.files)
 
@@ -393,7 +397,7 @@ class CouncilRun:
         return "round"
 
     async def _check(self, number: int) -> bool:
-        """The convergence check after round N (engine/convergence.py)."""
+        """The convergence check after round N (engine/protocol/convergence.py)."""
         return await conv.ask_check(
             self.files,
             self.caller,

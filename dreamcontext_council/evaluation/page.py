@@ -7,7 +7,7 @@ eval folder, no FIFO, a size limit); text is cut to one line with its control ch
 removed and escaped by the templates; and a file that does not read or parse becomes a
 problem the page names, with what to do, instead of an error.
 
-The answers of each method come from `engine.eval_results.method_answers`, the reader that
+The answers of each method come from `evaluation.results.method_answers`, the reader that
 writes results.json; the method table and the plot come from results.json itself, checked
 field by field, and the plot is drawn again from those numbers by the same SVG builder (the
 `accuracy-cost.svg` on disk is never shown: it could hold anything).
@@ -24,16 +24,17 @@ from typing import Any, TypeVar
 from markupsafe import Markup
 
 from dreamcontext_council.actions.files import DebateFiles
-from dreamcontext_council.engine.eval import METHODS, EvalFolder
-from dreamcontext_council.engine.eval_results import method_answers
 from dreamcontext_council.errors import CouncilError, FormatError, NotFoundError, UsageError
+from dreamcontext_council.evaluation.figures import Results, accuracy_cost_plot, read_results
+from dreamcontext_council.evaluation.folder import METHODS, EvalFolder
+from dreamcontext_council.evaluation.results import method_answers
 from dreamcontext_council.folder.names import check_debate_id
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.rules.eval_set import EvalQuestion, is_right
 from dreamcontext_council.views.contained import is_inside
-from dreamcontext_council.views.eval_figures import Results, accuracy_cost_plot, read_results
 from dreamcontext_council.views.eval_names import EVAL_ID, eval_ids
 from dreamcontext_council.views.eval_results import METHOD_TITLES
+from dreamcontext_council.views.html import render_page
 
 QUESTION_CHARS = 120
 ANSWER_CHARS = 60
@@ -376,3 +377,15 @@ def eval_summaries(root: Root) -> list[EvalSummary]:
             )
         )
     return summaries
+
+
+def eval_html(page: EvalPage, *, fragment: bool = False) -> str:
+    """An eval's page; `fragment` is its live part only."""
+    return render_page("eval_body.html.j2" if fragment else "eval.html.j2", export=False, page=page)
+
+
+def evals_html(evals: list[EvalSummary], *, fragment: bool = False) -> str:
+    """The list of the evals under the root; `fragment` is its live part only."""
+    return render_page(
+        "evals_body.html.j2" if fragment else "evals.html.j2", export=False, evals=evals
+    )

@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dreamcontext_council.actions.files import DebateFiles
-from dreamcontext_council.engine import claims as claim_rules
-from dreamcontext_council.engine.compression import find_fenced_blocks
+from dreamcontext_council.engine.prompting import claims as claim_rules
+from dreamcontext_council.engine.prompting.compression import find_fenced_blocks
 from dreamcontext_council.errors import CouncilError, FormatError
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.storage import atomic_write_json

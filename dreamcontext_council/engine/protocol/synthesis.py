@@ -10,14 +10,24 @@ from typing import Any
 from dreamcontext_council.actions.files import DebateFiles, today
 from dreamcontext_council.actions.rounds import absences
 from dreamcontext_council.actions.snapshot import DebateSnapshot, load_snapshot
-from dreamcontext_council.engine import prompts
-from dreamcontext_council.engine.accounting import BROKEN, SYNTHESIS_CALLER, with_outcome
-from dreamcontext_council.engine.answer_cap import DEFAULT_MAX_ANSWER_KB, CappedAnswer, cap_answer
-from dreamcontext_council.engine.calls import Caller
-from dreamcontext_council.engine.failures import short_council_sentence
+from dreamcontext_council.engine.model_calls.accounting import (
+    BROKEN,
+    SYNTHESIS_CALLER,
+    with_outcome,
+)
+from dreamcontext_council.engine.model_calls.caller import Caller
+from dreamcontext_council.engine.prompting import prompts
+from dreamcontext_council.engine.prompting.synthesis_input import (
+    CompressionSettings,
+    build_answers,
+)
+from dreamcontext_council.engine.protocol.answer_cap import (
+    DEFAULT_MAX_ANSWER_KB,
+    CappedAnswer,
+    cap_answer,
+)
 from dreamcontext_council.engine.providers.base import Prompt
 from dreamcontext_council.engine.providers.models import parse_model
-from dreamcontext_council.engine.synthesis_input import CompressionSettings, build_answers
 from dreamcontext_council.errors import CouncilError, StateError
 from dreamcontext_council.folder import frontmatter_io
 from dreamcontext_council.folder.paths import Root
@@ -26,6 +36,7 @@ from dreamcontext_council.resources import render
 from dreamcontext_council.rules import metrics
 from dreamcontext_council.rules.diversity import diversity
 from dreamcontext_council.rules.markdown import normalize_title, sections
+from dreamcontext_council.views.failures import short_council_sentence
 from dreamcontext_council.views.timeline import render_timeline
 
 VERDICT = "Verdict"
@@ -128,7 +139,7 @@ class Synthesizer:
             for p in snapshot.personas
             for note in p.research
         ]
-        from dreamcontext_council.engine.attachments import attachments_for_prompt
+        from dreamcontext_council.engine.prompting.attachments import attachments_for_prompt
 
         values = {
             "debate_id": debate.id,
@@ -210,7 +221,7 @@ class Synthesizer:
         return cap_answer(text, self.max_answer_kb, keep_block="claims", kept_at=kept_at)
 
     def parse(self, text: str) -> SynthesisDraft:
-        from dreamcontext_council.engine.ledger import parse_claims
+        from dreamcontext_council.engine.prompting.ledger import parse_claims
 
         body, claims, problem = parse_claims(text, self.files.debate().personas)
         found = split_sections(body)
@@ -225,7 +236,7 @@ class Synthesizer:
     def write(self, draft: SynthesisDraft, model: str) -> None:
         """Assemble final-report.md: the Verdict, the synthesizer's middle sections in its own
         order with the claims ledger and position timeline after Why, then the Appendix."""
-        from dreamcontext_council.engine.ledger import apply_claims
+        from dreamcontext_council.engine.prompting.ledger import apply_claims
 
         snapshot = load_snapshot(self.root, self.files.id)
         debate = snapshot.debate

@@ -7,9 +7,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from dreamcontext_council.engine.accounting import PENDING, Ledger, with_outcome
-from dreamcontext_council.engine.disk_queue import DiskQueue
-from dreamcontext_council.engine.progress import Progress
+from dreamcontext_council.engine.model_calls.accounting import PENDING, Ledger, with_outcome
+from dreamcontext_council.engine.model_calls.disk_queue import DiskQueue
+from dreamcontext_council.engine.model_calls.progress import Progress
 from dreamcontext_council.engine.providers.base import Completion, Prompt
 from dreamcontext_council.engine.providers.models import ModelSpec
 from dreamcontext_council.engine.providers.registry import ProviderSet

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from dreamcontext_council.engine.compression import check_settings, compress_answer
+from dreamcontext_council.engine.prompting.compression import check_settings, compress_answer
 
 
 @dataclass(frozen=True)

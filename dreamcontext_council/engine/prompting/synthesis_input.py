@@ -7,8 +7,8 @@ from typing import Any
 
 from dreamcontext_council.actions.files import DebateFiles, today
 from dreamcontext_council.actions.snapshot import DebateSnapshot
-from dreamcontext_council.engine.reviews import answer_scores, load_reviews
-from dreamcontext_council.engine.seating import (
+from dreamcontext_council.engine.prompting.reviews import answer_scores, load_reviews
+from dreamcontext_council.engine.prompting.seating import (
     Answer,
     Decision,
     SynthesisInput,

@@ -7,22 +7,24 @@ from typing import TYPE_CHECKING, Any
 
 from dreamcontext_council.actions import convene
 from dreamcontext_council.actions.files import DebateFiles
-from dreamcontext_council.engine.accounting import (
+from dreamcontext_council.engine.model_calls.accounting import (
     BASELINE_CALLER,
     ORCHESTRATOR_CALLER,
     SYNTHESIS_CALLER,
     PriceTable,
 )
-from dreamcontext_council.engine.attachments import PROMPT_BUDGET_CHARS, attachment_paths
-from dreamcontext_council.engine.calls import DEFAULT_EXPECTED_OUTPUT, EXPECTED_OUTPUT
+from dreamcontext_council.engine.model_calls.caller import DEFAULT_EXPECTED_OUTPUT, EXPECTED_OUTPUT
+from dreamcontext_council.engine.prompting.attachments import PROMPT_BUDGET_CHARS, attachment_paths
+from dreamcontext_council.engine.prompting.transcript import (
+    DEFAULT_BUDGET_CHARS as TRANSCRIPT_BUDGET_CHARS,
+)
 from dreamcontext_council.engine.providers.models import default_model, parse_model
-from dreamcontext_council.engine.remembered import persona_model
-from dreamcontext_council.engine.transcript import DEFAULT_BUDGET_CHARS as TRANSCRIPT_BUDGET_CHARS
+from dreamcontext_council.engine.setup.remembered import persona_model
 from dreamcontext_council.rules.roster import PersonaSpec
 from dreamcontext_council.rules.run_settings import RunSettings
 
 if TYPE_CHECKING:
-    from dreamcontext_council.engine.launch import Launch
+    from dreamcontext_council.engine.setup.request import Launch
 
 # Rough prompt sizes in tokens: persona prompts grow with the round, synthesis with everything.
 OPENING_INPUT = 1_500
@@ -88,7 +90,7 @@ def estimate_run(
     for number in range(first, rounds + 1):
         for slug, model in personas:
             tokens_in = OPENING_INPUT + attached + (PER_PEER_INPUT * peers if number > 1 else 0)
-            if number > 2:  # the rebuttal transcript (engine/transcript.py), up to its budget
+            if number > 2:  # the rebuttal transcript (prompting/transcript.py), up to its budget
                 parts = 2 * len(personas) + number - 2
                 tokens_in += min(TRANSCRIPT_BUDGET_CHARS // 4, parts * ANSWER_INPUT)
             call: dict[str, Any] = {

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from dreamcontext_council.actions.files import DebateFiles
-from dreamcontext_council.engine.compression import (
+from dreamcontext_council.engine.prompting.compression import (
     compress_answer,
     extract_code_blocks,
     find_fenced_blocks,

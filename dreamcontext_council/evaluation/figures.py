@@ -19,8 +19,8 @@ from typing import Any
 
 from markupsafe import Markup
 
-from dreamcontext_council.engine.eval import METHODS, EvalFolder
 from dreamcontext_council.errors import FormatError
+from dreamcontext_council.evaluation.folder import METHODS, EvalFolder
 from dreamcontext_council.folder.safe_read import read_bytes
 from dreamcontext_council.views.eval_results import METHOD_TITLES, accuracy_cost_svg
 
