@@ -14,9 +14,11 @@ from dreamcontext_council.engine import prompts
 from dreamcontext_council.engine.accounting import BROKEN, SYNTHESIS_CALLER, with_outcome
 from dreamcontext_council.engine.answer_cap import DEFAULT_MAX_ANSWER_KB, CappedAnswer, cap_answer
 from dreamcontext_council.engine.calls import Caller
+from dreamcontext_council.engine.convergence import check_decisions
 from dreamcontext_council.engine.failures import short_council_sentence
 from dreamcontext_council.engine.providers.base import Prompt
 from dreamcontext_council.engine.providers.models import parse_model
+from dreamcontext_council.engine.reviews import load_reviews
 from dreamcontext_council.engine.synthesis_input import CompressionSettings, build_answers
 from dreamcontext_council.errors import CouncilError, StateError
 from dreamcontext_council.folder import frontmatter_io
@@ -60,6 +62,10 @@ def tally_line(files: DebateFiles, number: int) -> str:
         if parts
         else "No verdicts were recorded."
     )
+
+
+def _score(value: object) -> str:
+    return f"{value:g}/10" if isinstance(value, int | float) else "no score"
 
 
 def split_sections(text: str) -> dict[str, str]:
@@ -130,6 +136,16 @@ class Synthesizer:
         ]
         from dreamcontext_council.engine.attachments import attachments_for_prompt
 
+        reviews = [
+            {
+                "round": int(key),
+                "critic": critic,
+                "target": review.get("target", "?"),
+                "score": _score(review.get("score")),
+            }
+            for key, by_critic in load_reviews(self.files)["rounds"].items()
+            for critic, review in by_critic.items()
+        ]
         values = {
             "debate_id": debate.id,
             "question": debate.section("Question") or debate.topic,
@@ -140,6 +156,8 @@ class Synthesizer:
             "attachments": attachments_for_prompt(self.files),
             "research": research,
             "answers": answers,
+            "reviews": reviews,
+            "decisions": check_decisions(self.files.log(), number, debate.rounds_planned),
         }
         final = snapshot.verdicts.round(number)
         task = {

@@ -123,8 +123,8 @@ def persona_answer(task: dict[str, Any]) -> str:
 
 
 def check_answer(task: dict[str, Any]) -> str:
-    """CONTINUE while convergence is under 85%, else CONVERGED."""
-    return "CONTINUE" if int(task.get("convergence", 100)) < 85 else "CONVERGED"
+    """CONTINUE while the personas' stances are split, else CONVERGED."""
+    return "CONTINUE" if task.get("split") else "CONVERGED"
 
 
 def synthesis_answer(task: dict[str, Any]) -> str:
