@@ -26,7 +26,7 @@ from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.storage import atomic_write_text, read_text
 from dreamcontext_council.resources import render
 from dreamcontext_council.rules import metrics
-from dreamcontext_council.rules.diversity import diversity
+from dreamcontext_council.rules.diversity import diversity, family_of
 from dreamcontext_council.rules.markdown import normalize_title, sections
 from dreamcontext_council.views.timeline import render_timeline
 
@@ -248,9 +248,11 @@ class Synthesizer:
         snapshot = load_snapshot(self.root, self.files.id)
         debate = snapshot.debate
         number = debate.current_round
-        ledger = apply_claims(self.root, self.files, draft.claims)
+        models = snapshot.persona_models()
+        families = {slug: family_of(model) for slug, model in models.items()}
+        ledger = apply_claims(self.root, self.files, draft.claims, families)
         verdict = draft.sections.get(normalize_title(VERDICT), "").strip("\n")
-        mix = diversity(snapshot.persona_models().values())
+        mix = diversity(models.values())
         verdict += f"\n\nModel diversity: {mix.line()}."
         short = short_council_sentence(absences(self.files, debate))
         if short:
