@@ -123,6 +123,8 @@ def test_each_call_reads_the_tested_material_in_the_order_that_resists_conformit
         assert "## Still unanswered" in check
         assert not re.search(r"convergence|\d+\s*%", check, re.I)
     assert "Critiques their target has not answered yet:" in calls[("check", "orchestrator", 2)]
+    # After round 3 every target's rebuttal named its critic in its Reactions to peers.
+    assert "Every critique has been answered by its target." in calls[("check", "orchestrator", 3)]
 
     # Attachments over the budget: at least 90% of it, never more, code whole.
     readers = [p for (phase, _, _), p in calls.items() if phase != "check"]

@@ -294,3 +294,18 @@ def test_the_dry_run_plans_a_grounded_debate_compact(council: Council, tmp_path:
     # A rebuttal reads the transcript: more input than a cross-examination.
     inputs = {c["round"]: c["input_tokens"] for c in told if c["phase"] == "persona"}
     assert inputs[3] > inputs[2]
+
+
+def test_the_check_defaults_to_the_synthesis_model_not_the_debaters(
+    council: Council, tmp_path: Path
+) -> None:
+    with StubServer(responder=marked_answers("CONTINUE")) as stub:
+        result = run_debate(council, tmp_path, stub, "--rounds", "3", "--synth-model", "scripted")
+        calls = calls_by(stub.requests)
+
+    # The personas asked the stub; the check and the synthesis went to --synth-model.
+    assert (SLUGS[0], 2, "cross-exam") in calls
+    assert ("orchestrator", 2, "check") not in calls
+    log = council.log(result.last_line)
+    check = log[log.index("## Convergence check after round 2") :].split("\n## ")[0]
+    assert "- Answered by: scripted:scripted" in check

@@ -103,8 +103,11 @@ def persona_answer(task: dict[str, Any]) -> str:
         lines += [
             "",
             "### Cross-examination",
-            f"**{peer}** states its position without numbers; the rollback cost is assumed, not shown.",
-            f"It leaves out how {lens} changes the outcome.",
+            f"> {peer} backs its option with conviction.",
+            f"- Major: **{peer}** states its position without numbers; the rollback cost is "
+            "assumed, not shown.",
+            f"- Minor: it leaves out how {lens} changes the outcome.",
+            f"- Strongest point: {peer} names the option it backs and why.",
             f"Score: {score}/10",
         ]
     lines += [
