@@ -2,7 +2,9 @@
 
 Under the gate nothing is compressed. Over it the answers are seated, one voice per
 persona first, by the review score each persona's reviewed answer received (or roster
-priority without reviews); the best seats stay verbatim and the rest go through
+priority without reviews); when the answers mark each persona's final one (synthesis
+does), the voices are those final answers, alternating between the majority and the
+dissent. The best seats stay verbatim and the rest go through
 `compression.compress_answer`. Pure: dataclasses in, dataclasses out.
 """
 
