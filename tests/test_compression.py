@@ -276,18 +276,18 @@ def test_the_top_seats_go_to_the_reviewed_answers_of_two_personas() -> None:
 
 def test_final_answers_take_the_seats_alternating_majority_and_dissent() -> None:
     def final(persona: str, priority: int, dissents: bool = False) -> Answer:
-        text = answer(persona, priority, 100).text
+        text = answer(persona, priority, 3000).text
         return Answer(persona, 3, text, priority, None, final=True, dissents=dissents)
 
     # Round-1 answers carry the scores; the final (round-3) answers were written after them.
     answers = [
-        answer("a", 0, 100, 6.0, rnd=1),
+        answer("a", 0, 3000, 6.0, rnd=1),
         final("a", 0),
-        answer("b", 1, 100, 9.0, rnd=1),
+        answer("b", 1, 3000, 9.0, rnd=1),
         final("b", 1),
-        answer("c", 2, 100, 7.0, rnd=1),
+        answer("c", 2, 3000, 7.0, rnd=1),
         final("c", 2, dissents=True),
-        answer("d", 3, 100, 8.0, rnd=1),
+        answer("d", 3, 3000, 8.0, rnd=1),
         final("d", 3),
         final("e", 4, dissents=True),  # never reviewed
     ]
