@@ -20,7 +20,7 @@ from dreamcontext_council.engine.model_calls.accounting import (
 from dreamcontext_council.engine.model_calls.caller import Caller
 from dreamcontext_council.engine.model_calls.disk_queue import DiskQueue
 from dreamcontext_council.engine.prompting import prompts, transcript
-from dreamcontext_council.engine.prompting.reviews import load_reviews, record_reviews
+from dreamcontext_council.engine.prompting.reviews import record_reviews
 from dreamcontext_council.engine.protocol.answer_cap import (
     DEFAULT_MAX_ANSWER_KB,
     CappedAnswer,
@@ -119,50 +119,39 @@ class RoundRunner:
         )
         if number == 1:
             return material  # blind: nothing from any peer
-        material.panel = context.panel(number) or ""
-        material.landscape = [
-            {"slug": s, "stance": v.stance, "conviction": v.conviction, "headline": v.headline}
-            for s, v in verdicts.round(number - 1).items()
-        ]
         if number == 2:
+            # The critic reads the arguments: its own round-1 answer, then its peer's whole
+            # answer, then the peers' summaries; no table of stances and convictions.
+            material.panel = context.panel(number) or ""
+            own = next((e for e in self.files.entries(slug) if e.round == 1), None)
+            if own is not None:
+                material.own_previous = {"round": 1, "text": own.body}
             peer = self._pairs(debate, participants(self.files, debate, 2)).get(slug)
             entry = (
                 next((e for e in self.files.entries(peer) if e.round == 1), None) if peer else None
             )
             if peer and entry:
                 material.peer = {"slug": peer, "text": entry.body}
-        else:
-            material.critiques = self.critiques_for(slug)
-            seen = transcript.rebuttal_transcript(
-                self.files,
-                roster,
-                slug,
-                number,
-                material.critiques,
-                budget=self.transcript_budget,
-            )
-            material.openings = seen.openings
-            material.cross_examinations = seen.cross_examinations
-            material.own_answers = seen.own_answers
-            material.transcript_log = seen.log_line(slug)
+            return material
+        seen = transcript.rebuttal_transcript(
+            self.files, roster, slug, number, budget=self.transcript_budget
+        )
+        material.transcript_rounds = seen.rounds
+        material.cross_examinations = seen.cross_examinations
+        material.own_answers = seen.own_answers
+        material.critiques = seen.critiques
+        material.transcript_log = seen.log_line(slug)
+        # The count of stances comes after every argument, for reference only.
+        material.landscape = [
+            {"slug": s, "stance": v.stance, "conviction": v.conviction, "headline": v.headline}
+            for s, v in verdicts.round(number - 1).items()
+        ]
         return material
 
     def _pairs(self, debate: Debate, roster: list[str]) -> dict[str, str]:
         if self._pairing is None:
             self._pairing = cross_exam_pairs(self.files, debate, roster)
         return self._pairing
-
-    def critiques_for(self, slug: str) -> list[dict[str, object]]:
-        """The round-2 cross-examinations aimed at this persona."""
-        found = []
-        for critic, review in load_reviews(self.files)["rounds"].get("2", {}).items():
-            if review.get("target") != slug:
-                continue
-            entry = next((e for e in self.files.entries(critic) if e.round == 2), None)
-            text = entry.section("Cross-examination") if entry else None
-            if text:
-                found.append({"critic": critic, "score": review.get("score"), "text": text})
-        return found
 
     async def run(self, number: int, only: Collection[str] | None = None) -> RoundResult:
         """Ask every persona of the round with no answer on disk (only those in `only`)."""

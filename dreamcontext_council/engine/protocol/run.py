@@ -299,7 +299,7 @@ class CouncilRun:
         return self.options.synth_model or self.default_model
 
     def _check_model(self) -> str:
-        return self.options.check_model or self.default_model
+        return self.options.check_model or self.options.synth_model or self.default_model
 
     def _round_runner(self) -> RoundRunner:
         return RoundRunner(

@@ -17,6 +17,7 @@ from dreamcontext_council.engine.model_calls.accounting import (
 )
 from dreamcontext_council.engine.model_calls.caller import Caller
 from dreamcontext_council.engine.prompting import prompts
+from dreamcontext_council.engine.prompting.reviews import load_reviews
 from dreamcontext_council.engine.prompting.synthesis_input import (
     CompressionSettings,
     build_answers,
@@ -26,6 +27,7 @@ from dreamcontext_council.engine.protocol.answer_cap import (
     CappedAnswer,
     cap_answer,
 )
+from dreamcontext_council.engine.protocol.convergence import check_decisions
 from dreamcontext_council.engine.providers.base import Prompt
 from dreamcontext_council.engine.providers.models import parse_model
 from dreamcontext_council.errors import CouncilError, StateError
@@ -34,7 +36,7 @@ from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.storage import atomic_write_text, read_text
 from dreamcontext_council.resources import render
 from dreamcontext_council.rules import metrics
-from dreamcontext_council.rules.diversity import diversity
+from dreamcontext_council.rules.diversity import diversity, family_of
 from dreamcontext_council.rules.markdown import normalize_title, sections
 from dreamcontext_council.views.failures import short_council_sentence
 from dreamcontext_council.views.timeline import render_timeline
@@ -71,6 +73,10 @@ def tally_line(files: DebateFiles, number: int) -> str:
         if parts
         else "No verdicts were recorded."
     )
+
+
+def _score(value: object) -> str:
+    return f"{value:g}/10" if isinstance(value, int | float) else "no score"
 
 
 def split_sections(text: str) -> dict[str, str]:
@@ -141,6 +147,16 @@ class Synthesizer:
         ]
         from dreamcontext_council.engine.prompting.attachments import attachments_for_prompt
 
+        reviews = [
+            {
+                "round": int(key),
+                "critic": critic,
+                "target": review.get("target", "?"),
+                "score": _score(review.get("score")),
+            }
+            for key, by_critic in load_reviews(self.files)["rounds"].items()
+            for critic, review in by_critic.items()
+        ]
         values = {
             "debate_id": debate.id,
             "question": debate.section("Question") or debate.topic,
@@ -151,6 +167,8 @@ class Synthesizer:
             "attachments": attachments_for_prompt(self.files),
             "research": research,
             "answers": answers,
+            "reviews": reviews,
+            "decisions": check_decisions(self.files.log(), number, debate.rounds_planned),
         }
         final = snapshot.verdicts.round(number)
         task = {
@@ -241,9 +259,11 @@ class Synthesizer:
         snapshot = load_snapshot(self.root, self.files.id)
         debate = snapshot.debate
         number = debate.current_round
-        ledger = apply_claims(self.root, self.files, draft.claims)
+        models = snapshot.persona_models()
+        families = {slug: family_of(model) for slug, model in models.items()}
+        ledger = apply_claims(self.root, self.files, draft.claims, families)
         verdict = draft.sections.get(normalize_title(VERDICT), "").strip("\n")
-        mix = diversity(snapshot.persona_models().values())
+        mix = diversity(models.values())
         verdict += f"\n\nModel diversity: {mix.line()}."
         short = short_council_sentence(absences(self.files, debate))
         if short:
