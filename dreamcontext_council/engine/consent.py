@@ -124,14 +124,14 @@ def allow_commands(files: DebateFiles, commands: Iterable[str], env: Mapping[str
         return
     path = trust_file(env)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with locked(path.parent):
+    with locked(path.parent, within=None):  # the user's config folder: trusted
         data = _load(path)
         key = folder_key(files)
         known = set(data.get(key, []))
         if wanted <= known:
             return
         data[key] = sorted(known | wanted)
-        atomic_write_json(path, {"trusted": dict(sorted(data.items()))})
+        atomic_write_json(path, {"trusted": dict(sorted(data.items()))}, within=None)
 
 
 def allow_named_models(files: DebateFiles, models: Iterable[str], env: Mapping[str, str]) -> None:

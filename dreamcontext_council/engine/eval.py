@@ -40,6 +40,7 @@ from dreamcontext_council.engine.run import LIVE_REFRESH_S
 from dreamcontext_council.errors import ProviderError, RunStopped, UsageError
 from dreamcontext_council.folder.index import deferred_index
 from dreamcontext_council.folder.paths import EVAL_ANSWERS_FOLDER, Root
+from dreamcontext_council.folder.safe_write import make_folder
 from dreamcontext_council.folder.storage import atomic_write_json, atomic_write_text, read_text
 from dreamcontext_council.rules.eval_set import EvalQuestion, parse_set, render_set
 from dreamcontext_council.rules.roster import load_roster
@@ -116,7 +117,11 @@ class EvalFolder:
         return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
 
     def record_debate(self, qid: str, debate_id: str) -> None:
-        atomic_write_json(self.path / "debates.json", {**self.debates(), qid: debate_id})
+        atomic_write_json(
+            self.path / "debates.json",
+            {**self.debates(), qid: debate_id},
+            within=self.root.path,
+        )
 
     def questions(self) -> list[EvalQuestion]:
         return parse_set(read_text(self.path / "set.jsonl", within=self.path), "set.jsonl")
@@ -143,9 +148,10 @@ class EvalFolder:
                     f"{self.path} holds another set; pass --id with a new name to start a new eval."
                 )
             return False
-        self.answers.mkdir(parents=True, exist_ok=True)
-        atomic_write_json(self.path / "eval.json", {"id": self.id, **settings.to_json()})
-        atomic_write_text(set_file, text)
+        make_folder(self.answers, self.root.path)
+        eval_json = {"id": self.id, **settings.to_json()}
+        atomic_write_json(self.path / "eval.json", eval_json, within=self.root.path)
+        atomic_write_text(set_file, text, within=self.root.path)
         return True
 
 
@@ -294,7 +300,7 @@ class Evaluation:
         ]
         ran = not complete or not all(p.is_file() for p in paths)
         timing = self.folder.timings(question.id)
-        ledger = Ledger(files.paths.usage, self.prices, shared=self.budget)
+        ledger = Ledger(files.paths.usage, self.prices, shared=self.budget, within=self.root.path)
         caller = Caller(self.providers, ledger, QuietProgress())
         spec = self.solo_model
         started = time.monotonic()
@@ -316,10 +322,10 @@ class Evaluation:
             )
             timing["council"] = timing.get("council", 0.0) + time.monotonic() - started
             if outcome.get("stopped") == "budget":
-                atomic_write_json(self.folder.timing(question.id), timing)
+                atomic_write_json(self.folder.timing(question.id), timing, within=self.root.path)
                 raise BudgetReached(str(outcome["reason"]).removeprefix("budget: "))
         if ran:
-            atomic_write_json(self.folder.timing(question.id), timing)
+            atomic_write_json(self.folder.timing(question.id), timing, within=self.root.path)
         usage = calls_of(debate_usage(files))
         return sum(float(r.get("cost_usd") or 0) for r in usage), ran
 

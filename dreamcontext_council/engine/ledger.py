@@ -67,7 +67,9 @@ def apply_claims(root: Root, files: DebateFiles, claims: Any) -> LedgerResult:
     checked = claim_rules.resolve_research(claims or [], research_note_ids(files, roster))
     labeled = claim_rules.label_claims(checked)
     flags = claim_rules.dissent_flags(labeled, roster)
-    atomic_write_json(files.paths.claims, claim_rules.claims_to_json(labeled, flags))
+    atomic_write_json(
+        files.paths.claims, claim_rules.claims_to_json(labeled, flags), within=files.root.path
+    )
     flag_texts = [f"dissent: {f.message}" for f in flags]
     with files.lock():
         debate = files.debate()

@@ -358,8 +358,7 @@ class RoundRunner:
                 )
                 if saved and raw is not None:
                     path = self.files.persona_paths(slug).raw_answer(number)
-                    path.parent.mkdir(exist_ok=True)
-                    atomic_write_text(path, raw)
+                    atomic_write_text(path, raw, within=self.files.root.path)
         except BaseException as exc:
             # Paid for but not on disk (a full disk): not `ok`, so a rerun asks again.
             failed = with_outcome(usage_line, "failed", f"the answer could not be saved: {exc}")

@@ -113,6 +113,7 @@ class CouncilRun:
             options.max_cost,
             options.max_calls,
             options.shared_budget,
+            within=root.path,
         )
         self.caller = Caller(providers, self.ledger, progress)
         self.progress = progress
@@ -146,7 +147,7 @@ class CouncilRun:
             ) from None
         try:
             self._remove_leftover_temps()
-            record = begin_run(self.files.paths.folder)
+            record = begin_run(self.files.paths.folder, within=self.root.path)
             with throttled_submissions(LIVE_REFRESH_S):
                 outcome = await self._recording_stops(record)
         finally:
@@ -184,7 +185,7 @@ class CouncilRun:
         # The folder may be what failed (a full disk): the error the user sees comes first.
         with contextlib.suppress(Exception):
             status = str(self.files.debate().status)
-            record_stop(self.files.paths.folder, record, reason, status)
+            record_stop(self.files.paths.folder, record, reason, status, within=self.root.path)
 
     def _remove_leftover_temps(self) -> None:
         """Delete the temps a killed run (or command) left, and the folders a killed `new`
@@ -195,7 +196,7 @@ class CouncilRun:
         """
         with self.files.lock():
             remove_leftover_temps(self.files.paths.folder)
-        with locked(self.root.council):
+        with locked(self.root.council, within=self.root.path):
             remove_leftover_temps(self.root.council, recursive=False)
         remove_leftover_staging(self.root.council)  # folders a killed `new` was building
         remove_leftover_temps(self.root.live_file.parent, recursive=False)

@@ -22,8 +22,9 @@ def utc_second() -> str:
     return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def write_live(path: Path, state: dict[str, Any]) -> None:
-    """Write the live file, keeping `started` from the same debate's previous state."""
+def write_live(path: Path, state: dict[str, Any], *, within: Path) -> None:
+    """Write the live file of the root `within`, keeping `started` from the same debate's
+    previous state."""
     try:
         previous: dict[str, Any] = {}
         with contextlib.suppress(OSError, ValueError, CouncilError):
@@ -38,7 +39,7 @@ def write_live(path: Path, state: dict[str, Any]) -> None:
             "updated": now,
             **{k: v for k, v in state.items() if k not in ("debate", "topic", "session")},
         }
-        atomic_write_json(path, data, durable=False)
+        atomic_write_json(path, data, within=within, durable=False)
     except Exception as exc:  # telemetry must never break the command that wrote it
         import logging  # loaded only on this rare path
 
