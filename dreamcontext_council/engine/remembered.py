@@ -21,6 +21,7 @@ from dreamcontext_council.engine.answer_cap import DEFAULT_MAX_ANSWER_KB
 from dreamcontext_council.engine.providers.keys import url_without_credentials
 from dreamcontext_council.engine.providers.models import default_model
 from dreamcontext_council.errors import StateError, UsageError
+from dreamcontext_council.folder.safe_write import file_ready
 from dreamcontext_council.rules.run_settings import (
     DEFAULT_MAX_TOOL_CALLS,
     DEFAULT_RETRIES,
@@ -142,6 +143,7 @@ def record(
     options was named by the user: it is allowed for this folder, so a bare resume runs it.
     """
     assert request.model is not None, "settle() names the run's model"
+    file_ready(files.paths.folder / run_lock, files.root.path)  # a link is not opened
     lock = FileLock(str(files.paths.folder / run_lock), timeout=0)
     try:
         lock.acquire()

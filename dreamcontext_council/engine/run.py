@@ -42,6 +42,7 @@ from dreamcontext_council.errors import ProviderError, RunStopped, StateError
 from dreamcontext_council.folder.leftovers import remove_leftover_staging, remove_leftover_temps
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.run_record import RunRecord, begin_run, end_run, record_stop
+from dreamcontext_council.folder.safe_write import file_ready
 from dreamcontext_council.folder.storage import locked
 from dreamcontext_council.rules.roundlog import persona_failures
 
@@ -137,6 +138,9 @@ class CouncilRun:
 
     async def run(self) -> RunOutcome:
         """Drive the debate, refusing to if another `run` is driving it already."""
+        # Links out (the run lock, usage.jsonl) are refused before the first call is paid for.
+        file_ready(self.files.paths.folder / RUN_LOCK_NAME, self.root.path)
+        file_ready(self.files.paths.usage, self.root.path)
         lock = FileLock(str(self.files.paths.folder / RUN_LOCK_NAME), timeout=0)
         try:
             lock.acquire()

@@ -39,6 +39,18 @@ def folders_ready(path: Path, within: Path) -> None:
     _walk(path, within, _parts(path, within)[:-1])
 
 
+def file_ready(path: Path, within: Path) -> None:
+    """`folders_ready`, and LinkOut when the file `path` itself is a link: for a file that is
+    appended to, checked before work whose record goes there (a run's usage.jsonl)."""
+    folders_ready(path, within)
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(info.st_mode):
+        raise link_out(path, path, within)
+
+
 def make_folder(folder: Path, within: Path) -> None:
     """`folder` and the folders above it up to `within`, each checked as `folders_ready`
     checks them: made when missing, LinkOut when one is a link."""
