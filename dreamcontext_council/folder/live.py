@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from dreamcontext_council.errors import CouncilError
+from dreamcontext_council.folder.safe_write import no_link_on_the_way
 from dreamcontext_council.folder.storage import atomic_write_json, read_text
 
 
@@ -46,8 +47,10 @@ def write_live(path: Path, state: dict[str, Any], *, within: Path) -> None:
         logging.getLogger(__name__).debug("could not write %s: %s", path, exc)
 
 
-def clear_live(path: Path) -> bool:
-    """Delete the live file; True when there was one."""
+def clear_live(path: Path, *, within: Path) -> bool:
+    """Delete the live file of the root `within`; True when there was one. LinkOut when
+    `tmp/` is a link: a file of that name outside the root is not deleted."""
+    no_link_on_the_way(path, within)
     try:
         path.unlink()
         return True

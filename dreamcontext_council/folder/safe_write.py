@@ -60,7 +60,13 @@ def make_folder(folder: Path, within: Path) -> None:
     _walk(folder, within, _parts(folder, within))
 
 
-def _walk(path: Path, within: Path, parts: list[str]) -> None:
+def no_link_on_the_way(path: Path, within: Path) -> None:
+    """LinkOut when a folder between `within` and `path` is a link; nothing is made (for a
+    file about to be deleted: a missing folder holds nothing to delete)."""
+    _walk(path, within, _parts(path, within)[:-1], make=False)
+
+
+def _walk(path: Path, within: Path, parts: list[str], *, make: bool = True) -> None:
     current = os.fspath(within)
     made = False
     for number, part in enumerate(parts):
@@ -71,6 +77,8 @@ def _walk(path: Path, within: Path, parts: list[str]) -> None:
         try:
             info = os.lstat(current)
         except FileNotFoundError:
+            if not make:
+                return
             if number == 0 and not os.path.isdir(within):
                 os.makedirs(within, exist_ok=True)
             _make(current, path, within)

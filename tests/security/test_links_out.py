@@ -153,6 +153,20 @@ def test_a_tmp_link_stops_new_before_anything_is_made(
     assert sorted(os.listdir(root_path / "council")) == debates
 
 
+def test_live_clear_deletes_nothing_through_a_tmp_link(
+    finished: str, root_path: Path, council: Runner, tmp_path: Path
+) -> None:
+    outside = outside_folder(tmp_path)
+    (outside / ".council-live.json").write_text("{}\n", encoding="utf-8")
+    link_out(root_path / "tmp", outside)
+    before = contents(outside)
+
+    result = council("live", "clear")
+
+    refused(result, root_path / "tmp")
+    assert contents(outside) == before
+
+
 def test_a_research_note_is_not_written_through_a_researches_link(
     chair: Chair, council: Runner, tmp_path: Path
 ) -> None:
