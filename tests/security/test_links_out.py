@@ -231,3 +231,40 @@ def test_the_dashboard_does_not_serve_a_doc_through_a_knowledge_link(
     assert page.status_code == 500
     assert MARKER not in page.text
     assert "knowledge is a link out of" in page.text
+
+
+# -- the layer itself (imported in each test: the module runs on code without it) ---------
+
+
+def test_a_folder_link_that_stays_inside_the_root_is_not_written_through(tmp_path: Path) -> None:
+    from dreamcontext_council.errors import LinkOut
+    from dreamcontext_council.folder.storage import append_line, atomic_write_text
+
+    root = tmp_path / "_dream_context"
+    real = root / "council" / "council_AbC12345" / "risk-auditor"
+    real.mkdir(parents=True)
+    linked = root / "council" / "council_AbC12345" / "growth-cfo"
+    linked.symlink_to(real, target_is_directory=True)
+
+    with pytest.raises(LinkOut, match=r"growth-cfo is a link inside .*report\.md was not written"):
+        atomic_write_text(linked / "report.md", "text\n", within=root)
+    with pytest.raises(LinkOut, match="growth-cfo is a link inside"):
+        append_line(linked / "usage.jsonl", "{}", within=root)
+    assert list(real.iterdir()) == []
+
+
+def test_missing_folders_are_made_real_and_a_path_leaving_the_root_is_refused(
+    tmp_path: Path,
+) -> None:
+    from dreamcontext_council.errors import LinkOut
+    from dreamcontext_council.folder.storage import atomic_write_text
+
+    root = tmp_path / "_dream_context"
+    report = root / "council" / "council_AbC12345" / "risk-auditor" / "report.md"
+
+    atomic_write_text(report, "text\n", within=root)
+    assert report.read_text(encoding="utf-8") == "text\n"
+    assert not any(part.is_symlink() for part in report.parents)
+    with pytest.raises(LinkOut, match="is not a path inside"):
+        atomic_write_text(root / "council" / ".." / ".." / "escaped.md", "x", within=root)
+    assert not (tmp_path / "escaped.md").exists()
