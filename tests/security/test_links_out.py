@@ -79,14 +79,15 @@ def test_a_run_does_not_write_through_a_linked_file_of_the_debate(
 ) -> None:
     outside = outside_folder(tmp_path)
     debate_id = new_debate(chair, ("risk-auditor", "growth-cfo"))
-    usage = chair.folder(debate_id) / name
-    link_out(usage, outside / "kept.md")
+    linked = chair.folder(debate_id) / name
+    # A link to a file not there yet: a read finds nothing, a write would make it outside.
+    link_out(linked, outside / name)
     before = contents(outside)
 
     result = council("run", debate_id, "--model", "scripted")
 
-    refused(result, usage)
     assert contents(outside) == before
+    refused(result, linked)
 
 
 def test_promote_does_not_write_through_a_knowledge_link(
@@ -98,8 +99,8 @@ def test_promote_does_not_write_through_a_knowledge_link(
 
     result = council("promote", finished, "--to", "picked-by-the-user")
 
-    refused(result, root_path / "knowledge")
     assert contents(outside) == before
+    refused(result, root_path / "knowledge")
 
 
 def test_council_promote_over_mcp_does_not_write_through_a_knowledge_link(
@@ -148,8 +149,8 @@ def test_a_tmp_link_stops_new_before_anything_is_made(
 
     result = council("new", "Where should sessions live?")
 
-    refused(result, root_path / "tmp")
     assert contents(outside) == before
+    refused(result, root_path / "tmp")
     assert sorted(os.listdir(root_path / "council")) == debates
 
 
@@ -163,8 +164,8 @@ def test_live_clear_deletes_nothing_through_a_tmp_link(
 
     result = council("live", "clear")
 
-    refused(result, root_path / "tmp")
     assert contents(outside) == before
+    refused(result, root_path / "tmp")
 
 
 def test_a_research_note_is_not_written_through_a_researches_link(
@@ -180,8 +181,8 @@ def test_a_research_note_is_not_written_through_a_researches_link(
         "research", "add", debate_id, "risk-auditor", "session cost", "--body", "2 KB each."
     )
 
-    refused(result, researches)
     assert contents(outside) == before
+    refused(result, researches)
 
 
 def test_a_capped_answer_is_not_kept_through_a_raw_link(
@@ -197,8 +198,8 @@ def test_a_capped_answer_is_not_kept_through_a_raw_link(
 
     result = council("run", debate_id, "--model", long_command(said), "--yes")
 
-    refused(result, raw)
     assert contents(outside) == before
+    refused(result, raw)
 
 
 def test_no_debate_folder_is_made_through_a_council_link(
@@ -212,8 +213,8 @@ def test_no_debate_folder_is_made_through_a_council_link(
 
     result = council("new", "Where should sessions live?")
 
-    refused(result, root_path / "council")
     assert contents(outside) == before
+    refused(result, root_path / "council")
 
 
 def test_the_dashboard_does_not_serve_a_doc_through_a_knowledge_link(
