@@ -90,7 +90,7 @@ def new(
     tools_plan = None
     if tools:
         from dreamcontext_council.actions.files import DebateFiles
-        from dreamcontext_council.engine import research
+        from dreamcontext_council.engine.research import session as research
         from dreamcontext_council.rules.run_settings import RUN_KEY
 
         tools_plan = research.plan(tools, None)
@@ -188,7 +188,7 @@ def agent_create(
 def _allow_named_models(root: Root, debate_id: str, models: list[str]) -> None:
     """A `command:` model the user typed (or put in the roster file they named) may run."""
     from dreamcontext_council.actions.files import DebateFiles
-    from dreamcontext_council.engine.consent import allow_named_models
+    from dreamcontext_council.engine.providers.consent import allow_named_models
 
     allow_named_models(DebateFiles(root, debate_id), models, dict(os.environ))
 
