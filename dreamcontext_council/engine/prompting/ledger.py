@@ -75,7 +75,11 @@ def apply_claims(
     checked = claim_rules.resolve_attachments(checked, [p.name for p in attachment_paths(files)])
     labeled = claim_rules.label_claims(checked)
     flags = claim_rules.dissent_flags(labeled, roster)
-    atomic_write_json(files.paths.claims, claim_rules.claims_to_json(labeled, flags, families))
+    atomic_write_json(
+        files.paths.claims,
+        claim_rules.claims_to_json(labeled, flags, families),
+        within=files.root.path,
+    )
     flag_texts = [f"dissent: {f.message}" for f in flags]
     with files.lock():
         debate = files.debate()

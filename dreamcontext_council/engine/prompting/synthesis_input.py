@@ -81,7 +81,8 @@ def write_compressed_views(files: DebateFiles, decided: SynthesisInput) -> None:
             path.unlink(missing_ok=True)
             continue
         meta = {"persona": persona, "source": "report.md", "note": "compressed views for synthesis"}
-        atomic_write_text(path, frontmatter_io.render(meta, "\n".join(reversed(views))))
+        text = frontmatter_io.render(meta, "\n".join(reversed(views)))
+        atomic_write_text(path, text, within=files.root.path)
 
 
 def log_compression(files: DebateFiles, decided: SynthesisInput) -> None:

@@ -35,8 +35,9 @@ from dreamcontext_council.engine.protocol.contract import (
 from dreamcontext_council.engine.protocol.pairing import derangement
 from dreamcontext_council.engine.providers.base import Prompt
 from dreamcontext_council.engine.providers.models import ModelSpec, parse_model
-from dreamcontext_council.errors import CouncilError
+from dreamcontext_council.errors import CouncilError, LinkOut
 from dreamcontext_council.folder.paths import Root
+from dreamcontext_council.folder.safe_write import folders_ready
 from dreamcontext_council.folder.storage import atomic_write_text
 from dreamcontext_council.rules.debate import Debate
 from dreamcontext_council.rules.persona import PersonaContext
@@ -191,6 +192,8 @@ class RoundRunner:
                 result.kept.append(slug)
             elif isinstance(outcome, BudgetReached):
                 result.budget = str(outcome)
+            elif isinstance(outcome, LinkOut):
+                raise outcome  # the folder, not the persona: nothing more is written
             elif isinstance(outcome, CouncilError | ContractError):
                 result.failed[slug] = str(outcome)
             elif isinstance(outcome, BaseException):
@@ -342,6 +345,9 @@ class RoundRunner:
         verdict = answer.verdict
         try:
             with self.files.lock():
+                kept_at = self.files.persona_paths(slug).raw_answer(number)
+                if raw is not None:  # a `raw` link out stops the run before the answer is saved
+                    folders_ready(kept_at, self.root.path)
                 saved = submissions.record_answer(
                     self.root,
                     debate.id,
@@ -355,9 +361,7 @@ class RoundRunner:
                     verdict_before=verdict_before,
                 )
                 if saved and raw is not None:
-                    path = self.files.persona_paths(slug).raw_answer(number)
-                    path.parent.mkdir(exist_ok=True)
-                    atomic_write_text(path, raw)
+                    atomic_write_text(kept_at, raw, within=self.root.path)
         except BaseException as exc:
             # Paid for but not on disk (a full disk): not `ok`, so a rerun asks again.
             failed = with_outcome(usage_line, "failed", f"the answer could not be saved: {exc}")

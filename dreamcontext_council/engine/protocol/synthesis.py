@@ -122,7 +122,7 @@ class Synthesizer:
                 )
             report = self.files.paths.final_report
             if report.exists():
-                kept = keep_previous_report(report)
+                kept = keep_previous_report(report, within=self.root.path)
                 self.files.append_log(
                     f"Resynthesis — {today()}", [f"Previous report kept as {kept.name}"]
                 )
@@ -192,7 +192,9 @@ class Synthesizer:
         """Call the synthesizer, repair once if sections or claims are missing, write the report."""
         values, task = self.input_values()
         prompt = prompts.synthesis_prompt(values, task)
-        atomic_write_text(self.files.paths.synthesis_input, synthesis_record(prompt))
+        atomic_write_text(
+            self.files.paths.synthesis_input, synthesis_record(prompt), within=self.root.path
+        )
         spec = parse_model(self.model)
         number = self.files.debate().current_round
         completion, line = await self.caller.ask(
@@ -205,7 +207,8 @@ class Synthesizer:
             # Paid for, but only quoted in the repair request: a rerun asks again.
             await self.caller.append(with_outcome(line, BROKEN))
             repair = repair_prompt(prompt, capped.text, "; ".join(problems) + ".")
-            atomic_write_text(self.files.paths.synthesis_input, synthesis_record(prompt, repair))
+            record = synthesis_record(prompt, repair)
+            atomic_write_text(self.files.paths.synthesis_input, record, within=self.root.path)
             completion, line = await self.caller.ask(
                 spec, repair, persona=SYNTHESIS_CALLER, round=number, phase="repair"
             )
@@ -224,7 +227,9 @@ class Synthesizer:
         )
         try:
             if capped.truncated:
-                atomic_write_text(self.files.paths.synthesis_raw, completion.text)
+                atomic_write_text(
+                    self.files.paths.synthesis_raw, completion.text, within=self.root.path
+                )
             self.write(draft, used)
         except Exception as exc:
             await self.caller.append(
@@ -297,7 +302,9 @@ class Synthesizer:
             "rounds": number,
         }
         atomic_write_text(
-            self.files.paths.final_report, frontmatter_io.render(meta, "\n\n".join(parts))
+            self.files.paths.final_report,
+            frontmatter_io.render(meta, "\n\n".join(parts)),
+            within=self.root.path,
         )
         self.files.append_log(f"Synthesis written — {today()}", [f"Synthesizer: {model}"])
 
@@ -326,7 +333,7 @@ def solo_section(snapshot: DebateSnapshot) -> str | None:
     return f"## {SOLO_SECTION}\n\n" + "\n".join(lines)
 
 
-def keep_previous_report(report: Path) -> Path:
+def keep_previous_report(report: Path, *, within: Path) -> Path:
     """Copy final-report.md to final-report.<UTC stamp>.md; never over an earlier copy.
 
     When an earlier copy already holds the same bytes (a resynthesis that failed and
@@ -342,7 +349,7 @@ def keep_previous_report(report: Path) -> Path:
     while kept.exists():  # two resyntheses within one second
         number += 1
         kept = report.with_name(f"final-report.{stamp}-{number}.md")
-    atomic_write_text(kept, text)
+    atomic_write_text(kept, text, within=within)
     return kept
 
 
