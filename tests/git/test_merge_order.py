@@ -208,4 +208,3 @@ def test_doctor_lists_the_debates_it_rebuilds_newest_first(tmp_path: Path) -> No
         (debate_id, bob.council.usage(debate_id)[0]["at"]) for debate_id in made
     ]
     assert [e["id"] for e in json.loads(index.read_text(encoding="utf-8"))] == made[::-1]
-
