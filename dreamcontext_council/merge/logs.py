@@ -59,15 +59,19 @@ def merge_appended(
 
     Each side keeps its own order (an item's time is never taken as earlier than the item
     before it on its side). Between the sides the earlier item goes first; at the same
-    time, the one `order` ranks first, then the one whose text sorts first, so merging A
-    into B gives the same file as merging B into A.
+    time, the one `order` ranks first, then the one whose text sorts first, and the same
+    item at the same time on both sides is kept twice, together: merging A into B gives
+    the same file as merging B into A.
     """
     if ours[: len(base)] != base or theirs[: len(base)] != base:
         return None
     mine, other = _ranked(ours[len(base) :], order), _ranked(theirs[len(base) :], order)
     merged, i, j = list(base), 0, 0
     while i < len(mine) and j < len(other):
-        if other[j][1] < mine[i][1]:
+        if mine[i][1] == other[j][1]:  # the same entry at the same time on both: two events
+            merged += [mine[i][0], other[j][0]]
+            i, j = i + 1, j + 1
+        elif other[j][1] < mine[i][1]:
             merged.append(other[j][0])
             j += 1
         else:

@@ -195,6 +195,20 @@ def test_round_logs_merge_to_both_sides_additions_after_the_ancestor(
     assert dates == sorted(dates)
 
 
+@given(st.lists(log_entry, max_size=3), log_entries, log_entries)
+def test_round_logs_merge_the_same_both_ways_keeping_every_entry_each_side_added(
+    base: list[tuple[str, str]], ours: list[tuple[str, str]], theirs: list[tuple[str, str]]
+) -> None:
+    old, mine, other = _log(base), _log(base + ours), _log(base + theirs)
+    merged = merge_round_log(old, mine, other)
+    assert merged is not None
+    assert merge_round_log(old, other, mine) == merged
+    if mine == other:
+        return  # git takes a file both sides hold alike without asking the driver
+    added = [line[3:] for line in merged.split("\n") if line.startswith("## ")][len(base) :]
+    assert sorted(added) == sorted(f"{title} — {date}" for title, date in ours + theirs)
+
+
 usage_line = st.builds(
     lambda call, at: json.dumps({"call": call, "at": at, "outcome": "ok"}),
     st.text("0123456789abcdef", min_size=4, max_size=4),
