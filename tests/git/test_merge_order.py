@@ -208,3 +208,28 @@ def test_doctor_lists_the_debates_it_rebuilds_newest_first(tmp_path: Path) -> No
         (debate_id, bob.council.usage(debate_id)[0]["at"]) for debate_id in made
     ]
     assert [e["id"] for e in json.loads(index.read_text(encoding="utf-8"))] == made[::-1]
+
+
+def test_directives_queued_on_two_clones_merge_without_a_conflict(tmp_path: Path) -> None:
+    alice, bob, carol = team(tmp_path, "alice", "bob", "carol")
+    debate_id = shared_debate([alice, bob, carol])
+    alice.ok("question", debate_id, "risk-auditor", "What does the migration cost?")
+    alice.commit("a directive")
+    alice.git("push", "-q")
+    for clone in (bob, carol):
+        clone.ok("question", debate_id, "risk-auditor", "Steelman staying on Redis.")
+        clone.commit("a directive")
+
+    merged = bob.git("pull", "--no-rebase", "--no-edit", check=False)
+    rebased = carol.git("pull", "--rebase", check=False)
+
+    assert merged.returncode == 0, merged.stdout + merged.stderr
+    assert rebased.returncode == 0, rebased.stdout + rebased.stderr
+    context = bob.council.text(debate_id, "risk-auditor/context-and-persona.md")
+    directives = context.split("## Round 2 — Directives")[1]
+    assert [line for line in directives.split("\n") if line.startswith("- ")] == [
+        "- Steelman staying on Redis.",
+        "- What does the migration cost?",
+    ]
+    assert carol.council.text(debate_id, "risk-auditor/context-and-persona.md") == context
+    assert bob.council.proc("doctor").code == 0
