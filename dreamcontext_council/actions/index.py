@@ -213,5 +213,39 @@ def _checked_index(root: Root, *, trust_mtimes: bool = True) -> tuple[list[dict[
             seen.add(e["id"])
             kept.append(fresh.get(e["id"], e))
     added = [fresh[i] for i in fresh if i not in by_id]
-    added.sort(key=lambda e: (str(e.get("created_at") or ""), e["id"]), reverse=True)
+    added.sort(key=lambda e: _made_at(root, folders[e["id"]], e), reverse=True)
     return [*added, *kept], False
+
+
+def _made_at(root: Root, debate_md: str, entry: dict[str, Any]) -> tuple[str, str, str]:
+    """When a debate the index does not list yet was made, to list it among the others
+    newest first as `new` would have: its `created_at` day, the earliest time of that day
+    its round-log.md or usage.jsonl records (debate.md keeps only the day), then its id."""
+    from dreamcontext_council.rules.roundlog import logged_time
+
+    day = str(entry.get("created_at") or "")
+    folder = Path(debate_md).parent
+    times = []
+    for name in ("round-log.md", "usage.jsonl"):
+        try:
+            lines = read_text(folder / name, within=root.council).split("\n")
+        except (OSError, FormatError):
+            continue
+        for line in lines:
+            when = logged_time(line) if line.startswith("## ") else _usage_time(line)
+            if when[0] == day and when[1]:
+                # A time to the second (a report submission's) stands for all of that
+                # second: it sorts after the times to the millisecond within it.
+                times.append(when[1] if "." in when[1] else f"{when[1]}~")
+                break  # both files are written in time order: the first is the earliest
+    return day, min(times, default=""), entry["id"]
+
+
+def _usage_time(line: str) -> tuple[str, str]:
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return "", ""
+    at = record.get("at") if isinstance(record, dict) else None
+    day, _, time = at.partition("T") if isinstance(at, str) else ("", "", "")
+    return day, time.removesuffix("Z")

@@ -109,6 +109,15 @@ class DebateSnapshot:
                 for p in self.personas
             },
             claims,
+            decided=self.decided,
+        )
+
+    @property
+    def decided(self) -> bool:
+        """Whether the debate has its verdict: every planned round done, or past the rounds."""
+        status = self.debate.status
+        return status.phase in ("synthesizing", "complete") or (
+            status.phase == "round_complete" and status.round >= self.debate.rounds_planned
         )
 
     def solo_answer(self) -> SoloAnswer | None:

@@ -65,7 +65,10 @@ def git_setup(as_json: bool) -> None:
 
 @click.command("merge-driver", hidden=True)
 @click.argument(
-    "kind", type=click.Choice(["index", "verdicts", "debate", "round-log", "usage", "report"])
+    "kind",
+    type=click.Choice(
+        ["index", "verdicts", "debate", "round-log", "usage", "report", "context"]
+    ),  # the kinds of merge/driver.py's DRIVERS (a test keeps them in step)
 )
 @click.argument("base", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("ours", type=click.Path(dir_okay=False, path_type=Path))

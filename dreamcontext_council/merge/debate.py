@@ -3,18 +3,25 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Callable
+from functools import reduce
 from typing import Any
 
 from dreamcontext_council.errors import FormatError
 from dreamcontext_council.folder import frontmatter_io
 from dreamcontext_council.merge import MISSING, Conflict, merge_keyed, merge_list, unchanged_side
-from dreamcontext_council.rules.debate import Status, parse_debate
+from dreamcontext_council.merge.logs import When, merge_appended
+from dreamcontext_council.rules.debate import Status, append_fact, parse_debate
+from dreamcontext_council.rules.markdown import find_section
 
 # The body's three versions in, the merged body out (None: a conflict).
 BodyMerge = Callable[[str, str, str], "str | None"]
 
 _PHASES = ("running", "round_complete")
+_FACTS = "Constraints & Known Facts"
+# An injected fact names the round it was injected in: `- **[Interlude R<n>]** <fact>`.
+_FACT_ROUND = re.compile(r"- \*\*\[Interlude R(\d{1,6})\]\*\*")
 
 
 def status_rank(text: str) -> tuple[int, ...]:
@@ -79,3 +86,33 @@ def _later_field(key: str, base: Any, ours: Any, theirs: Any) -> Any:
 
 def _whole(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def merge_facts(base: str, ours: str, theirs: str) -> str | None:
+    """The body of debate.md when each side only added facts (`inject`) since the ancestor:
+    the ancestor's body with both sides' new fact bullets, by the round they were injected
+    in. A fact added on both sides in the same round is kept once (`inject` writes a fact
+    once). None when a side changed anything else (git then merges the lines).
+    """
+    old = _fact_bullets(base)
+    added = []
+    for side in (ours, theirs):
+        bullets = _fact_bullets(side)
+        new = bullets[len(old) :]
+        if bullets[: len(old)] != old or reduce(append_fact, new, base) != side:
+            return None
+        added.append(new)
+    mine, other = added
+    merged = merge_appended([], mine, [b for b in other if b not in mine], _fact_order)
+    return None if merged is None else reduce(append_fact, merged, base)
+
+
+def _fact_bullets(body: str) -> list[str]:
+    found = find_section(body, 2, _FACTS)
+    lines = found.body.split("\n") if found else []
+    return [line for line in lines if line.startswith("- ")]
+
+
+def _fact_order(bullet: str) -> tuple[When, str]:
+    found = _FACT_ROUND.match(bullet)
+    return ((found.group(1).zfill(6), "") if found else ("", "")), ""

@@ -15,8 +15,9 @@ from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
 
 from dreamcontext_council.merge import Driver
-from dreamcontext_council.merge.debate import merge_debate
+from dreamcontext_council.merge.debate import merge_debate, merge_facts
 from dreamcontext_council.merge.logs import merge_round_log, merge_usage
+from dreamcontext_council.merge.persona import merge_context
 from dreamcontext_council.merge.records import merge_index, merge_verdicts
 from dreamcontext_council.merge.report import merge_report
 
@@ -26,9 +27,14 @@ DRIVERS: dict[str, tuple[Driver, str, str]] = {
     "index": (merge_index, "council/index.json", "the union of the debates by id"),
     "verdicts": (merge_verdicts, "council/*/verdicts.json", "the union by (round, persona)"),
     "debate": (merge_debate, "council/*/debate.md", "the frontmatter field by field"),
-    "round-log": (merge_round_log, "council/*/round-log.md", "both sides' entries by date"),
+    "round-log": (merge_round_log, "council/*/round-log.md", "both sides' entries in time order"),
     "usage": (merge_usage, "council/*/usage.jsonl", "both sides' lines by time"),
     "report": (merge_report, "council/*/*/report.md", "both sides' entries, newest first"),
+    "context": (
+        merge_context,
+        "council/*/*/context-and-persona.md",
+        "the frontmatter field by field, both sides' directives",
+    ),
 }
 
 # The driver's exit code for "merged, a conflict left marked in the file". Not 1: that is
@@ -61,15 +67,22 @@ def merge_file(kind: str, base: Path, ours: Path, theirs: Path, path: str | None
         old, mine, other = (file.read_bytes().decode("utf-8") for file in (base, ours, theirs))
     except UnicodeDecodeError:
         return _git_merge_file(ours, base, theirs)
-    merged = (
-        merge_debate(old, mine, other, merge_body=merge_text)
-        if kind == "debate"
-        else merge(old, mine, other)
-    )
+    if kind == "debate":
+        merged = merge_debate(old, mine, other, merge_body=merge_body)
+    elif kind == "context":
+        merged = merge_context(old, mine, other, merge_body=merge_text)
+    else:
+        merged = merge(old, mine, other)
     if merged is None:
         return _git_merge_file(ours, base, theirs)
     ours.write_bytes(merged.encode("utf-8"))
     return True
+
+
+def merge_body(base: str, ours: str, theirs: str) -> str | None:
+    """debate.md's body: both sides' injected facts, or else git's line merge."""
+    merged = merge_facts(base, ours, theirs)
+    return merge_text(base, ours, theirs) if merged is None else merged
 
 
 def merge_text(base: str, ours: str, theirs: str) -> str | None:

@@ -9,7 +9,8 @@ Measured from the folder alone, with no model call:
   notes that this answer names and none of its earlier answers did);
 - the *new-content share* of a round is the share of its normalised sentences that no
   earlier round held; a round after the first under 10% raises "diminishing returns";
-- *anchoring*: the final verdict (the last round's leading stance) equals the round-1 majority.
+- *anchoring*: the final verdict (the last round's leading stance) equals the round-1 majority;
+  measured once the debate has a verdict (its planned rounds are done), never mid-round.
 
 Everything here is pure.
 """
@@ -96,6 +97,8 @@ class DebateMeasures:
     novelty: list[RoundNovelty] = field(default_factory=list)
     round1_majority: str | None = None
     final_stance: str | None = None
+    decided: bool = True
+    """Whether the debate has its verdict (its planned rounds are done)."""
 
     @property
     def conformity_flips(self) -> list[Flip]:
@@ -107,8 +110,8 @@ class DebateMeasures:
 
     @property
     def anchored(self) -> bool | None:
-        """Whether the final verdict is the round-1 majority; None before any verdict."""
-        if self.round1_majority is None or self.final_stance is None:
+        """Whether the final verdict is the round-1 majority; None before the verdict."""
+        if not self.decided or self.round1_majority is None or self.final_stance is None:
             return None
         return self.final_stance == self.round1_majority
 
@@ -117,7 +120,8 @@ class DebateMeasures:
         return [n.round for n in self.novelty if n.diminishing]
 
     def lines(self) -> list[str]:
-        """The measures as short plain lines, for the board, the report and the dashboard."""
+        """The measures as short plain lines, for the board, the report and the dashboard;
+        anchoring only once there is a verdict."""
         conformity = self.conformity_flips
         flips = f"Flips: {len(self.flips)}, conformity flips: {len(conformity)}"
         if self.flips:
@@ -130,8 +134,8 @@ class DebateMeasures:
             rounds = ", ".join(str(r) for r in self.diminishing_rounds)
             novelty += f" — diminishing returns (under 10% new) in round {rounds}"
         if self.anchored is None:
-            anchoring = "Anchoring: no verdicts yet"
-        elif self.anchored:
+            return [flips, novelty]
+        if self.anchored:
             anchoring = (
                 f"Anchoring: the verdict {self.final_stance} is the round-1 majority "
                 "(debate did not change the outcome)"
@@ -169,12 +173,15 @@ def measure(
     answers: Mapping[str, Mapping[int, str]],
     research: Mapping[str, Sequence[str]] | None = None,
     ledger: Iterable[Mapping[str, Any]] | None = None,
+    *,
+    decided: bool = True,
 ) -> DebateMeasures:
     """The measures of a debate.
 
     `answers`: persona → round → report entry text; `research`: persona → the topics and
     slugs of its research notes; `ledger`: the claims of claims.json (kept and dropped),
-    or None when the debate has no ledger yet."""
+    or None when the debate has no ledger yet; `decided`: False while the debate has no
+    verdict yet (a round still being answered), when anchoring is not measured."""
     research = research or {}
     ledger_claims = None if ledger is None else list(ledger)
     last = verdicts.last_round()
@@ -211,6 +218,7 @@ def measure(
         novelty,
         majority(verdicts.round(1)),
         metrics.leading(verdicts.round(last)) if last else None,
+        decided,
     )
 
 

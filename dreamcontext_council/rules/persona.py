@@ -84,6 +84,13 @@ class PersonaContext:
         return True
 
 
+def directive_rounds(body: str) -> list[int]:
+    """The rounds a context body has Directives sections for, in the order they appear."""
+    found = (_DIRECTIVES.fullmatch(normalize_title(s.title)) for s in sections(body, 2))
+    rounds = (bounded_round(m.group(1)) for m in found if m)
+    return list(dict.fromkeys(n for n in rounds if n is not None))
+
+
 def parse_context(text: str, where: str = "context-and-persona.md") -> PersonaContext:
     """Parse a persona's context file."""
     meta, body = frontmatter_io.parse(text, where)

@@ -7,6 +7,9 @@ import re
 from dreamcontext_council.rules.debate import bounded_round
 from dreamcontext_council.rules.markdown import headings
 
+# The time in an entry's heading: after an em dash, a `YYYY-MM-DD` day (the Node tool's
+# form) or a UTC time `YYYY-MM-DDTHH:MM:SS[.fff]Z` (a report submission's).
+_LOGGED_TIME = re.compile(r" — (\d{4}-\d{2}-\d{2})(?:T(\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)Z?)?(?!\S)")
 _STARTED = re.compile(r"round (\d+) started", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
 SUMMARY_LINE_LIMIT = 240
@@ -21,6 +24,13 @@ def append_entry(log: str, heading: str, bullets: list[str]) -> str:
     """The log with one `## heading` entry and its bullets added at the end."""
     entry = "\n".join([f"## {heading}", *(f"- {b}" for b in bullets)])
     return f"{log.rstrip()}\n\n{entry}\n"
+
+
+def logged_time(heading: str) -> tuple[str, str]:
+    """When the entry with this heading happened, as (day, time of day): the last time
+    the heading names, "" for a part it does not write (a day alone, or no time at all)."""
+    found = _LOGGED_TIME.findall(heading)
+    return (found[-1][0], found[-1][1]) if found else ("", "")
 
 
 def has_heading(log: str, heading: str) -> bool:

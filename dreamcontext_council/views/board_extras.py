@@ -56,8 +56,8 @@ def _wrapped(label: str, text: str) -> list[str]:
 
 
 def measure_lines(measures: DebateMeasures) -> list[str]:
-    """FLIPS, NEW and ANCHOR rows, once a round has verdicts."""
-    if measures.anchored is None:
+    """FLIPS and NEW rows once a round has answers or verdicts, ANCHOR once there is a verdict."""
+    if not measures.novelty:
         return []
     flips = f"{len(measures.flips)} · conformity {len(measures.conformity_flips)}"
     if measures.flippers:
@@ -65,9 +65,12 @@ def measure_lines(measures: DebateMeasures) -> list[str]:
     novelty = " · ".join(f"r{n.round} {round(100 * n.share)}%" for n in measures.novelty)
     if measures.diminishing_rounds:
         novelty += " · diminishing returns"
+    rows = [f"FLIPS    {flips}", f"NEW      {novelty}"]
+    if measures.anchored is None:
+        return rows
     anchor = (
         f"verdict {measures.final_stance} = round-1 majority"
         if measures.anchored
         else f"verdict {measures.final_stance} ≠ round-1 majority {measures.round1_majority}"
     )
-    return [f"FLIPS    {flips}", f"NEW      {novelty}", f"ANCHOR   {anchor}"]
+    return [*rows, f"ANCHOR   {anchor}"]

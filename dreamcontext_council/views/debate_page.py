@@ -410,7 +410,7 @@ def build_debate_page(snapshot: DebateSnapshot, *, on_demand: bool = False) -> D
         run_state=run.state if run else "",
         run_line=run.line() if run else "",
         on_demand=on_demand,
-        measures=measures.lines() if (measures := snapshot.measures()).anchored is not None else [],
+        measures=measures.lines() if (measures := snapshot.measures()).novelty else [],
         solo=solo.line() if (solo := snapshot.solo_comparison()) else "",
         solo_lacking=solo.lacking if solo else [],
     )

@@ -165,6 +165,27 @@ def test_max_calls_zero_calls_nothing(council: Council) -> None:
     assert council.usage(result.json()["id"]) == []
 
 
+def test_a_resume_whose_recorded_budget_allows_no_call_says_so_and_writes_nothing(
+    council: Council,
+) -> None:
+    first = council("run", "--topic", TOPIC, "--rounds", "2", "--max-calls", "0", "--json")
+    assert first.code == 0, first.err
+    debate_id = first.json()["id"]
+    assert council.meta(debate_id)["run"]["max_calls"] == 0  # recorded: it travels with git
+    before = council.tree()
+
+    again = council("run", debate_id)
+
+    assert again.code == 2
+    [line] = again.err.strip().splitlines()
+    assert "--max-calls 0 (recorded by an earlier run) allows none" in line, line
+    assert f"`dreamcontext council run {debate_id} --max-calls N`" in line, line
+    assert council.tree() == before
+    raised = council("run", debate_id, "--max-calls", "100")
+    assert raised.code == 0, raised.err
+    assert council.status(debate_id) == "complete"
+
+
 def test_a_pending_line_is_fsynced_and_the_line_settling_it_is_not(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -9,17 +9,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import click
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from dreamcontext_council.folder import frontmatter_io
-from dreamcontext_council.merge.debate import merge_debate, status_rank
+from dreamcontext_council.merge.debate import merge_debate, merge_facts, status_rank
 from dreamcontext_council.merge.driver import DRIVERS
 from dreamcontext_council.merge.logs import merge_round_log, merge_usage
 from dreamcontext_council.merge.records import merge_index, merge_verdicts
 from dreamcontext_council.rules import roundlog
-from dreamcontext_council.rules.debate import parse_debate
+from dreamcontext_council.rules.debate import append_fact, parse_debate
 from dreamcontext_council.rules.report import RoundEntry, parse_report, render_report
 from dreamcontext_council.rules.verdicts import Verdict, Verdicts, parse_verdicts, render_verdicts
 
@@ -195,6 +196,20 @@ def test_round_logs_merge_to_both_sides_additions_after_the_ancestor(
     assert dates == sorted(dates)
 
 
+@given(st.lists(log_entry, max_size=3), log_entries, log_entries)
+def test_round_logs_merge_the_same_both_ways_keeping_every_entry_each_side_added(
+    base: list[tuple[str, str]], ours: list[tuple[str, str]], theirs: list[tuple[str, str]]
+) -> None:
+    old, mine, other = _log(base), _log(base + ours), _log(base + theirs)
+    merged = merge_round_log(old, mine, other)
+    assert merged is not None
+    assert merge_round_log(old, other, mine) == merged
+    if mine == other:
+        return  # git takes a file both sides hold alike without asking the driver
+    added = [line[3:] for line in merged.split("\n") if line.startswith("## ")][len(base) :]
+    assert sorted(added) == sorted(f"{title} — {date}" for title, date in ours + theirs)
+
+
 usage_line = st.builds(
     lambda call, at: json.dumps({"call": call, "at": at, "outcome": "ok"}),
     st.text("0123456789abcdef", min_size=4, max_size=4),
@@ -297,3 +312,40 @@ def test_the_driver_leaves_a_side_it_cannot_read_to_gits_line_merge(
     # git's line merge took both changes, as without the driver: nothing was guessed.
     assert done.returncode == 0, done.stderr
     assert paths[1].read_text() == "<<<<<<< a hand merge left this\n" + ours
+
+
+def test_the_merge_driver_command_takes_every_kind_git_setup_registers() -> None:
+    from dreamcontext_council.cli.git import merge_driver
+
+    [kind] = [p for p in merge_driver.params if p.name == "kind"]
+    assert isinstance(kind.type, click.Choice)
+    assert sorted(kind.type.choices) == sorted(DRIVERS)
+
+
+FACTS_BODY = "## Question\n\nAdopt Rust?\n\n## Constraints & Known Facts\n\n- Budget is fixed\n"
+fact = st.tuples(st.integers(0, 3), st.sampled_from(("Postgres runs.", "Two know Rust.", "X")))
+
+
+@given(st.lists(fact, max_size=3, unique=True), st.lists(fact, max_size=3, unique=True))
+def test_facts_injected_on_both_sides_merge_by_round_the_same_both_ways(
+    ours: list[tuple[int, str]], theirs: list[tuple[int, str]]
+) -> None:
+    def body(facts: list[tuple[int, str]]) -> str:
+        text = FACTS_BODY
+        for number, text_of in sorted(facts):  # `inject` runs as the rounds go on
+            text = append_fact(text, f"- **[Interlude R{number}]** {text_of}")
+        return text
+
+    merged = merge_facts(FACTS_BODY, body(ours), body(theirs))
+    assert merged is not None
+    assert merge_facts(FACTS_BODY, body(theirs), body(ours)) == merged
+    bullets = [line for line in merged.split("\n") if line.startswith("- **[Interlude")]
+    assert sorted(bullets) == sorted({f"- **[Interlude R{n}]** {t}" for n, t in ours + theirs})
+    rounds = [int(b.split("R", 1)[1].split("]", 1)[0]) for b in bullets]
+    assert rounds == sorted(rounds)
+
+
+def test_a_body_changed_beyond_its_facts_is_left_to_git() -> None:
+    ours = append_fact(FACTS_BODY, "- **[Interlude R1]** Postgres runs.")
+    theirs = FACTS_BODY.replace("Adopt Rust?", "Adopt Go?")
+    assert merge_facts(FACTS_BODY, ours, theirs) is None

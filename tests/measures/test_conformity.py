@@ -7,6 +7,8 @@ from collections.abc import Mapping
 import pytest
 from debate_story import Chair, Runner, entry
 
+from dreamcontext_council.actions.snapshot import load_snapshot
+from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.rules.conformity import measure, normalised_sentences
 from dreamcontext_council.rules.verdicts import Verdict, Verdicts
 
@@ -129,3 +131,41 @@ def test_anchoring_is_false_when_the_debate_moved_the_verdict() -> None:
 def test_sentences_are_normalised() -> None:
     text = "### Position\nWe **back** A, firmly!  Short one.\n```\n- We back a firmly"
     assert normalised_sentences(text) == {"we back a firmly"}
+
+
+def test_anchoring_is_shown_only_once_the_debate_has_its_verdict(
+    chair: Chair, cli: Runner, root: Root
+) -> None:
+    debate_id = chair.new(personas=("a", "b", "c", "d"), options="A=Migrate,B=Stay", rounds=2)
+
+    def answer(number: int, votes: Mapping[str, str]) -> None:
+        for slug, stance in votes.items():
+            chair.ok(
+                "verdict", debate_id, slug, str(number), "--stance", stance,
+                "--conviction", "60", "--headline", f"{slug} backs {stance}",
+            )  # fmt: skip
+            chair.ok(
+                "report", "append", debate_id, slug, "--round", str(number),
+                input=entry(f"{slug} backs {stance} in round {number}."),
+            )  # fmt: skip
+
+    def anchor_shown() -> bool:
+        board = cli("board", debate_id, "--json").json()["measures"]
+        rows = cli("board", debate_id, "--plain").out
+        lines = load_snapshot(root, debate_id).measures().lines()
+        assert "FLIPS" in rows and "NEW      r1 100%" in rows  # the other measures show
+        shown = [board["anchored"] is not None, "ANCHOR" in rows, "Anchoring" in str(lines)]
+        assert len(set(shown)) == 1, shown
+        return shown[0]
+
+    chair.ok("round", "start", debate_id, "1")
+    answer(1, {"a": "B", "b": "B"})  # two of four answers in round 1
+    assert not anchor_shown()
+    answer(1, {"c": "A", "d": "B"})
+    chair.ok("round", "end", debate_id, "1")
+    assert not anchor_shown()  # round 1 of 2 done: still no verdict
+    chair.ok("round", "start", debate_id, "2")
+    answer(2, {"a": "B", "b": "B", "c": "B", "d": "B"})
+    chair.ok("round", "end", debate_id, "2")
+    assert anchor_shown()
+    assert "ANCHOR   verdict B = round-1 majority" in cli("board", debate_id, "--plain").out

@@ -141,6 +141,8 @@ async def launch(
             result["would_fail"] = would_fail
             result["message"] += f"\nWould fail: {would_fail}"
         return result
+    if files is not None:
+        _refuse_spent_budget(files, request, previous)
     if any(m.provider == "scripted" for m in models) and not request.quiet:
         # "No API key" only when that is why: a key is set and a persona chose scripted.
         offline = parse_model(default_model(request.env)).provider == "scripted"
@@ -239,6 +241,20 @@ async def launch(
         "calls": outcome.calls,
         "cost_usd": round(outcome.cost, 6),
     }
+
+
+def _refuse_spent_budget(files: DebateFiles, request: Launch, previous: RunSettings) -> None:
+    """A resume whose --max-calls allows no call stops here, before it writes a prompt
+    record for a call it would never make (the limit is recorded, so it holds on every
+    resume and every clone until a run raises it)."""
+    debate = files.debate()
+    if request.max_calls != 0 or (debate.status.phase == "complete" and not request.resynthesize):
+        return
+    where = "recorded by an earlier run" if previous.max_calls == 0 else "given"
+    raise UsageError(
+        f"{files.id} has no model call left: --max-calls 0 ({where}) allows none; run "
+        f"`dreamcontext council run {files.id} --max-calls N` with N above 0 to go on."
+    )
 
 
 def _research(
