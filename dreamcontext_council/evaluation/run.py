@@ -103,17 +103,12 @@ class Evaluation:
         self.settings = settings
         self.echo = echo
         self.prices = load_prices(None)
-        concurrency = (
-            {n: settings.concurrency for n in ("anthropic", "openai", "command", "scripted")}
-            if settings.concurrency
-            else {}
-        )
         self.providers = CountingProviders(
-            ProviderSettings(
-                timeout_s=settings.timeout if settings.timeout is not None else DEFAULT_TIMEOUT,
-                max_retries=settings.retries if settings.retries is not None else DEFAULT_RETRIES,
-                concurrency=concurrency,
-                base_urls={"openai": settings.base_url} if settings.base_url else {},
+            ProviderSettings.for_run(
+                settings.timeout if settings.timeout is not None else DEFAULT_TIMEOUT,
+                settings.retries if settings.retries is not None else DEFAULT_RETRIES,
+                settings.concurrency,
+                settings.base_url,
             ),
             env=settings.env,
         )

@@ -27,14 +27,17 @@ MODEL_FIELDS = ("model", "check_model", "synth_model", "baseline_model")
 """Every setting of `RunSettings` that names a model, in one place.
 
 A debate folder may come from someone else, so each of these is checked for consent
-(engine/providers/consent.py) and settled on a resume (engine/setup/remembered.py). A new setting that
-names a model goes here, or a `command:` recorded in it would run unasked; a test fails
-until it does."""
+(engine/providers/consent.py) and resolved into the run's plan, its seats, on a resume
+(engine/setup/plan.py). A new setting that names a model goes here, or a `command:`
+recorded in it would run unasked; a test fails until it does."""
 
 
 @dataclass(frozen=True)
 class RunSettings:
     """The settings one run used; None where the run left the choice to its default.
+
+    A view of the run's plan (`RunPlan.recorded()`, engine/protocol/plan.py), never
+    filled another way, and read back into the next run's plan.
 
     `model` is the model of every persona that names none; `base_url_secret` is true
     when the `--base-url` given carried credentials, which are not stored.

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from filelock import FileLock, Timeout
@@ -20,26 +18,21 @@ from dreamcontext_council.actions import closing
 from dreamcontext_council.actions.files import DebateFiles, today
 from dreamcontext_council.actions.live_state import refresh_live, throttled_submissions
 from dreamcontext_council.actions.rounds import absences, end_round, missing_reports, start_round
-from dreamcontext_council.engine.model_calls.accounting import (
-    Budget,
-    BudgetReached,
-    Ledger,
-    PriceTable,
-)
+from dreamcontext_council.engine.model_calls.accounting import BudgetReached, Ledger
 from dreamcontext_council.engine.model_calls.caller import Caller
 from dreamcontext_council.engine.model_calls.progress import Progress
 from dreamcontext_council.engine.prompting.synthesis_input import CompressionSettings
 from dreamcontext_council.engine.protocol import convergence as conv
-from dreamcontext_council.engine.protocol.answer_cap import DEFAULT_MAX_ANSWER_KB
 from dreamcontext_council.engine.protocol.only import only_round
 from dreamcontext_council.engine.protocol.pairing import new_seed
+from dreamcontext_council.engine.protocol.plan import RunPlan
 from dreamcontext_council.engine.protocol.rounds import (
     CROSS_EXAM_DIRECTIVE,
     RoundRunner,
     cross_exam_pairs,
 )
 from dreamcontext_council.engine.protocol.synthesis import Synthesizer
-from dreamcontext_council.engine.providers.models import default_model, parse_model
+from dreamcontext_council.engine.providers.models import parse_model
 from dreamcontext_council.engine.providers.registry import ProviderSet
 from dreamcontext_council.errors import ProviderError, RunStopped, StateError
 from dreamcontext_council.folder.leftovers import remove_leftover_staging, remove_leftover_temps
@@ -63,29 +56,6 @@ LIVE_REFRESH_S = 0.5
 
 
 @dataclass
-class RunOptions:
-    """How to run: models, limits and stops."""
-
-    model: str | None = None  # for personas that name none
-    check_model: str | None = None
-    synth_model: str | None = None
-    compact: bool = False
-    early_stop: bool = False  # 90% twice in a row ends the debating without asking the check
-    max_cost: float | None = None
-    max_calls: int | None = None
-    promote: bool = False
-    resynthesize: bool = False
-    prices: PriceTable = field(default_factory=PriceTable)
-    env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
-    max_answer_kb: int = DEFAULT_MAX_ANSWER_KB
-    only: list[str] | None = None  # answer only these personas of the running round, then stop
-    cancelled_as: str = "interrupted by Ctrl-C"  # run.json's reason when the run is cancelled
-    shared_budget: Budget | None = None  # limits shared with other runs (an eval's)
-    baseline: bool = False  # before round 1, one solo answer (baseline.md)
-    baseline_model: str | None = None  # default: the synthesis model
-
-
-@dataclass
 class RunOutcome:
     """Where the run stopped and why: complete, interlude, budget."""
 
@@ -98,31 +68,34 @@ class RunOutcome:
 
 
 class CouncilRun:
-    """One invocation of `run` on one debate."""
+    """One invocation of `run` on one debate, as its plan says (engine/protocol/plan.py)."""
 
     def __init__(
         self,
         root: Root,
         debate_id: str,
-        options: RunOptions,
+        plan: RunPlan,
         providers: ProviderSet,
         progress: Progress,
     ) -> None:
         self.root = root
         self.files = DebateFiles(root, debate_id)
-        self.options = options
-        self.default_model = options.model or default_model(options.env)
+        self.plan = plan
+        self.flags = plan.flags
+        self.seats = plan.seats
+        self.default_model = plan.seats.model
+        limits = plan.limits
         self.ledger = Ledger(
             self.files.paths.usage,
-            options.prices,
-            options.max_cost,
-            options.max_calls,
-            options.shared_budget,
+            limits.prices,
+            limits.max_cost,
+            limits.max_calls,
+            limits.shared_budget,
             within=root.path,
         )
         self.caller = Caller(providers, self.ledger, progress)
         self.progress = progress
-        self.compression = CompressionSettings()
+        self.compression: CompressionSettings = plan.compression.settings()
         self.research: ResearchSession | None = None
 
     @property
@@ -177,7 +150,7 @@ class CouncilRun:
                 reason,
             ) from exc
         except (asyncio.CancelledError, KeyboardInterrupt):
-            self._record_stop(record, self.options.cancelled_as)
+            self._record_stop(record, self.plan.cancelled_as)
             raise
         except BaseException as exc:
             self._record_stop(record, shorten_at_word(str(exc) or type(exc).__name__))
@@ -212,11 +185,11 @@ class CouncilRun:
     async def _drive(self) -> RunOutcome:
         """Loop over the state machine until the debate completes or a stop is due."""
         self._check_models()
-        if self.options.resynthesize:
+        if self.flags.resynthesize:
             self._synthesizer().reopen()
         try:
-            if self.options.only is not None:
-                return await self._answer_only(self.options.only)
+            if self.flags.only is not None:
+                return await self._answer_only(list(self.flags.only))
             await self._solo_answer()
             while True:
                 debate = self.files.debate()
@@ -257,11 +230,7 @@ class CouncilRun:
         debate = self.files.debate()
         for slug in debate.personas:
             parse_model(self.files.context(slug).model or self.default_model)
-        for name in (
-            self.options.check_model,
-            self.options.synth_model,
-            self.options.baseline_model,
-        ):
+        for name in (self.seats.check_model, self.seats.synth_model, self.seats.baseline_model):
             if name:
                 parse_model(name)
 
@@ -269,7 +238,7 @@ class CouncilRun:
         """`--baseline`: the solo answer, once, before the debate is complete."""
         from dreamcontext_council.engine.protocol.baseline import SoloBaseline
 
-        if not self.options.baseline or self.files.debate().status.phase == "complete":
+        if not self.flags.baseline or self.files.debate().status.phase == "complete":
             return
         solo = SoloBaseline(self.files, self.caller, self._baseline_model(), self._attachments())
         if solo.written():
@@ -278,7 +247,7 @@ class CouncilRun:
         await solo.run()
 
     def _baseline_model(self) -> str:
-        return self.options.baseline_model or self._synth_model()
+        return self.seats.baseline()
 
     def _synthesizer(self) -> Synthesizer:
         return Synthesizer(
@@ -287,7 +256,7 @@ class CouncilRun:
             self.caller,
             self._synth_model(),
             self.compression,
-            self.options.max_answer_kb,
+            self.plan.limits.answer_kb(),
         )
 
     def _synthesis_written(self) -> bool:
@@ -301,10 +270,10 @@ class CouncilRun:
         return "\n## Synthesis written" in log[begun:] and self.files.paths.final_report.exists()
 
     def _synth_model(self) -> str:
-        return self.options.synth_model or self.default_model
+        return self.seats.synthesis()
 
     def _check_model(self) -> str:
-        return self.options.check_model or self.options.synth_model or self.default_model
+        return self.seats.check()
 
     def _round_runner(self) -> RoundRunner:
         return RoundRunner(
@@ -313,7 +282,7 @@ class CouncilRun:
             self.caller,
             self.default_model,
             self._attachments(),
-            self.options.max_answer_kb,
+            self.plan.limits.answer_kb(),
             self._transcript_budget(),
             self.research,
         )
@@ -389,7 +358,7 @@ class CouncilRun:
         if number >= debate.rounds_planned:
             return "synthesis"
         if number >= 2:
-            if self.options.compact:
+            if self.flags.compact:
                 return "synthesis"
             if not await self._check(number):
                 return "synthesis"
@@ -409,7 +378,7 @@ class CouncilRun:
             self.progress,
             number,
             check_model=self._check_model(),
-            allow_early_stop=self.options.early_stop,
+            allow_early_stop=self.flags.early_stop,
         )
 
     def _interlude_message(self, number: int) -> str:
@@ -426,8 +395,8 @@ class CouncilRun:
         debate = self.files.debate()
         message = f"{self.id} is complete: {self.files.paths.final_report}"
         # A new report replaces what an earlier promotion copied, or the doc would go stale.
-        rewrite = self.options.resynthesize and debate.promoted is not None
-        if self.options.promote or rewrite:
+        rewrite = self.flags.resynthesize and debate.promoted is not None
+        if self.flags.promote or rewrite:
             promotion = (
                 closing.promote_again(self.root, self.id)
                 if rewrite

@@ -16,7 +16,7 @@ from dreamcontext_council.engine.providers.base import (
 )
 from dreamcontext_council.engine.providers.keys import answer_keys, hide_keys
 from dreamcontext_council.engine.providers.limits import CallLimits
-from dreamcontext_council.engine.providers.models import ModelSpec
+from dreamcontext_council.engine.providers.models import PROVIDERS, ModelSpec
 from dreamcontext_council.engine.providers.retry import RetryPolicy
 from dreamcontext_council.engine.providers.sdk_provider import chosen_http_stack
 from dreamcontext_council.errors import UsageError
@@ -39,6 +39,18 @@ class ProviderSettings:
     max_retries: int = 4
     concurrency: Mapping[str, int] = field(default_factory=dict)
     base_urls: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def for_run(
+        cls, timeout: float, retries: int, concurrency: int | None, base_url: str | None
+    ) -> ProviderSettings:
+        """A run's settings: one concurrency limit for every provider, `base_url` for openai."""
+        return cls(
+            timeout_s=timeout,
+            max_retries=retries,
+            concurrency=dict.fromkeys(PROVIDERS, concurrency) if concurrency else {},
+            base_urls={"openai": base_url} if base_url else {},
+        )
 
     def key(self) -> tuple[Any, ...]:
         """A hashable summary, for caching provider sets per settings."""

@@ -1,10 +1,15 @@
-"""From the `run` command's options to a finished (or paused) run."""
+"""From the `run` command's options to a finished (or paused) run.
+
+`launch` checks the request and resolves it into the run's plan (engine/setup/plan.py);
+`run_plan` asks consent, runs the pre-flight, prints the estimate of a `--dry-run` or
+records the plan in debate.md, then runs it. Nothing after `_planned` reads the request.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import AsyncExitStack, contextmanager
 from dataclasses import replace
 from typing import Any
@@ -16,14 +21,15 @@ from dreamcontext_council.engine.model_calls.accounting import (
     load_prices,
 )
 from dreamcontext_council.engine.model_calls.progress import make_progress
-from dreamcontext_council.engine.protocol.answer_cap import DEFAULT_MAX_ANSWER_KB
 from dreamcontext_council.engine.protocol.only import only_round, parse_only
-from dreamcontext_council.engine.protocol.run import RUN_LOCK_NAME, CouncilRun, RunOptions
+from dreamcontext_council.engine.protocol.plan import RunPlan
+from dreamcontext_council.engine.protocol.run import RUN_LOCK_NAME, CouncilRun
 from dreamcontext_council.engine.providers import consent
 from dreamcontext_council.engine.providers.models import default_model, parse_model
-from dreamcontext_council.engine.providers.registry import ProviderSet, ProviderSettings
+from dreamcontext_council.engine.providers.registry import ProviderSet
 from dreamcontext_council.engine.research import session as research
 from dreamcontext_council.engine.setup import remembered
+from dreamcontext_council.engine.setup.plan import resolve
 from dreamcontext_council.engine.setup.preflight import ModelUse, model_uses
 from dreamcontext_council.engine.setup.preflight import check as check_providers
 from dreamcontext_council.engine.setup.request import Launch
@@ -35,13 +41,7 @@ from dreamcontext_council.errors import (
 )
 from dreamcontext_council.folder.paths import Root, require_root, root_for_new
 from dreamcontext_council.rules.roster import PersonaSpec, check_roster_size, load_roster
-from dreamcontext_council.rules.run_settings import (
-    DEFAULT_RETRIES,
-    DEFAULT_TIMEOUT,
-    DEFAULT_WINDOW,
-    MODEL_FIELDS,
-    RunSettings,
-)
+from dreamcontext_council.rules.run_settings import DEFAULT_TIMEOUT
 
 SCRIPTED_NOTICE = (
     "No API key is set (ANTHROPIC_API_KEY, OPENAI_API_KEY): running on the built-in scripted "
@@ -54,22 +54,6 @@ SCRIPTED_SOME_NOTICE = (
 AUTO_COUNT = 4
 
 
-def _provider_set(request: Launch) -> ProviderSet:
-    concurrency = (
-        {name: request.concurrency for name in ("anthropic", "openai", "command", "scripted")}
-        if request.concurrency
-        else {}
-    )
-    base_urls = {"openai": request.base_url} if request.base_url else {}
-    settings = ProviderSettings(
-        timeout_s=request.timeout if request.timeout is not None else DEFAULT_TIMEOUT,
-        max_retries=request.retries if request.retries is not None else DEFAULT_RETRIES,
-        concurrency=concurrency,
-        base_urls=base_urls,
-    )
-    return ProviderSet(settings, env=request.env)
-
-
 async def launch(
     request: Launch, echo: Callable[[str], None], shared: ProviderSet | None = None
 ) -> dict[str, Any]:
@@ -78,6 +62,13 @@ async def launch(
     With `shared`, calls go through those providers (their per-provider limits hold
     across every debate using them) and they stay open for the caller to close.
     """
+    plan, files = _planned(request)
+    return await run_plan(plan, files, echo, shared)
+
+
+def _planned(request: Launch) -> tuple[RunPlan, DebateFiles | None]:
+    """The request checked and resolved into the run's plan, before anything is written;
+    with the debate a resume runs (None: the plan makes a new one)."""
     from dreamcontext_council.engine.prompting.attachments import attachment_paths
     from dreamcontext_council.rules.grounding import check_attachments, preflight
 
@@ -101,11 +92,8 @@ async def launch(
         if not request.yes:
             preflight(topic, attached=bool(attachments))
     files: DebateFiles | None = None
-    made: str | None = None  # the debate this run made, taken back if refused before round 1
-    root: Root
     if request.debate_id:
-        root = require_root(request.root)
-        files = DebateFiles(root, request.debate_id)
+        files = DebateFiles(require_root(request.root), request.debate_id)
         debate = files.debate()
         # A link out of the debate among the attachments stops the run before any call.
         attached = attachment_paths(files)
@@ -117,105 +105,69 @@ async def launch(
                 attached=bool(debate.meta.get("attachments") or attached),
                 debate_id=debate.id,
             )
+    plan = resolve(
+        request,
+        files,
+        roster,
+        remembered.recorded(files),
+        prices=prices,
+        only=only,
+        options=options,
+        attachments=attachments,
+    )
+    return plan, files
+
+
+async def run_plan(
+    plan: RunPlan,
+    files: DebateFiles | None,
+    echo: Callable[[str], None],
+    shared: ProviderSet | None = None,
+) -> dict[str, Any]:
+    """Consent, pre-flight, the estimate or the record, then the run: all read `plan`."""
     # One pre-flight before anything is written: consent, keys, programs, servers.
-    named = _named_commands(request)
-    named_url = request.base_url  # else the folder's own, which needs consent (preflight)
-    previous = remembered.recorded(files)
-    tools_plan = _research(request, files, previous)
-    request = remembered.settle(request, previous)
-    if tools_plan is not None or request.no_tools:  # else what was recorded stays recorded
-        request = replace(request, tools=str(tools_plan.path) if tools_plan else None)
-    uses = model_uses(request, files, roster, previous)
-    if only is not None:
-        uses = [u for u in uses if u.who in {f"persona {slug}" for slug in only}]
-    would_fail = check_providers(request, files, uses, named, named_url)
-    providers = shared or _provider_set(request)
-    if tools_plan is not None and not request.resynthesize:
-        would_fail = _tool_less(providers, uses, would_fail, dry_run=request.dry_run)
+    tools_plan = plan.research.plan
+    if tools_plan is not None:
+        research.require_consent(files, tools_plan, plan.env)
+    uses = model_uses(plan, files)
+    would_fail = check_providers(plan, files, uses)
+    providers = shared or ProviderSet(plan.provider_settings(), env=plan.env)
+    if tools_plan is not None and not plan.flags.resynthesize:
+        would_fail = _tool_less(providers, uses, would_fail, dry_run=plan.flags.dry_run)
     models = [parse_model(use.model) for use in uses]
-    if request.dry_run:
+    if plan.flags.dry_run:
         from dreamcontext_council.engine.setup.estimate import estimate_run
 
-        result = estimate_run(request, files, roster, prices, previous)
+        result = estimate_run(plan, files)
         if would_fail:
             result["would_fail"] = would_fail
             result["message"] += f"\nWould fail: {would_fail}"
         return result
     if files is not None:
-        _refuse_spent_budget(files, request, previous)
-    if any(m.provider == "scripted" for m in models) and not request.quiet:
+        _refuse_spent_budget(files, plan)
+    if any(m.provider == "scripted" for m in models) and not plan.quiet:
         # "No API key" only when that is why: a key is set and a persona chose scripted.
-        offline = parse_model(default_model(request.env)).provider == "scripted"
+        offline = parse_model(default_model(plan.env)).provider == "scripted"
         echo(SCRIPTED_NOTICE if offline else SCRIPTED_SOME_NOTICE)
+    named = plan.consent.commands
     if files is not None:
-        consent.allow_commands(files, named, request.env)
-        consent.allow_base_url(files, named_url, request.env)
-        if tools_plan is not None:
-            research.allow(files, tools_plan, request.env)
-        remembered.record(files, request, previous, RUN_LOCK_NAME, only)
+        _allow(files, plan, named)
+        remembered.record(files, plan, RUN_LOCK_NAME)
+    made: str | None = None  # the debate this run made, taken back if refused before round 1
     try:
         if files is None:
-            assert request.topic is not None
-            root, created = root_for_new(request.root)
-            if created and not request.quiet:
-                echo(f"Created {root.path}.")
-            debate = convene.new_debate(
-                root,
-                request.topic,
-                rounds=request.rounds,
-                options=options,
-                interrupt=request.interrupt,
-                personas=roster,
-                attachments=attachments,
-                research=bool(request.tools),
-            )
-            files, made = DebateFiles(root, debate.id), debate.id
-            if not request.quiet:
-                echo(f"Debate {debate.id} created in {files.paths.folder}")
-            if request.on_created is not None:
-                request.on_created(debate.id)
-            if request.personas_spec == "auto":
-                with _resumable(files.id), convene.taken_back_if_refused(root, made):
-                    await _auto_personas(root, files, request, providers, prices, echo)
+            files, made = await _new_debate(plan, providers, echo)
             # Naming the roster file or the command on the command line was the consent.
-            consent.allow_commands(
-                files, [*named, *(c.command for c in consent.folder_commands(files))], request.env
-            )
-            consent.allow_base_url(files, named_url, request.env)
-            if tools_plan is not None:
-                research.allow(files, tools_plan, request.env)
-            remembered.record(files, request, previous, RUN_LOCK_NAME)
-        progress = request.progress or make_progress(quiet=request.quiet, tty=request.tty)
-        run_options = RunOptions(
-            model=request.model,
-            check_model=request.check_model,
-            synth_model=request.synth_model,
-            compact=request.compact,
-            early_stop=request.early_stop,
-            baseline=request.baseline,
-            baseline_model=request.baseline_model,
-            max_cost=request.max_cost,
-            max_calls=request.max_calls,
-            promote=request.promote,
-            resynthesize=request.resynthesize,
-            prices=prices,
-            env=request.env,
-            max_answer_kb=request.max_answer_kb or DEFAULT_MAX_ANSWER_KB,
-            only=only,
-            cancelled_as=request.cancelled_as,
-            shared_budget=request.shared_budget,
-        )
-        from dreamcontext_council.engine.prompting.synthesis_input import CompressionSettings
-
-        runner = CouncilRun(root, files.id, run_options, providers, progress)
-        runner.compression = CompressionSettings(
-            gate_chars=request.gate, window_chars=request.window or DEFAULT_WINDOW
-        )
+            _allow(files, plan, {*named, *(c.command for c in consent.folder_commands(files))})
+            remembered.record(files, plan, RUN_LOCK_NAME)
+        root = files.root
+        progress = plan.progress or make_progress(quiet=plan.quiet, tty=plan.tty)
+        runner = CouncilRun(root, files.id, plan, providers, progress)
         progress.start()
         try:
             with _resumable(files.id):
                 async with AsyncExitStack() as tool_servers:
-                    if tools_plan is not None and _debating(files, request):
+                    if tools_plan is not None and _debating(files, plan):
                         with convene.taken_back_if_refused(root, made):
                             runner.research = await research.start_session(
                                 tool_servers,
@@ -223,9 +175,9 @@ async def launch(
                                 root,
                                 files.id,
                                 progress,
-                                max_calls=request.max_tool_calls or 0,
-                                timeout_s=request.timeout or DEFAULT_TIMEOUT,
-                                env=request.env,
+                                max_calls=plan.limits.max_tool_calls or 0,
+                                timeout_s=plan.limits.timeout or DEFAULT_TIMEOUT,
+                                env=plan.env,
                             )
                     outcome = await runner.run()
         finally:
@@ -243,36 +195,58 @@ async def launch(
     }
 
 
-def _refuse_spent_budget(files: DebateFiles, request: Launch, previous: RunSettings) -> None:
+def _refuse_spent_budget(files: DebateFiles, plan: RunPlan) -> None:
     """A resume whose --max-calls allows no call stops here, before it writes a prompt
     record for a call it would never make (the limit is recorded, so it holds on every
     resume and every clone until a run raises it)."""
     debate = files.debate()
-    if request.max_calls != 0 or (debate.status.phase == "complete" and not request.resynthesize):
+    if plan.limits.max_calls != 0 or (
+        debate.status.phase == "complete" and not plan.flags.resynthesize
+    ):
         return
-    where = "recorded by an earlier run" if previous.max_calls == 0 else "given"
+    where = "recorded by an earlier run" if plan.previous.max_calls == 0 else "given"
     raise UsageError(
         f"{files.id} has no model call left: --max-calls 0 ({where}) allows none; run "
         f"`dreamcontext council run {files.id} --max-calls N` with N above 0 to go on."
     )
 
 
-def _research(
-    request: Launch, files: DebateFiles | None, previous: RunSettings
-) -> research.ResearchPlan | None:
-    """The research tools of this run, checked and consented to before anything is written.
+def _allow(files: DebateFiles, plan: RunPlan, commands: Iterable[str]) -> None:
+    """Record in the trust file what the user named this time, for this folder."""
+    consent.allow_commands(files, commands, plan.env)
+    consent.allow_base_url(files, plan.consent.base_url, plan.env)
+    if plan.research.plan is not None:
+        research.allow(files, plan.research.plan, plan.env)
 
-    A resynthesis asks no persona: it starts no tool server and needs no consent."""
-    if request.no_tools:
-        if request.tools:
-            raise UsageError("--tools and --no-tools say opposite things; pass one of them.")
-        return None
-    if request.resynthesize and not request.tools:
-        return None
-    chosen = research.plan(request.tools, previous.tools, files.id if files else None)
-    if chosen is not None:
-        research.require_consent(files, chosen, request.env)
-    return chosen
+
+async def _new_debate(
+    plan: RunPlan, providers: ProviderSet, echo: Callable[[str], None]
+) -> tuple[DebateFiles, str]:
+    """Make the debate of a `--topic` run, and its personas for `--personas auto`."""
+    new = plan.new
+    assert new is not None, "a plan without a debate id makes one"
+    root, created = root_for_new(plan.root)
+    if created and not plan.quiet:
+        echo(f"Created {root.path}.")
+    debate = convene.new_debate(
+        root,
+        new.topic,
+        rounds=new.rounds,
+        options=[dict(o) for o in new.options],
+        interrupt=new.interrupt,
+        personas=list(new.roster) if new.roster is not None else None,
+        attachments=list(new.attachments),
+        research=bool(plan.research.tools),
+    )
+    files = DebateFiles(root, debate.id)
+    if not plan.quiet:
+        echo(f"Debate {debate.id} created in {files.paths.folder}")
+    if plan.on_created is not None:
+        plan.on_created(debate.id)
+    if plan.seats.auto:
+        with _resumable(files.id), convene.taken_back_if_refused(root, debate.id):
+            await _auto_personas(root, files, plan, providers, echo)
+    return files, debate.id
 
 
 def _tool_less(
@@ -289,10 +263,10 @@ def _tool_less(
     return would_fail
 
 
-def _debating(files: DebateFiles, request: Launch) -> bool:
+def _debating(files: DebateFiles, plan: RunPlan) -> bool:
     """Whether persona turns may be left to run (not a resynthesis, not past the rounds)."""
     phase = files.debate().status.phase
-    return not request.resynthesize and phase not in ("synthesizing", "complete")
+    return not plan.flags.resynthesize and phase not in ("synthesizing", "complete")
 
 
 def _only(request: Launch) -> list[str] | None:
@@ -315,14 +289,6 @@ def _only(request: Launch) -> list[str] | None:
     return slugs
 
 
-def _named_commands(request: Launch) -> set[str]:
-    """The command lines the user named this time: in model flags and `--allow-command`.
-
-    Called before `remembered.settle`, so a model the folder recorded is not among them."""
-    models = (getattr(request, name) for name in MODEL_FIELDS)
-    return consent.named_commands(models, request.allow_commands)
-
-
 @contextmanager
 def _resumable(debate_id: str) -> Iterator[None]:
     """Ctrl-C cancels the run at its next await; say how to go on instead of "Aborted."."""
@@ -339,9 +305,8 @@ def _resumable(debate_id: str) -> Iterator[None]:
 async def _auto_personas(
     root: Root,
     files: DebateFiles,
-    request: Launch,
+    plan: RunPlan,
     providers: ProviderSet,
-    prices: Any,
     echo: Callable[[str], None],
 ) -> None:
     """`--personas auto`: the orchestrator model writes topic-specific personas.
@@ -355,14 +320,15 @@ async def _auto_personas(
     from dreamcontext_council.rules.roster import parse_roster
 
     debate = files.debate()
-    spec = parse_model(request.check_model or request.model or default_model(request.env))
+    spec = parse_model(plan.seats.check())
+    limits = plan.limits
     caller = Caller(
         providers,
         Ledger(
             files.paths.usage,
-            prices,
-            request.max_cost,
-            request.max_calls,
+            limits.prices,
+            limits.max_cost,
+            limits.max_calls,
             within=files.root.path,
         ),
         QuietProgress(),
@@ -384,7 +350,7 @@ async def _auto_personas(
             )
         roster = parse_roster(json.dumps(data), "--personas auto")
         dropped = [p.slug for p in roster if p.model]
-        if dropped and not request.quiet:
+        if dropped and not plan.quiet:
             echo(
                 f"--personas auto: ignored the model the answer named for {', '.join(dropped)}; "
                 "models come only from --model, a preset or a roster file."

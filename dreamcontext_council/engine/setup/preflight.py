@@ -21,11 +21,11 @@ import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from dreamcontext_council.actions import convene
 from dreamcontext_council.actions.files import DebateFiles
+from dreamcontext_council.engine.protocol.plan import RunPlan, Seats
 from dreamcontext_council.engine.providers import consent
 from dreamcontext_council.engine.providers.keys import (
     answer_keys,
@@ -34,13 +34,7 @@ from dreamcontext_council.engine.providers.keys import (
 )
 from dreamcontext_council.engine.providers.models import parse_model
 from dreamcontext_council.engine.providers.registry import BASE_URL_ENVS
-from dreamcontext_council.engine.setup.remembered import persona_model
 from dreamcontext_council.errors import ConsentRequired, ProviderUnavailable, UsageError
-from dreamcontext_council.rules.roster import PersonaSpec
-from dreamcontext_council.rules.run_settings import RunSettings
-
-if TYPE_CHECKING:
-    from dreamcontext_council.engine.setup.request import Launch
 
 CONNECT_TIMEOUT_S = 3.0
 
@@ -69,66 +63,62 @@ class Problem:
     fix: str
 
 
-def model_uses(
-    request: Launch,
-    files: DebateFiles | None,
-    roster: list[PersonaSpec] | None,
-    previous: RunSettings,
-) -> list[ModelUse]:
-    """Every model the run will call, for a settled request (see remembered.settle)."""
-    run_model = request.model or ""
+def model_uses(plan: RunPlan, files: DebateFiles | None) -> list[ModelUse]:
+    """Every model the run will call: the plan's seats this run asks, from the debate's state."""
+    seats = plan.seats
+    flags = plan.flags
     uses: list[ModelUse] = []
     if files is not None:
         debate = files.debate()
         phase = debate.status.phase
-        asks_personas = not request.resynthesize and phase not in ("synthesizing", "complete")
+        asks_personas = not flags.resynthesize and phase not in ("synthesizing", "complete")
         rounds_left = debate.current_round < debate.rounds_planned
         if asks_personas:
-            for slug in debate.personas:
-                model, follows = persona_model(files.context(slug).model, previous, run_model)
-                uses.append(ModelUse(f"persona {slug}", model, "--model" if follows else None))
+            for seat in seats.personas:
+                option = "--model" if seat.follows_run else None
+                uses.append(ModelUse(f"persona {seat.slug}", seat.model, option))
         checks = asks_personas and rounds_left and debate.rounds_planned > 2
-        synthesizes = phase != "complete" or request.resynthesize
-        solo = request.baseline and phase != "complete" and not files.paths.baseline.exists()
+        synthesizes = phase != "complete" or flags.resynthesize
+        solo = flags.baseline and phase != "complete" and not files.paths.baseline.exists()
     else:
-        for spec in roster or []:
-            model = spec.model or run_model
-            uses.append(ModelUse(f"persona {spec.slug}", model, None if spec.model else "--model"))
-        if request.personas_spec == "auto":
-            uses.append(ModelUse("the personas --personas auto writes", run_model, "--model"))
-            uses.append(_orchestrator(request, "--personas auto"))
+        for seat in seats.personas:
+            option = "--model" if seat.follows_run else None
+            uses.append(ModelUse(f"persona {seat.slug}", seat.model, option))
+        if seats.auto:
+            uses.append(ModelUse("the personas --personas auto writes", seats.model, "--model"))
+            uses.append(_orchestrator(seats, "--personas auto"))
         planned = convene.planned_rounds(
-            request.rounds, grounded=bool(request.attach or request.tools)
+            plan.new.rounds if plan.new else None, grounded=plan.grounded()
         )
         checks, synthesizes = planned > 2, True
-        solo = request.baseline
-    if checks and not request.compact:
-        uses.append(_orchestrator(request, "the convergence check"))
+        solo = flags.baseline
+    if checks and not flags.compact:
+        uses.append(_orchestrator(seats, "the convergence check"))
     if synthesizes:
-        option = "--synth-model" if request.synth_model else "--model"
-        uses.append(ModelUse("the synthesis", request.synth_model or run_model, option))
+        uses.append(ModelUse("the synthesis", seats.synthesis(), _synthesis_option(seats)))
     if solo:
-        option = "--baseline-model" if request.baseline_model else option_for_synthesis(request)
-        model = request.baseline_model or request.synth_model or run_model
-        uses.append(ModelUse("the solo answer (--baseline)", model, option))
+        option = "--baseline-model" if seats.baseline_model else _synthesis_option(seats)
+        uses.append(ModelUse("the solo answer (--baseline)", seats.baseline(), option))
+    if flags.only is not None:
+        uses = [u for u in uses if u.who in {f"persona {slug}" for slug in flags.only}]
     return uses
 
 
-def option_for_synthesis(request: Launch) -> str:
-    return "--synth-model" if request.synth_model else "--model"
+def _synthesis_option(seats: Seats) -> str:
+    return "--synth-model" if seats.synth_model else "--model"
 
 
-def _orchestrator(request: Launch, who: str) -> ModelUse:
-    option = "--check-model" if request.check_model else "--model"
-    return ModelUse(who, request.check_model or request.model or "", option)
+def _orchestrator(seats: Seats, who: str) -> ModelUse:
+    option = "--check-model" if seats.check_model else "--model"
+    return ModelUse(who, seats.check(), option)
 
 
-def find_problems(request: Launch, uses: list[ModelUse]) -> list[Problem]:
+def find_problems(plan: RunPlan, uses: list[ModelUse]) -> list[Problem]:
     """What stands in the way of each use; servers are each connected to once."""
     reached: dict[str, str | None] = {}
     problems = []
     for use in uses:
-        found = _model_problem(use, request, reached)
+        found = _model_problem(use, plan, reached)
         if found is not None:
             problem, fix = found
             problems.append(Problem(use.who, use.model, problem, fix + _switch(use)))
@@ -142,10 +132,10 @@ def _switch(use: ModelUse) -> str:
 
 
 def _model_problem(
-    use: ModelUse, request: Launch, reached: dict[str, str | None]
+    use: ModelUse, plan: RunPlan, reached: dict[str, str | None]
 ) -> tuple[str, str] | None:
     spec = parse_model(use.model)
-    env = request.env
+    env = plan.env
     if spec.provider == "anthropic":
         if anthropic_credentials(env) is None:
             return "no Anthropic credentials", "set ANTHROPIC_API_KEY"
@@ -153,7 +143,7 @@ def _model_problem(
             env.get(BASE_URL_ENVS["anthropic"]), "ANTHROPIC_BASE_URL", env, reached
         )
     if spec.provider == "openai":
-        given = request.base_url
+        given = plan.endpoints.base_url
         url = given or env.get(BASE_URL_ENVS["openai"]) or None
         if not env.get("OPENAI_API_KEY") and url is None:
             return "no OpenAI key", "set OPENAI_API_KEY (or --base-url for a local server)"
@@ -288,16 +278,10 @@ def _names(who: list[str]) -> str:
     return " and ".join([", ".join(names[:-1]), names[-1]]) if len(names) > 1 else names[0]
 
 
-def check(
-    request: Launch,
-    files: DebateFiles | None,
-    uses: list[ModelUse],
-    named_commands: set[str],
-    named_url: str | None = None,
-) -> str | None:
-    """The pre-flight, for a settled request: consent first, then every model in use.
+def check(plan: RunPlan, files: DebateFiles | None, uses: list[ModelUse]) -> str | None:
+    """The pre-flight of a plan: consent first, then every model in use.
 
-    `named_url` is the `--base-url` given this time; without one, the URL the folder
+    `plan.consent.base_url` is the `--base-url` given this time; without one, the URL the folder
     recorded gets the calls (and the key) only with consent, checked before any server
     is so much as connected to. Returns None when the run can start. A `--dry-run` gets
     the one line that says what would fail; a run gets `ConsentRequired` or
@@ -305,17 +289,17 @@ def check(
     """
     if files is not None:
         try:
-            consent.require_consent(files, named_commands, request.env)
-            if named_url is None and _calls_openai(uses):
-                consent.require_base_url(files, request.base_url, request.env)
+            consent.require_consent(files, set(plan.consent.commands), plan.env)
+            if plan.consent.base_url is None and _calls_openai(uses):
+                consent.require_base_url(files, plan.endpoints.base_url, plan.env)
         except ConsentRequired as refused:
-            if not request.dry_run:
+            if not plan.flags.dry_run:
                 raise
             return str(refused)
-    problems = find_problems(request, uses)
+    problems = find_problems(plan, uses)
     if not problems:
         return None
-    line = summary(problems, request.env)
-    if request.dry_run:
+    line = summary(problems, plan.env)
+    if plan.flags.dry_run:
         return line
     raise ProviderUnavailable(line)

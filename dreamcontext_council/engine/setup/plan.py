@@ -1,0 +1,193 @@
+"""From the command's options to the run's plan: the one place settings are resolved.
+
+The options given this time, what the debate recorded of its last run (debate.md
+`run:`, see engine/setup/remembered.py) and the defaults meet here, once, in
+`resolve`; every step after it (consent, pre-flight, the estimate, the record, the
+run) reads the `RunPlan` it returns, never the options. An option given wins, else
+the recorded setting, else the default; a flag cannot be unsaid on a resume.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import MappingProxyType
+from typing import TypeVar
+
+from dreamcontext_council.actions.files import DebateFiles
+from dreamcontext_council.engine.model_calls.accounting import PriceTable
+from dreamcontext_council.engine.protocol.answer_cap import DEFAULT_MAX_ANSWER_KB
+from dreamcontext_council.engine.protocol.plan import (
+    Compression,
+    Consent,
+    Endpoints,
+    Flags,
+    Limits,
+    NewDebate,
+    PersonaSeat,
+    Research,
+    RunPlan,
+    Seats,
+)
+from dreamcontext_council.engine.providers import consent
+from dreamcontext_council.engine.providers.models import default_model
+from dreamcontext_council.engine.research import session as research
+from dreamcontext_council.engine.setup.remembered import persona_model
+from dreamcontext_council.engine.setup.request import Launch
+from dreamcontext_council.errors import UsageError
+from dreamcontext_council.rules.roster import PersonaSpec
+from dreamcontext_council.rules.run_settings import (
+    DEFAULT_MAX_TOOL_CALLS,
+    DEFAULT_RETRIES,
+    DEFAULT_TIMEOUT,
+    DEFAULT_WINDOW,
+    MODEL_FIELDS,
+    RunSettings,
+)
+
+T = TypeVar("T")
+D = TypeVar("D")
+
+
+def resolve(
+    request: Launch,
+    files: DebateFiles | None,
+    roster: list[PersonaSpec] | None,
+    previous: RunSettings,
+    *,
+    prices: PriceTable | None = None,
+    only: list[str] | None = None,
+    options: list[dict[str, str]] | None = None,
+    attachments: list[Path] | None = None,
+) -> RunPlan:
+    """The plan of this run: `request` settled against `previous`, then the defaults.
+
+    `files` is the debate a resume runs (None: `request.topic` makes one from `roster`,
+    None for `--personas auto`); `prices`, `only`, `options` and `attachments` are the
+    request's, already read and checked. Raises `UsageError` for options that say
+    opposite things or a recorded URL whose credentials were not stored, and reads the
+    tools file (engine/research/session.py) without asking consent for it.
+    """
+    tools_plan = _research(request, files, previous)
+    if previous.base_url_secret and request.base_url is None:
+        raise UsageError(
+            "This debate ran on a --base-url that carried credentials, which are never "
+            "stored; pass --base-url again."
+        )
+    tools = request.tools or previous.tools
+    if tools_plan is not None or request.no_tools:  # else what was recorded stays recorded
+        tools = str(tools_plan.path) if tools_plan else None
+    models = {name: getattr(request, name) or getattr(previous, name) for name in MODEL_FIELDS}
+    run_model = models["model"] or default_model(request.env)
+    seats = Seats(
+        model=run_model,
+        check_model=models["check_model"],
+        synth_model=models["synth_model"],
+        baseline_model=models["baseline_model"],
+        personas=_personas(files, roster, previous, run_model),
+        auto=files is None and request.personas_spec == "auto",
+    )
+    new = None
+    if files is None and request.topic is not None:
+        new = NewDebate(
+            topic=request.topic,
+            options=tuple(MappingProxyType(o) for o in options or []),
+            rounds=request.rounds,
+            interrupt=request.interrupt,
+            attachments=tuple(
+                attachments if attachments is not None else map(Path, request.attach)
+            ),
+            roster=tuple(roster) if roster is not None else None,
+        )
+    return RunPlan(
+        debate_id=request.debate_id,
+        new=new,
+        seats=seats,
+        endpoints=Endpoints(base_url=request.base_url or previous.base_url),
+        limits=Limits(
+            timeout=_first(request.timeout, previous.timeout, DEFAULT_TIMEOUT),
+            retries=_first(request.retries, previous.retries, DEFAULT_RETRIES),
+            concurrency=_first(request.concurrency, previous.concurrency, None),
+            max_cost=_first(request.max_cost, previous.max_cost, None),
+            max_calls=_first(request.max_calls, previous.max_calls, None),
+            max_answer_kb=_first(
+                request.max_answer_kb, previous.max_answer_kb, DEFAULT_MAX_ANSWER_KB
+            ),
+            max_tool_calls=_first(
+                request.max_tool_calls, previous.max_tool_calls, DEFAULT_MAX_TOOL_CALLS
+            ),
+            prices=prices if prices is not None else PriceTable(),
+            shared_budget=request.shared_budget,
+        ),
+        research=Research(tools=tools, plan=tools_plan),
+        compression=Compression(
+            gate=_first(request.gate, previous.gate, None),
+            window=_first(request.window, previous.window, DEFAULT_WINDOW),
+        ),
+        # A flag cannot be unsaid on a resume: once a run was compact, it stays so.
+        flags=Flags(
+            compact=request.compact or previous.compact,
+            early_stop=request.early_stop or previous.early_stop,
+            baseline=request.baseline or previous.baseline,
+            only=tuple(only) if only is not None else None,
+            resynthesize=request.resynthesize,
+            promote=request.promote,
+            dry_run=request.dry_run,
+        ),
+        consent=Consent(
+            commands=frozenset(_named_commands(request)),
+            base_url=request.base_url,  # else the folder's own, which needs consent
+        ),
+        previous=previous,
+        env=MappingProxyType(dict(request.env)),
+        root=request.root,
+        yes=request.yes,
+        quiet=request.quiet,
+        tty=request.tty,
+        progress=request.progress,
+        on_created=request.on_created,
+        cancelled_as=request.cancelled_as,
+    )
+
+
+def _first(given: T | None, stored: T | None, default: D) -> T | D:
+    """The option given this time, else the recorded one, else the default."""
+    if given is not None:
+        return given
+    return stored if stored is not None else default
+
+
+def _personas(
+    files: DebateFiles | None,
+    roster: list[PersonaSpec] | None,
+    previous: RunSettings,
+    run_model: str,
+) -> tuple[PersonaSeat, ...]:
+    """Each persona's model: the debate's personas on a resume, else the roster's."""
+    if files is not None:
+        seats = []
+        for slug in files.debate().personas:
+            model, follows = persona_model(files.context(slug).model, previous, run_model)
+            seats.append(PersonaSeat(slug, model, follows))
+        return tuple(seats)
+    return tuple(PersonaSeat(p.slug, p.model or run_model, not p.model) for p in roster or [])
+
+
+def _research(
+    request: Launch, files: DebateFiles | None, previous: RunSettings
+) -> research.ResearchPlan | None:
+    """The research tools of this run; a resynthesis asks no persona, so starts no server."""
+    if request.no_tools:
+        if request.tools:
+            raise UsageError("--tools and --no-tools say opposite things; pass one of them.")
+        return None
+    if request.resynthesize and not request.tools:
+        return None
+    return research.plan(request.tools, previous.tools, files.id if files else None)
+
+
+def _named_commands(request: Launch) -> set[str]:
+    """The command lines the user named this time: in model flags and `--allow-command`.
+
+    Read from the options, not the plan, so a model the folder recorded is not among them."""
+    models = (getattr(request, name) for name in MODEL_FIELDS)
+    return consent.named_commands(models, request.allow_commands)
