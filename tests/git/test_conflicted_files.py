@@ -131,3 +131,53 @@ def test_a_conflict_in_the_frontmatter_of_debate_md_says_nothing_can_be_shown(
         page = client.get(f"/d/{debate_id}")
         assert page.status_code == 409
         assert "debate.md holds git conflict markers" in page.text
+
+
+# -- what the drivers say they could not merge ----------------------------------------------
+
+
+def test_the_driver_says_a_revert_conflicts_not_that_both_sides_changed_it(repo: Repo) -> None:
+    repo.git_setup()
+    debate_id = debate_with_personas(repo)
+    repo.ok("round", "start", debate_id, "1")
+    repo.commit("round 1 started")
+    answer_by_hand(repo, debate_id, "risk-auditor", "A", 60)
+    repo.commit("risk-auditor answers")
+    repo.git("checkout", "-q", "-b", "theirs")
+    repo.ok("verdict", debate_id, "risk-auditor", "1", "--stance", "B", "--conviction", "55",
+            "--headline", "Changed my mind.")  # fmt: skip
+    repo.commit("risk-auditor changes its verdict")
+    repo.git("checkout", "-q", "main")
+    repo.git("revert", "--no-edit", "HEAD")  # the answer taken back on main
+
+    merged = repo.git("merge", "--no-edit", "theirs", check=False)
+    assert merged.returncode != 0
+    said = merged.stdout + merged.stderr
+    assert "both sides changed the same entry" not in said
+    assert (
+        "council verdicts merge: ours removed risk-auditor's round 1 verdict (a revert?) and "
+        "theirs changed it; conflict marked."
+    ) in said
+
+
+def test_the_driver_names_the_verdict_both_sides_recorded_differently(repo: Repo) -> None:
+    repo.git_setup()
+    debate_id = debate_with_personas(repo)
+    repo.ok("round", "start", debate_id, "1")
+    repo.commit("round 1 started")
+    repo.git("checkout", "-q", "-b", "theirs")
+    answer_by_hand(repo, debate_id, "growth-cfo", "B", 70)
+    repo.commit("theirs")
+    repo.git("checkout", "-q", "main")
+    answer_by_hand(repo, debate_id, "growth-cfo", "A", 40)
+    repo.commit("ours")
+
+    merged = repo.git("merge", "--no-edit", "theirs", check=False)
+    said = merged.stdout + merged.stderr
+    assert (
+        "council verdicts merge: both sides added growth-cfo's round 1 verdict, differently; "
+        "conflict marked."
+    ) in said
+    assert (
+        "council report merge: both sides added the round 1 entry, differently; conflict marked."
+    ) in said
