@@ -3,13 +3,17 @@
 Repaired (the files that hold the record win over the files that sum it up):
 - index.json that does not list the folders as they are (conflict markers, a side lost);
 - a persona's `round_entries` that does not count its report's entries;
-- a debate.md status (and `rounds_planned`) behind the state its round log records.
+- a debate.md status (and `rounds_planned`) behind the state its round log records;
+- verdicts and round-log lines a kept side dropped, from the round entries
+  (actions/doctor_records.py, which also reports lost usage lines and doubled entries).
 
 Only reported, with the command that fixes it: merge drivers this clone registered whose
 program is gone or that another version registered (see actions/git_setup.py).
 
-Only reported, for a person to resolve: merge conflict markers left in a debate's files,
-and files that no longer parse. Nothing is repaired in a debate that has either.
+Only reported, for a person to resolve: merge conflict markers left in a debate's files
+(with the git commands that resolve them: the drivers merge the shared files again, a
+persona's file keeps one side), and files that no longer parse. Nothing is repaired in a
+debate that has either.
 """
 
 from __future__ import annotations

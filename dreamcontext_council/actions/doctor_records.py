@@ -9,8 +9,9 @@ and `run` then takes the personas whose entries stand as answered. Checked here:
   names, its conviction there, its summary's first sentence as the headline), or the
   persona named with the command that records it again;
 - an entry holding a section twice: two versions of one answer run together;
-- round-log.md's last submission of an entry quoting a summary the entry no longer has
-  (the other side's answer was dropped in the merge): a `Report replaced` entry is added;
+- round-log.md without an entry's submission though it logs the round's others (a
+  `Report submitted` entry is added), or whose last submission of an entry quotes a summary
+  the entry no longer has (the other side's answer was dropped: `Report replaced` added);
 - an answer `run` sent prompts for with no model call in usage.jsonl: its cost is lost.
 """
 
@@ -151,27 +152,44 @@ def _restore_verdict(
 def _submissions(
     files: DebateFiles, entries: dict[str, list[RoundEntry]], *, repair: bool
 ) -> list[Finding]:
-    """An entry whose last logged submission quotes another answer's summary."""
+    """An entry round-log.md does not log though it logs the round's others (a kept side
+    dropped the line), or whose last logged submission quotes another answer's summary."""
     logged: dict[tuple[str, int], str] = {}
     for match in _SUBMISSION.finditer(files.log()):
         logged[(match.group(1), int(match.group(2)))] = match.group(3).strip()
+    rounds_logged = {number for _, number in logged}
     found = []
     for slug, mine in entries.items():
         for entry in mine:
             quoted = logged.get((slug, entry.round))
             sentence = roundlog.first_sentence(entry.executive_summary or "")
-            if quoted is None or quoted == (sentence or "(no executive summary)"):
+            if quoted == (sentence or "(no executive summary)"):
                 continue
-            problem = (
-                f"round-log.md's last submission of {slug}'s round {entry.round} entry quotes "
-                f'"{quoted}", an answer report.md no longer holds'
-            )
-            fix = "a Report replaced entry added to round-log.md for the answer that stands"
+            if quoted is None and entry.round not in rounds_logged:
+                continue  # a log that records no submissions (the Node tool's)
+            if quoted is None:
+                problem = (
+                    f"round-log.md logs the other round {entry.round} entries but not "
+                    f"{slug}'s (a kept side dropped the line)"
+                )
+                fix = "a Report submitted entry added to round-log.md"
+                more = ["Logged by `dreamcontext council doctor`: the merge dropped this line."]
+            else:
+                problem = (
+                    f"round-log.md's last submission of {slug}'s round {entry.round} entry "
+                    f'quotes "{quoted}", an answer report.md no longer holds'
+                )
+                fix = "a Report replaced entry added to round-log.md for the answer that stands"
+                more = []
             if repair:
                 heading, bullets = roundlog.submission_entry(
-                    slug, entry.round, entry.executive_summary or "", utc_second(), replaced=True
+                    slug,
+                    entry.round,
+                    entry.executive_summary or "",
+                    utc_second(),
+                    replaced=quoted is not None,
                 )
-                files.append_log(heading, bullets)
+                files.append_log(heading, [*bullets, *more])
             found.append(Finding(files.id, problem, fix, repairable=True, repaired=repair))
     return found
 

@@ -35,9 +35,10 @@ def verdicts_of(repo: Repo, debate_id: str, ref: str | None = None) -> dict[str,
     return dict(json.loads(text)["rounds"].get("1", {}))
 
 
-def split_round_kept_one_side(repo: Repo, side: str) -> str:
-    """Round 1 answered two personas by hand on main and two by `run --only` on `theirs`,
-    merged without the drivers, and resolved by `git checkout --<side>` of the shared files."""
+def split_round_kept_one_side(repo: Repo, side: str, *, main_by_run: bool = False) -> str:
+    """Round 1 answered two personas by hand (or `run --only`) on main and two by
+    `run --only` on `theirs`, merged without the drivers, and resolved by
+    `git checkout --<side>` of every conflicted file."""
     debate_id = debate_with_personas(repo)
     repo.ok("round", "start", debate_id, "1")
     repo.commit("round 1 started")
@@ -46,9 +47,13 @@ def split_round_kept_one_side(repo: Repo, side: str) -> str:
     assert ran.code == 0, ran.err
     repo.commit("two answers by run")
     repo.git("checkout", "-q", "main")
-    for slug in BY_HAND:
-        answer_by_hand(repo, debate_id, slug, "A", 60)
-    repo.commit("two answers by hand")
+    if main_by_run:
+        ran = repo.council.proc("run", debate_id, "--only", ",".join(BY_HAND))
+        assert ran.code == 0, ran.err
+    else:
+        for slug in BY_HAND:
+            answer_by_hand(repo, debate_id, slug, "A", 60)
+    repo.commit("two answers")
     assert repo.git("merge", "--no-edit", "theirs", check=False).returncode != 0
     folder = f"_dream_context/council/{debate_id}"
     conflicted = repo.git("diff", "--name-only", "--diff-filter=U").stdout.split()
@@ -79,6 +84,25 @@ def test_doctor_restores_the_verdicts_a_kept_side_dropped_from_the_entries(repo:
     for slug in BY_RUN:
         kept = (restored[slug]["stance"], restored[slug]["conviction"])
         assert kept == (theirs[slug]["stance"], theirs[slug]["conviction"])
+    assert repo.council.proc("doctor").code == 0
+
+
+def test_doctor_finds_the_model_calls_a_kept_usage_jsonl_dropped(repo: Repo) -> None:
+    debate_id = split_round_kept_one_side(repo, "ours", main_by_run=True)
+    usage = f"_dream_context/council/{debate_id}/usage.jsonl"
+    repaired = repo.council.proc("doctor", "--repair")
+    assert repaired.code == 1
+    for slug in BY_RUN:
+        assert (
+            f"{debate_id}: usage.jsonl has no model call for {slug}'s round 1 entry, which "
+            "`run` answered: its tokens and cost are not counted; restore "
+            f"{usage} from the branch that ran it (`git show <branch>:{usage}`), keeping both "
+            "sides' lines"
+        ) in repaired.out
+    assert "(repaired)" in repaired.out  # the verdicts and log lines the entries vouch for
+    theirs = repo.git("show", f"theirs:{usage}").stdout
+    with (repo.path / usage).open("a", encoding="utf-8") as lines:
+        lines.write(theirs)  # both sides' lines
     assert repo.council.proc("doctor").code == 0
 
 
