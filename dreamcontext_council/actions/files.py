@@ -93,7 +93,7 @@ class DebateFiles:
     def debate(self) -> Debate:
         path = self.paths.debate_md
         try:
-            debate = self._parsed(path, _refusing_conflicts(parse_debate, self._rel(path)))
+            debate = self._parsed(path, _debate_refusing_conflicts(self._rel(path)))
         except UnicodeDecodeError as exc:
             raise FormatError(f"{self._rel(path)} is not UTF-8 text; restore it.") from exc
         if debate.id != self.id:
@@ -193,22 +193,29 @@ class DebateFiles:
 
 
 def _refusing_conflicts(parse: Callable[[str, str], T], where: str) -> Callable[[str], T]:
-    """`parse(text, where)`, or ConflictMarkers when git left a conflict in the text.
-
-    debate.md is refused only for markers in its frontmatter, which every command needs;
-    markers in its body leave the state readable (the read commands show a banner)."""
+    """`parse(text, where)`, or ConflictMarkers when git left a conflict in the text."""
 
     def checked(text: str) -> T:
-        if not holds_conflict(text):
-            return parse(text, where)
-        if not where.endswith("debate.md"):
+        if holds_conflict(text):
             raise ConflictMarkers(where)
+        return parse(text, where)
+
+    return checked
+
+
+def _debate_refusing_conflicts(where: str) -> Callable[[str], Debate]:
+    """parse_debate, or ConflictMarkers for markers in the frontmatter, which every command
+    needs; markers in the body leave the state readable (the read commands show a banner)."""
+
+    def checked(text: str) -> Debate:
+        if not holds_conflict(text):
+            return parse_debate(text, where)
         try:
-            debate = parse(text, where)
+            debate = parse_debate(text, where)
         except FormatError:
             raise ConflictMarkers(where, needed_by_all=True) from None
-        if not holds_conflict(getattr(debate, "body", "")):
-            raise ConflictMarkers(where, needed_by_all=True)  # markers the YAML swallowed
+        if not holds_conflict(debate.body):  # markers the frontmatter's YAML took in
+            raise ConflictMarkers(where, needed_by_all=True)
         return debate
 
     return checked
