@@ -6,7 +6,12 @@ import json
 import re
 
 import pytest
-from debate_story import Reference, Runner, changed_files, tree_bytes
+from debate_story import Reference, Runner, changed_files, entry, tree_bytes
+from starlette.testclient import TestClient
+
+from dreamcontext_council.council_mcp.reading import debate_file_uris, read_debate_file
+from dreamcontext_council.dashboard import create_app
+from dreamcontext_council.folder.paths import Root
 
 # Rows only we add under the options tally (model diversity, usage, flags, debate measures): the rest of the
 # board must be the Node tool's, character for character.
@@ -131,3 +136,89 @@ def test_research_of_the_reference_lists(fixture_root: Reference, ref_cli: Runne
             "added_at": "2026-11-30",
         }
     ]
+
+
+# -- ids the Node tool writes: nanoid's alphabet, `_` and `-` included ------------------------
+
+NODE_ID = "council_-9pQ_r-M"  # `_` and `-`, one right after the prefix
+
+
+def renamed(reference: Reference, new_id: str) -> Reference:
+    """The reference debate as the Node tool would have written it under `new_id`."""
+    for tree in (reference.root, reference.expected):
+        for path in sorted(p for p in tree.rglob("*") if p.is_file()):
+            text = path.read_text(encoding="utf-8")
+            if reference.id in text:
+                path.write_text(text.replace(reference.id, new_id), encoding="utf-8")
+    reference.folder.rename(reference.root / "council" / new_id)
+    return Reference(reference.root, reference.expected, new_id)
+
+
+def test_a_node_id_with_underscores_and_dashes_is_read_like_any_other(
+    fixture_root: Reference, ref_cli: Runner, ref_council: Runner
+) -> None:
+    node = renamed(fixture_root, NODE_ID)
+    before = tree_bytes(node.root)
+    board = ref_council("board", NODE_ID, "--plain")  # a real argv: no `--` needed
+    assert board.code == 0, board.err
+    assert node_rows(board.out) == node.expected_text("board-plain.txt")
+    assert ref_cli("timeline", NODE_ID).out == node.expected_text("timeline.md")
+    assert ref_cli("timeline", NODE_ID, "--json").json() == json.loads(
+        node.expected_text("timeline.json")
+    )
+    assert ref_cli("summaries", NODE_ID, "1").out.rstrip("\n") == node.expected_text(
+        "summaries-1.md"
+    ).rstrip("\n")
+    assert ref_cli("show", NODE_ID, "--json").json()["id"] == NODE_ID
+    assert [d["id"] for d in ref_cli("list", "--all", "--json").json()] == [NODE_ID]
+    for args in (
+        ["round-context", NODE_ID, "growth-cfo"],
+        ["agent", "list", NODE_ID],
+        ["research", "list", NODE_ID, "risk-auditor"],
+        ["export", NODE_ID, "--format", "html"],
+        ["doctor", NODE_ID],
+    ):
+        done = ref_cli(*args)
+        assert done.code == 0, (args, done.err)
+    root = Root(node.root)
+    with TestClient(create_app(root)) as client:
+        assert f'href="/d/{NODE_ID}"' in client.get("/").text
+        for path in (f"/d/{NODE_ID}", f"/d/{NODE_ID}/entry/growth-cfo/2"):
+            assert client.get(path).status_code == 200, path
+    assert f"council://{NODE_ID}/debate.md" in debate_file_uris(root, NODE_ID)
+    assert f"id: {NODE_ID}" in read_debate_file(root, NODE_ID, "debate.md")
+    assert changed_files(before, tree_bytes(node.root)) == []
+
+
+def test_a_node_debate_with_such_an_id_goes_on_through_every_command(
+    fixture_root: Reference, ref_cli: Runner
+) -> None:
+    node = renamed(fixture_root, NODE_ID)
+    # The Node tool's debate one step earlier: round 2 complete, a third round planned.
+    debate_md = node.folder / "debate.md"
+    debate_md.write_text(
+        debate_md.read_text(encoding="utf-8")
+        .replace("status: complete", "status: round_2_complete")
+        .replace("rounds_planned: 2", "rounds_planned: 3"),
+        encoding="utf-8",
+    )
+    (node.folder / "final-report.md").unlink()
+
+    def ok(*args: str, input: str | None = None) -> str:
+        done = ref_cli(*args, input=input)
+        assert done.code == 0, (args, done.err)
+        return done.out
+
+    ok("round", "start", NODE_ID, "3")
+    ok("inject", NODE_ID, "Postgres is already run by the platform team.")
+    assert "Postgres is already run" in ok("round-context", NODE_ID, "risk-auditor")
+    for slug in ("risk-auditor", "growth-cfo", "user-advocate"):
+        ok("verdict", NODE_ID, slug, "3", "--stance", "A", "--conviction", "80", "--headline", "A.")
+        ok("report", "append", NODE_ID, slug, "--round", "3", input=entry(f"{slug} agrees."))
+    ok("research", "add", NODE_ID, "growth-cfo", "a topic", "--body", "A note.")
+    ok("round", "end", NODE_ID, "3")
+    shown = ref_cli("show", NODE_ID, "--json").json()
+    assert (shown["status"], shown["current_round"]) == ("round_3_complete", 3)
+    assert ref_cli("board", NODE_ID, "--json").json()["round"] == 3
+    assert ref_cli("doctor", NODE_ID).code == 0
+    assert [d["id"] for d in ref_cli("list", "--all", "--json").json()] == [NODE_ID]

@@ -20,13 +20,17 @@ def _fact_round(fact: str) -> int | None:
 
 def round_context(root: Root, debate_id: str, slug: str) -> str:
     """The persona's round context: persona, panels, question, facts, options, landscape, directives."""
-    snapshot = load_snapshot(root, debate_id)
+    snapshot = load_snapshot(root, debate_id, around_conflicts=True)
     debate = snapshot.debate
     from dreamcontext_council.actions.files import DebateFiles
 
-    DebateFiles(root, debate_id).require_persona(debate, slug)
+    files = DebateFiles(root, debate_id)
+    files.require_persona(debate, slug)
     persona = snapshot.persona(slug)
-    assert persona is not None and persona.context is not None
+    assert persona is not None
+    if persona.context is None:  # its own file holds conflict markers: nothing to stand on
+        files.context(slug)  # raises ConflictMarkers, naming it
+    assert persona.context is not None
     status = debate.status
     # A running round is this round; a closed debate has no next one, so it shows its last.
     in_round = status.phase in ("running", "synthesizing", "complete")
@@ -77,4 +81,5 @@ def round_context(root: Root, debate_id: str, slug: str) -> str:
         panels=panels,
         directives=persona.context.directives(max(number, 1)),
         sections=REQUIRED_SECTIONS,
+        conflicts=snapshot.conflicts,
     )

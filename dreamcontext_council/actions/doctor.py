@@ -3,23 +3,28 @@
 Repaired (the files that hold the record win over the files that sum it up):
 - index.json that does not list the folders as they are (conflict markers, a side lost);
 - a persona's `round_entries` that does not count its report's entries;
-- a debate.md status (and `rounds_planned`) behind the state its round log records.
+- a debate.md status (and `rounds_planned`) behind the state its round log records;
+- verdicts and round-log lines a kept side dropped, from the round entries
+  (actions/doctor_records.py, which also reports lost usage lines and doubled entries).
 
 Only reported, with the command that fixes it: merge drivers this clone registered whose
 program is gone or that another version registered (see actions/git_setup.py).
 
-Only reported, for a person to resolve: merge conflict markers left in a debate's files,
-and files that no longer parse. Nothing is repaired in a debate that has either.
+Only reported, for a person to resolve: merge conflict markers left in a debate's files
+(with the git commands that resolve them: the drivers merge the shared files again, a
+persona's file keeps one side), and files that no longer parse. Nothing is repaired in a
+debate that has either.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from dreamcontext_council.actions.closing import completion_refusal, synthesis_refusal
+from dreamcontext_council.actions.doctor_records import record_findings
 from dreamcontext_council.actions.files import DebateFiles
+from dreamcontext_council.actions.findings import Finding
 from dreamcontext_council.actions.git_setup import driver_problems
 from dreamcontext_council.actions.index import has_conflict_markers, index_problem, rebuild_index
 from dreamcontext_council.actions.live_state import refresh_live
@@ -32,26 +37,6 @@ from dreamcontext_council.rules.logged_state import logged_state, rank, status_b
 # The text files of a debate a merge can leave conflict markers in (reports are per persona).
 _MERGED_FILES = ("debate.md", "round-log.md", "verdicts.json", "usage.jsonl", "reviews.json")
 _PERSONA_FILES = ("context-and-persona.md", "report.md")
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One thing out of step; `repairable` things are fixed by `doctor --repair`."""
-
-    debate_id: str | None  # None for index.json
-    problem: str
-    fix: str
-    repairable: bool
-    repaired: bool = False
-    where: str | None = None  # what the finding is about when not a debate or index.json
-
-    def line(self) -> str:
-        where = self.where or self.debate_id or "index.json"
-        done = " (repaired)" if self.repaired else ""
-        return f"{where}: {self.problem}; {self.fix}{done}"
-
-    def to_json(self) -> dict[str, object]:
-        return asdict(self)
 
 
 def examine(
@@ -92,14 +77,7 @@ def _examine_debate(root: Root, debate_id: str, *, repair: bool) -> list[Finding
     files = DebateFiles(root, debate_id)
     marked = _conflicted_files(files)
     if marked:
-        return [
-            Finding(
-                debate_id,
-                f"{', '.join(marked)} hold merge conflict markers",
-                "resolve them by hand, keeping both sides' entries, then run doctor again",
-                repairable=False,
-            )
-        ]
+        return _conflict_findings(files, marked)
     try:
         debate = files.debate()
         contexts = {slug: files.context(slug).round_entries for slug in _seated(files, debate)}
@@ -108,7 +86,7 @@ def _examine_debate(root: Root, debate_id: str, *, repair: bool) -> list[Finding
         files.verdicts()
     except (CouncilError, OSError, UnicodeDecodeError) as exc:
         return [Finding(debate_id, f"a file does not parse ({exc})", "fix it by hand", False)]
-    findings = []
+    findings = record_findings(files, debate, list(contexts), repair=repair)
     for slug, recorded in contexts.items():
         if recorded != counts[slug]:
             found = Finding(
@@ -140,6 +118,44 @@ def _examine_debate(root: Root, debate_id: str, *, repair: bool) -> list[Finding
             refresh_live(root, debate_id)
             found = Finding(debate_id, problem, found.fix, True, repaired=True)
         findings.append(found)
+    return findings
+
+
+def _conflict_findings(files: DebateFiles, marked: list[str]) -> list[Finding]:
+    """Advice that can be followed: the records both sides add are merged again by the
+    drivers; one persona's file written on both sides keeps one side."""
+    folder = files.relative(files.paths.folder)
+    shared = [name for name in marked if "/" not in name]
+    findings = []
+    if shared:
+        paths = " ".join(f"{folder}/{name}" for name in shared)
+        findings.append(
+            Finding(
+                files.id,
+                f"{', '.join(shared)} hold merge conflict markers",
+                "both sides added records to them: while the merge is open, run "
+                f"`dreamcontext council git-setup`, then `git checkout -m -- {paths}` to merge "
+                "them again with the council's drivers, and `git add` them (what stays marked, "
+                "such as one verdict recorded two ways, keeps one side); then run doctor again",
+                repairable=False,
+            )
+        )
+    for name in marked:
+        if "/" not in name:
+            continue
+        path = f"{folder}/{name}"
+        findings.append(
+            Finding(
+                files.id,
+                f"{name} holds merge conflict markers",
+                "one persona's file was written on both sides and only one side can stand: "
+                f"keep one, `git checkout --ours -- {path}` or `git checkout --theirs -- {path}` "
+                "while the merge is open (after it, in every conflict delete the `<<<<<<<` line "
+                "through the `=======` line to keep theirs, or the `=======` line through the "
+                "`>>>>>>>` line to keep ours); then run `dreamcontext council doctor --repair`",
+                repairable=False,
+            )
+        )
     return findings
 
 

@@ -28,6 +28,7 @@ from dreamcontext_council.folder.storage import (
     read_text,
 )
 from dreamcontext_council.rules import roundlog
+from dreamcontext_council.rules.conflict_markers import ConflictMarkers, holds_conflict
 from dreamcontext_council.rules.debate import Debate, parse_debate, render_debate
 from dreamcontext_council.rules.persona import PersonaContext, parse_context, render_context
 from dreamcontext_council.rules.report import RoundEntry, parse_report, render_report
@@ -78,6 +79,10 @@ class DebateFiles:
         except (FileNotFoundError, NotADirectoryError):
             return missing()
 
+    def relative(self, path: Path) -> str:
+        """The path as the messages name it: from the folder holding `_dream_context/`."""
+        return self._rel(path)
+
     def _rel(self, path: Path) -> str:
         try:
             return str(path.relative_to(self.root.path.parent))
@@ -88,7 +93,7 @@ class DebateFiles:
     def debate(self) -> Debate:
         path = self.paths.debate_md
         try:
-            debate = self._parsed(path, lambda text: parse_debate(text, self._rel(path)))
+            debate = self._parsed(path, _debate_refusing_conflicts(self._rel(path)))
         except UnicodeDecodeError as exc:
             raise FormatError(f"{self._rel(path)} is not UTF-8 text; restore it.") from exc
         if debate.id != self.id:
@@ -112,7 +117,7 @@ class DebateFiles:
     # verdicts.json
     def verdicts(self) -> Verdicts:
         path = self.paths.verdicts
-        return self._parsed_or(path, lambda text: parse_verdicts(text, self._rel(path)), Verdicts)
+        return self._parsed_or(path, _refusing_conflicts(parse_verdicts, self._rel(path)), Verdicts)
 
     def save_verdicts(self, verdicts: Verdicts) -> None:
         atomic_write_text(self.paths.verdicts, render_verdicts(verdicts), within=self.root.path)
@@ -155,7 +160,7 @@ class DebateFiles:
 
     def context(self, slug: str) -> PersonaContext:
         path = self.persona_paths(slug).context
-        return self._parsed(path, lambda text: parse_context(text, self._rel(path)))
+        return self._parsed(path, _refusing_conflicts(parse_context, self._rel(path)))
 
     def save_context(self, slug: str, context: PersonaContext) -> None:
         atomic_write_text(
@@ -164,7 +169,7 @@ class DebateFiles:
 
     def entries(self, slug: str) -> list[RoundEntry]:
         path = self.persona_paths(slug).report
-        return self._parsed_or(path, lambda text: parse_report(text, self._rel(path)), list)
+        return self._parsed_or(path, _refusing_conflicts(parse_report, self._rel(path)), list)
 
     def save_entries(self, slug: str, entries: list[RoundEntry]) -> None:
         atomic_write_text(
@@ -192,6 +197,35 @@ class DebateFiles:
 
     def save_research_index(self, slug: str, entries: list[dict[str, Any]]) -> None:
         atomic_write_json(self.persona_paths(slug).research_index, entries, within=self.root.path)
+
+
+def _refusing_conflicts(parse: Callable[[str, str], T], where: str) -> Callable[[str], T]:
+    """`parse(text, where)`, or ConflictMarkers when git left a conflict in the text."""
+
+    def checked(text: str) -> T:
+        if holds_conflict(text):
+            raise ConflictMarkers(where)
+        return parse(text, where)
+
+    return checked
+
+
+def _debate_refusing_conflicts(where: str) -> Callable[[str], Debate]:
+    """parse_debate, or ConflictMarkers for markers in the frontmatter, which every command
+    needs; markers in the body leave the state readable (the read commands show a banner)."""
+
+    def checked(text: str) -> Debate:
+        if not holds_conflict(text):
+            return parse_debate(text, where)
+        try:
+            debate = parse_debate(text, where)
+        except FormatError:
+            raise ConflictMarkers(where, needed_by_all=True) from None
+        if not holds_conflict(debate.body):  # markers the frontmatter's YAML took in
+            raise ConflictMarkers(where, needed_by_all=True)
+        return debate
+
+    return checked
 
 
 # path → (file signature, the parse pickled, and the text of a file changed within its racy

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeVar
 
 from dreamcontext_council.actions.files import DebateFiles
 from dreamcontext_council.actions.run_state import RunState, debate_run_state
@@ -13,6 +14,11 @@ from dreamcontext_council.errors import CouncilError
 from dreamcontext_council.folder.paths import DebatePaths, Root
 from dreamcontext_council.folder.storage import read_text
 from dreamcontext_council.rules.claims_file import parse_claims_file
+from dreamcontext_council.rules.conflict_markers import (
+    ConflictMarkers,
+    conflict_line,
+    holds_conflict,
+)
 from dreamcontext_council.rules.conformity import DebateMeasures, measure
 from dreamcontext_council.rules.debate import Debate
 from dreamcontext_council.rules.persona import PersonaContext
@@ -20,6 +26,8 @@ from dreamcontext_council.rules.report import RoundEntry
 from dreamcontext_council.rules.solo import SoloAnswer, SoloComparison, compare, parse_solo
 from dreamcontext_council.rules.usage import calls_of
 from dreamcontext_council.rules.verdicts import Verdicts
+
+T = TypeVar("T")
 
 PERSONA_PHASES = ("opening", "cross-exam", "rebuttal", "repair")
 
@@ -46,6 +54,8 @@ class DebateSnapshot:
     verdicts: Verdicts
     personas: list[PersonaSnapshot]
     log: str
+    # One line per file left out for git conflict markers (read with `around_conflicts`).
+    conflicts: list[str] = field(default_factory=list)
 
     @property
     def id(self) -> str:
@@ -170,15 +180,38 @@ class DebateSnapshot:
             return None
 
 
-def load_snapshot(root: Root, debate_id: str) -> DebateSnapshot:
-    """Read a debate folder whole; FormatError when a shared file does not parse."""
+def load_snapshot(root: Root, debate_id: str, *, around_conflicts: bool = False) -> DebateSnapshot:
+    """Read a debate folder whole; FormatError when a shared file does not parse.
+
+    With `around_conflicts` (the read commands, the dashboard), a file holding git conflict
+    markers is left out instead, as if empty, and named in `conflicts`; debate.md's
+    frontmatter cannot be left out (ConflictMarkers says so)."""
     files = DebateFiles(root, debate_id)
     debate = files.debate()
+    conflicts: list[str] = []
+
+    def kept(read: Callable[..., T], empty: T, *args: str) -> T:
+        if not around_conflicts:
+            return read(*args)
+        try:
+            return read(*args)
+        except ConflictMarkers as exc:
+            conflicts.append(str(exc))
+            return empty
+
     personas = []
     for slug in debate.personas:
         paths = files.persona_paths(slug)
-        context = files.context(slug) if paths.context.exists() else None
-        personas.append(
-            PersonaSnapshot(slug, context, files.entries(slug), files.research_index(slug))
-        )
-    return DebateSnapshot(files.paths, debate, files.verdicts(), personas, files.log())
+        context = kept(files.context, None, slug) if paths.context.exists() else None
+        entries: list[RoundEntry] = kept(files.entries, [], slug)
+        personas.append(PersonaSnapshot(slug, context, entries, files.research_index(slug)))
+    verdicts = kept(files.verdicts, Verdicts())
+    log = files.log()
+    if around_conflicts:
+        for path, text in ((files.paths.debate_md, debate.body), (files.paths.round_log, log)):
+            if holds_conflict(text):
+                conflicts.append(conflict_line(files.relative(path)))
+        usage = files.paths.usage
+        if usage.exists() and holds_conflict(files.read(usage)):
+            conflicts.append(conflict_line(files.relative(usage)))
+    return DebateSnapshot(files.paths, debate, verdicts, personas, log, conflicts)

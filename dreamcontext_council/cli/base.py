@@ -8,12 +8,15 @@ import json
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from dreamcontext_council.errors import CouncilError
 from dreamcontext_council.folder.paths import Root, require_root
+
+if TYPE_CHECKING:
+    from dreamcontext_council.actions.snapshot import DebateSnapshot
 from dreamcontext_council.rules.debate import MAX_ROUNDS
 from dreamcontext_council.views.terminal import printable, printable_json
 
@@ -112,6 +115,17 @@ def echo(message: str, *, err: bool = False, nl: bool = True) -> None:
     """Print a line to stdout (or stderr): every command's output goes through here, so a
     model's escape sequences, carriage returns and bidi overrides are shown, never obeyed."""
     click.echo(printable(message), err=err, nl=nl)
+
+
+def read_debate(debate_id: str) -> DebateSnapshot:
+    """A debate for a read command: a file holding git conflict markers is left out and
+    named in one line on stderr each, and the rest of the debate is shown."""
+    from dreamcontext_council.actions.snapshot import load_snapshot
+
+    snapshot = load_snapshot(current_root(), debate_id, around_conflicts=True)
+    for line in snapshot.conflicts:
+        warn(f"{line} Shown without it.")
+    return snapshot
 
 
 def emit(data: Any, as_json: bool, text: str | Callable[[], str]) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from dreamcontext_council.cli.base import current_root, echo, root_option, warn
+from dreamcontext_council.cli.base import current_root, echo, read_debate, root_option, warn
 
 
 def register(cli: click.Group, council: click.Group) -> None:
@@ -103,10 +103,9 @@ def export(debate_id: str, fmt: str, output: Path | None) -> None:
     Example:
       dreamcontext council export council_AbC12345 --format html -o debate.html
     """
-    from dreamcontext_council.actions.snapshot import load_snapshot
     from dreamcontext_council.views.export import export_debate
 
-    text = export_debate(load_snapshot(current_root(), debate_id), fmt)
+    text = export_debate(read_debate(debate_id), fmt)
     if output is None:
         echo(text, nl=False)
         return

@@ -20,11 +20,15 @@ def register(cli: click.Group, council: click.Group) -> None:
 @root_option
 @json_option
 def doctor(debate_ids: tuple[str, ...], repair: bool, as_json: bool) -> None:
-    """Check debates after a git merge: index.json, round_entries, status; exit 1 if any is off.
+    """Check debates after a git merge: index.json, round_entries, status, and the verdicts,
+    log lines and usage the round entries vouch for; exit 1 if any is off.
 
     The files that hold the record win: index.json is rebuilt from the debate folders, a
-    persona's round_entries recounted from its report, and a status behind round-log.md
-    moved forward to it. Conflict markers and files that do not parse are only reported.
+    persona's round_entries recounted from its report, a status behind round-log.md moved
+    forward to it, a verdict a kept side dropped restored from what its round entry states
+    (or the persona named to give it again), and a dropped or stale submission line logged.
+    Conflict markers, an entry holding two answers, lost usage lines and files that do not
+    parse are only reported, each with the commands that resolve it.
 
     \b
     Examples:

@@ -79,10 +79,15 @@ def merge_driver(kind: str, base: Path, ours: Path, theirs: Path, path: str | No
     repository (git runs this; exit 3: a conflict marked)."""
     from dreamcontext_council.merge.driver import CONFLICT_MARKED, is_council_file, merge_file
 
+    ours_file = path is None or is_council_file(kind, path)
+    try:  # read before the merge: a conflict is written into OURS
+        texts = [file.read_bytes().decode("utf-8") for file in (base, ours, theirs)]
+    except (OSError, UnicodeDecodeError):
+        texts = None
     if not merge_file(kind, base, ours, theirs, path):
-        if path is None or is_council_file(kind, path):
-            echo(
-                f"council {kind} merge: both sides changed the same entry; conflict marked.",
-                err=True,
-            )
+        if ours_file:
+            from dreamcontext_council.merge.explain import why_conflicted
+
+            why = why_conflicted(kind, *texts) if texts else "a side is not UTF-8 text"
+            echo(f"council {kind} merge: {why}; conflict marked.", err=True)
         sys.exit(CONFLICT_MARKED)

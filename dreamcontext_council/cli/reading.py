@@ -11,6 +11,7 @@ from dreamcontext_council.cli.base import (
     emit,
     explicit_root,
     json_option,
+    read_debate,
     root_option,
 )
 
@@ -36,10 +37,9 @@ def summaries(debate_id: str, number: int, as_json: bool) -> None:
     Example:
       dreamcontext council summaries council_AbC12345 1
     """
-    from dreamcontext_council.actions.snapshot import load_snapshot
     from dreamcontext_council.views.summaries import render_summaries, summaries_data
 
-    snapshot = load_snapshot(current_root(), debate_id)
+    snapshot = read_debate(debate_id)
     emit(summaries_data(snapshot, number), as_json, lambda: render_summaries(snapshot, number))
 
 
@@ -61,11 +61,10 @@ def board(debate_id: str, number: int | None, plain: bool, as_json: bool) -> Non
     Example:
       dreamcontext council board council_AbC12345 --round 1 --plain
     """
-    from dreamcontext_council.actions.snapshot import load_snapshot
     from dreamcontext_council.views.board import board_figures, render_board
     from dreamcontext_council.views.board_extras import board_extra_data, board_extra_lines
 
-    snapshot = load_snapshot(current_root(), debate_id)
+    snapshot = read_debate(debate_id)
     data = board_figures(snapshot, number).to_json() | board_extra_data(snapshot)
     emit(data, as_json, lambda: render_board(snapshot, number, board_extra_lines(snapshot)))
 
@@ -81,10 +80,9 @@ def timeline(debate_id: str, as_json: bool) -> None:
     Example:
       dreamcontext council timeline council_AbC12345 --json
     """
-    from dreamcontext_council.actions.snapshot import load_snapshot
     from dreamcontext_council.views.timeline import render_timeline, timeline_data
 
-    snapshot = load_snapshot(current_root(), debate_id)
+    snapshot = read_debate(debate_id)
     emit(timeline_data(snapshot), as_json, lambda: render_timeline(snapshot))
 
 
@@ -123,10 +121,9 @@ def show(debate_id: str, as_json: bool) -> None:
     Example:
       dreamcontext council show council_AbC12345
     """
-    from dreamcontext_council.actions.snapshot import load_snapshot
     from dreamcontext_council.views import listing
 
-    snapshot = load_snapshot(current_root(), debate_id)
+    snapshot = read_debate(debate_id)
     emit(listing.show_data(snapshot), as_json, lambda: listing.render_show(snapshot))
 
 

@@ -58,6 +58,7 @@ from dreamcontext_council.folder.names import check_debate_id, check_slug
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.safe_read import inside
 from dreamcontext_council.folder.storage import read_text
+from dreamcontext_council.rules.conflict_markers import ConflictMarkers
 from dreamcontext_council.rules.debate import bounded_round
 from dreamcontext_council.views import html
 from dreamcontext_council.views.contained import is_inside
@@ -131,7 +132,7 @@ def contained_snapshot(root: Root, debate_id: str) -> DebateSnapshot:
         folder = paths.folder / check_slug(slug)
         if folder.exists() and not is_inside(folder, paths.folder):
             raise FormatError(f"The folder of persona {slug} points outside the debate.")
-    return load_snapshot(root, debate_id)
+    return load_snapshot(root, debate_id, around_conflicts=True)
 
 
 def _debate_id(request: Request) -> str:
@@ -147,6 +148,8 @@ def _snapshot_for(root: Root, debate_id: str) -> DebateSnapshot:
         return contained_snapshot(root, debate_id)
     except NotFoundError:
         raise HTTPException(404, f"No debate {debate_id} under this root.") from None
+    except ConflictMarkers as exc:  # in debate.md's frontmatter: a merge to finish, not a bug
+        raise HTTPException(409, f"{debate_id} cannot be shown: {exc}") from None
     except CouncilError as exc:
         raise HTTPException(500, f"{debate_id} cannot be shown: {exc}") from None
 

@@ -25,10 +25,11 @@ def board_text(root: Root, debate_id: str) -> str:
     """The board with usage and flags, ready for a terminal (control characters shown as
     escapes); a debate that does not parse says so instead."""
     try:
-        snapshot = load_snapshot(root, debate_id)
+        snapshot = load_snapshot(root, debate_id, around_conflicts=True)
     except CouncilError as exc:
         return printable(f"Cannot read {debate_id} right now: {exc}")
-    return printable(render_board(snapshot, None, board_extra_lines(snapshot)))
+    banner = "".join(f"Shown without it: {line}\n" for line in snapshot.conflicts)
+    return printable(banner + render_board(snapshot, None, board_extra_lines(snapshot)))
 
 
 def watch_board(

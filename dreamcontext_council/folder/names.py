@@ -7,13 +7,17 @@ import unicodedata
 
 from dreamcontext_council.errors import UsageError
 
-_ID = re.compile(r"council_[A-Za-z0-9]{8}")
+# `council_` + 8 characters of nanoid's default alphabet: every id the Node tool writes.
+# Never `.` or `/`, and never a leading `-` (the prefix comes first), so an accepted id is
+# one safe path segment and a CLI argument that no option parser takes for an option.
+_ID = re.compile(r"council_[A-Za-z0-9_-]{8}")
 _SLUG = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
 _ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 
 
 def new_debate_id() -> str:
-    """A fresh `council_` + 8 alphanumerics id."""
+    """A fresh `council_` + 8 alphanumerics id (letters and digits only, as ids have always
+    been made here; `check_debate_id` also accepts the Node tool's `_` and `-`)."""
     import secrets  # only commands that create something pay for its import
 
     return "council_" + "".join(secrets.choice(_ALPHABET) for _ in range(8))
@@ -27,10 +31,14 @@ def new_knowledge_id() -> str:
 
 
 def check_debate_id(value: str) -> str:
-    """Return the id if it is `council_` + 8 alphanumerics, else raise UsageError."""
+    """Return the id if it is `council_` + 8 of `A-Za-z0-9_-`, else raise UsageError.
+
+    The one check of a debate id: the CLI, the library, the dashboard's routes and the MCP
+    tools all go through it (folder/paths.py `Root.debate`)."""
     if not _ID.fullmatch(value):
         raise UsageError(
-            f"{_show(value)} is not a debate id; ids look like council_AbC12345 "
+            f"{_show(value)} is not a debate id; ids look like council_AbC12345 or "
+            "council_9pQyBr_M "
             "(run `dreamcontext council list` to see them)."
         )
     return value

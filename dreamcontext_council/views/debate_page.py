@@ -152,6 +152,7 @@ class DebatePage:
     measures: list[str] = field(default_factory=list)  # flips, new content, anchoring
     solo: str = ""  # solo answer vs council verdict (`run --baseline`)
     solo_lacking: list[str] = field(default_factory=list)  # ledger claims the solo answer lacks
+    conflicts: list[str] = field(default_factory=list)  # files left out: git conflict markers
 
     @property
     def complete(self) -> bool:
@@ -362,6 +363,7 @@ def build_debate_page(snapshot: DebateSnapshot, *, on_demand: bool = False) -> D
         created_at=str(created) if created else None,
         updated_at=str(updated) if updated else None,
         flags=debate.flags,
+        conflicts=snapshot.conflicts,
         question=render_markdown(debate.section("Question") or debate.topic, targets),
         facts=[render_markdown(fact, targets) for fact in debate.facts()],
         options=list(stances.by_key.values()),

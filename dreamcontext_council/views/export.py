@@ -137,6 +137,7 @@ def export_json(snapshot: DebateSnapshot) -> dict[str, Any]:
         "final_report": _report(snapshot),
         "claims": snapshot.ledger,
         **({"claims_problem": problem} if (problem := snapshot.ledger_problem) else {}),
+        **({"conflicts": snapshot.conflicts} if snapshot.conflicts else {}),
         "reviews": snapshot.json_file("reviews.json"),
         "usage": {
             "calls": totals.calls,
@@ -175,6 +176,9 @@ def export_markdown(snapshot: DebateSnapshot) -> str:
     totals = usage_totals(snapshot.usage_records())
     figures = board_figures(snapshot)
     out = [f"# {debate.topic}", ""]
+    out += [
+        line for conflict in snapshot.conflicts for line in (f"> Shown without it: {conflict}", "")
+    ]
     facts = [
         f"- Debate: `{debate.id}`",
         f"- Status: {debate.status} · round {debate.current_round}/{debate.rounds_planned}",

@@ -159,7 +159,7 @@ hostile_names = st.one_of(
 @given(hostile_names)
 def test_accepted_ids_and_slugs_are_single_safe_segments(value: str) -> None:
     for check, pattern in (
-        (check_debate_id, r"council_[A-Za-z0-9]{8}"),
+        (check_debate_id, r"council_[A-Za-z0-9_-]{8}"),
         (check_slug, r"[a-z0-9][a-z0-9-]{0,63}"),
     ):
         try:
