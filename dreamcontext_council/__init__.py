@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from dreamcontext_council.actions.closing import begin_synthesis, complete_debate, promote
-    from dreamcontext_council.actions.context import round_context
     from dreamcontext_council.actions.convene import create_agent, list_agents, new_debate
     from dreamcontext_council.actions.interlude import inject_fact, queue_directive
     from dreamcontext_council.actions.rounds import end_round, extend_rounds, start_round
@@ -24,6 +23,9 @@ if TYPE_CHECKING:
         append_report,
         record_verdict,
     )
+    from dreamcontext_council.engine.by_hand import synthesize
+    from dreamcontext_council.engine.cross_exam import append_entry, open_round
+    from dreamcontext_council.engine.round_page import round_context
     from dreamcontext_council.errors import (
         CouncilError,
         FormatError,
@@ -37,12 +39,14 @@ if TYPE_CHECKING:
 
 _HOMES = {
     "dreamcontext_council.actions.closing": ("begin_synthesis", "complete_debate", "promote"),
-    "dreamcontext_council.actions.context": ("round_context",),
     "dreamcontext_council.actions.convene": ("create_agent", "list_agents", "new_debate"),
     "dreamcontext_council.actions.interlude": ("inject_fact", "queue_directive"),
     "dreamcontext_council.actions.rounds": ("end_round", "extend_rounds", "start_round"),
     "dreamcontext_council.actions.snapshot": ("DebateSnapshot", "load_snapshot"),
     "dreamcontext_council.actions.submissions": ("add_research", "append_report", "record_verdict"),
+    "dreamcontext_council.engine.by_hand": ("synthesize",),
+    "dreamcontext_council.engine.cross_exam": ("append_entry", "open_round"),
+    "dreamcontext_council.engine.round_page": ("round_context",),
     "dreamcontext_council.errors": (
         "CouncilError",
         "FormatError",
@@ -77,6 +81,7 @@ __all__ = [
     "StateError",
     "UsageError",
     "add_research",
+    "append_entry",
     "append_report",
     "begin_synthesis",
     "complete_debate",
@@ -88,10 +93,12 @@ __all__ = [
     "list_agents",
     "load_snapshot",
     "new_debate",
+    "open_round",
     "promote",
     "queue_directive",
     "record_verdict",
     "require_root",
     "round_context",
     "start_round",
+    "synthesize",
 ]

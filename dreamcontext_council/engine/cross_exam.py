@@ -1,0 +1,76 @@
+"""Round starts and round-2 reviews, one protocol for `run` and the hand-driven commands.
+
+NiraNexus Council (seed 002): in round 2 "models are paired. Each critiques a specific
+peer's Round 1 output", by a shuffle drawn anew for every debate. Round 1 records the
+debate's seed in debate.md; round 2 draws the pairs from it (engine/pairing.py), records
+them under `cross_examination` and queues each critic's assignment, whoever drives the
+debate. A debate with no seed, one the Node tool started, keeps its own protocol: no
+assignment, no score.
+"""
+
+from __future__ import annotations
+
+from dreamcontext_council.actions import submissions
+from dreamcontext_council.actions.files import DebateFiles
+from dreamcontext_council.actions.rounds import RoundChange, participants, start_round
+from dreamcontext_council.engine.contract import review_score
+from dreamcontext_council.engine.pairing import new_seed
+from dreamcontext_council.engine.reviews import record_reviews
+from dreamcontext_council.engine.rounds import (
+    CROSS_EXAM_DIRECTIVE,
+    cross_exam_pairs,
+    scored_reviews,
+)
+from dreamcontext_council.errors import UsageError
+from dreamcontext_council.folder.paths import Root
+from dreamcontext_council.rules.report import RoundEntry, clean_entry_body
+
+
+def open_round(root: Root, debate_id: str, number: int) -> RoundChange:
+    """Start round N as the protocol has it: round 1 records a seed (a debate that has one
+    keeps it), round 2 assigns and records the cross-examination pairs and queues each
+    critic's directive in the same write as its panel."""
+    if number == 1:
+        return start_round(root, debate_id, 1, seed=new_seed())
+    files = DebateFiles(root, debate_id)
+    debate = files.debate()
+    if number != 2 or str(debate.status) != "round_1_complete":
+        return start_round(root, debate_id, number)  # refuses, or already running
+    pairs = cross_exam_pairs(files, debate, participants(files, debate, 2))
+    directives = {critic: CROSS_EXAM_DIRECTIVE.format(peer=peer) for critic, peer in pairs.items()}
+    return start_round(root, debate_id, 2, directives=directives, pairs=pairs)
+
+
+def assignment(files: DebateFiles, slug: str) -> str | None:
+    """The peer `slug` cross-examines in round 2, or None (no seed, or not paired)."""
+    debate = files.debate()
+    return cross_exam_pairs(files, debate, participants(files, debate, 2)).get(slug)
+
+
+def append_entry(
+    root: Root, debate_id: str, slug: str, body: str, *, number: int | None = None
+) -> submissions.ReportResult:
+    """`report append`: the round entry, as `submissions.append_report` adds it, and for a
+    round-2 critic its review in reviews.json, as `run` records it.
+
+    A critic's round-2 entry without a `### Cross-examination` ending in `Score: N/10` is
+    refused with nothing written, as `run` refuses such an answer (engine/contract.py)."""
+    files = DebateFiles(root, debate_id)
+    cleaned, named = clean_entry_body(body)
+    with files.lock():
+        debate = files.debate()
+        files.require_persona(debate, slug)
+        round_number = number or named or debate.current_round
+        peer = assignment(files, slug) if round_number == 2 else None
+        if peer is not None:
+            critique = RoundEntry(2, "", cleaned).section("Cross-examination")
+            if review_score(critique) is None:
+                raise UsageError(
+                    f"The round 2 entry of {slug} needs a `### Cross-examination` section on "
+                    f"{peer}'s round 1 answer ending in a line `Score: N/10`; add it and run "
+                    "`report append` again."
+                )
+        result = submissions.append_report(root, debate_id, slug, body, number=number)
+        if peer is not None:
+            record_reviews(files, 2, scored_reviews(files, {slug: peer}))
+    return result
