@@ -41,12 +41,6 @@ def open_round(root: Root, debate_id: str, number: int) -> RoundChange:
     return start_round(root, debate_id, 2, directives=directives, pairs=pairs)
 
 
-def assignment(files: DebateFiles, slug: str) -> str | None:
-    """The peer `slug` cross-examines in round 2, or None (no seed, or not paired)."""
-    debate = files.debate()
-    return cross_exam_pairs(files, debate, participants(files, debate, 2)).get(slug)
-
-
 def append_entry(
     root: Root, debate_id: str, slug: str, body: str, *, number: int | None = None
 ) -> submissions.ReportResult:
@@ -61,7 +55,12 @@ def append_entry(
         debate = files.debate()
         files.require_persona(debate, slug)
         round_number = number or named or debate.current_round
-        peer = assignment(files, slug) if round_number == 2 else None
+        pairs = (
+            cross_exam_pairs(files, debate, participants(files, debate, 2))
+            if round_number == 2
+            else {}
+        )
+        peer = pairs.get(slug)
         if peer is not None:
             critique = RoundEntry(2, "", cleaned).section("Cross-examination")
             if review_score(critique) is None:
@@ -72,5 +71,7 @@ def append_entry(
                 )
         result = submissions.append_report(root, debate_id, slug, body, number=number)
         if peer is not None:
-            record_reviews(files, 2, scored_reviews(files, {slug: peer}))
+            # Every critic's review so far, in the pairs' order: the record `run` writes
+            # at once for the round, whatever order the entries came in.
+            record_reviews(files, 2, scored_reviews(files, pairs), whole_round=True)
     return result
