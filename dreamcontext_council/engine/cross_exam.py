@@ -23,7 +23,7 @@ from dreamcontext_council.engine.rounds import (
 )
 from dreamcontext_council.errors import UsageError
 from dreamcontext_council.folder.paths import Root
-from dreamcontext_council.rules.report import RoundEntry, clean_entry_body
+from dreamcontext_council.rules.report import RoundEntry, check_entry_body, clean_entry_body
 
 
 def open_round(root: Root, debate_id: str, number: int) -> RoundChange:
@@ -51,6 +51,7 @@ def append_entry(
     refused with nothing written, as `run` refuses such an answer (engine/contract.py)."""
     files = DebateFiles(root, debate_id)
     cleaned, named = clean_entry_body(body)
+    check_entry_body(cleaned)  # a missing required section is named first, as it always was
     with files.lock():
         debate = files.debate()
         files.require_persona(debate, slug)
