@@ -58,7 +58,7 @@ def append_entry(
         round_number = number or named or debate.current_round
         pairs = (
             cross_exam_pairs(files, debate, participants(files, debate, 2))
-            if round_number == 2
+            if round_number == 2 and debate.current_round >= 2  # else append_report refuses
             else {}
         )
         peer = pairs.get(slug)
