@@ -23,7 +23,7 @@ from dreamcontext_council.engine.rounds import (
 )
 from dreamcontext_council.errors import UsageError
 from dreamcontext_council.folder.paths import Root
-from dreamcontext_council.rules.report import RoundEntry, check_entry_body, clean_entry_body
+from dreamcontext_council.rules.report import RoundEntry
 
 
 def open_round(root: Root, debate_id: str, number: int) -> RoundChange:
@@ -48,30 +48,27 @@ def append_entry(
     round-2 critic its review in reviews.json, as `run` records it.
 
     A critic's round-2 entry without a `### Cross-examination` ending in `Score: N/10` is
-    refused with nothing written, as `run` refuses such an answer (engine/contract.py)."""
+    refused with nothing written, as `run` refuses such an answer (engine/contract.py),
+    once the round and the files are checked as for any entry."""
     files = DebateFiles(root, debate_id)
-    cleaned, named = clean_entry_body(body)
-    check_entry_body(cleaned)  # a missing required section is named first, as it always was
-    with files.lock():
+    pairs: dict[str, str] = {}
+
+    def vet(entry: RoundEntry) -> None:
+        if entry.round != 2:
+            return
         debate = files.debate()
-        files.require_persona(debate, slug)
-        round_number = number or named or debate.current_round
-        pairs = (
-            cross_exam_pairs(files, debate, participants(files, debate, 2))
-            if round_number == 2 and debate.current_round >= 2  # else append_report refuses
-            else {}
-        )
+        pairs.update(cross_exam_pairs(files, debate, participants(files, debate, 2)))
         peer = pairs.get(slug)
-        if peer is not None:
-            critique = RoundEntry(2, "", cleaned).section("Cross-examination")
-            if review_score(critique) is None:
-                raise UsageError(
-                    f"The round 2 entry of {slug} needs a `### Cross-examination` section on "
-                    f"{peer}'s round 1 answer ending in a line `Score: N/10`; add it and run "
-                    "`report append` again."
-                )
-        result = submissions.append_report(root, debate_id, slug, body, number=number)
-        if peer is not None:
+        if peer is not None and review_score(entry.section("Cross-examination")) is None:
+            raise UsageError(
+                f"The round 2 entry of {slug} needs a `### Cross-examination` section on "
+                f"{peer}'s round 1 answer ending in a line `Score: N/10`; add it and run "
+                "`report append` again."
+            )
+
+    with files.lock():
+        result = submissions.append_report(root, debate_id, slug, body, number=number, vet=vet)
+        if slug in pairs:
             # Every critic's review so far, in the pairs' order: the record `run` writes
             # at once for the round, whatever order the entries came in.
             record_reviews(files, 2, scored_reviews(files, pairs), whole_round=True)

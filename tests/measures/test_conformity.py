@@ -40,9 +40,10 @@ def play(chair: Chair) -> str:
                 "--conviction", "60", "--headline", f"{slug} backs {stance}",
                 "--concession", "none",
             )  # fmt: skip
-            chair.ok(
-                "report", "append", debate_id, slug, "--round", str(number), input=entry(summary)
-            )
+            body = entry(summary)
+            if number == 2:  # the assigned critique; two words and a score add no sentence
+                body += "### Cross-examination\n- Unpriced cutover.\n\nScore: 6/10\n"
+            chair.ok("report", "append", debate_id, slug, "--round", str(number), input=body)
         chair.ok("round", "end", debate_id, str(number))
     return debate_id
 
@@ -129,3 +130,10 @@ def test_anchoring_is_false_when_the_debate_moved_the_verdict() -> None:
 def test_sentences_are_normalised() -> None:
     text = "### Position\nWe **back** A, firmly!  Short one.\n```\n- We back a firmly"
     assert normalised_sentences(text) == {"we back a firmly"}
+
+
+def test_a_critique_score_line_is_not_a_sentence() -> None:
+    text = (
+        "- The rollback is unpriced.\nScore: 6/10\n**Score: 7.5 / 10**\nThe score of 6/10 is fair."
+    )
+    assert normalised_sentences(text) == {"the rollback is unpriced", "the score of 6 10 is fair"}
