@@ -48,7 +48,7 @@ from dreamcontext_council import (
     record_verdict,
     start_round,
 )
-from dreamcontext_council.folder.index import index_entry
+from dreamcontext_council.actions.index import index_entry
 from dreamcontext_council.folder.storage import atomic_write_json
 from dreamcontext_council.rules.debate import parse_debate
 from dreamcontext_council.rules.roster import PRESETS

@@ -42,8 +42,9 @@ from typing import Any
 
 from council_stub import StubServer, responder, write_roster
 
-from dreamcontext_council.engine.launch import Launch, launch
 from dreamcontext_council.engine.providers.scripted import DELAY_ENV
+from dreamcontext_council.engine.setup.launch import launch
+from dreamcontext_council.engine.setup.request import Launch
 from dreamcontext_council.rules.usage import calls_of
 
 TARGET = 1.05

@@ -42,15 +42,15 @@ from dreamcontext_council import (
     start_round,
 )
 from dreamcontext_council.actions.files import DebateFiles
-from dreamcontext_council.engine import prompts
-from dreamcontext_council.engine.accounting import Ledger, PriceTable
-from dreamcontext_council.engine.calls import Caller
-from dreamcontext_council.engine.compression import find_fenced_blocks
-from dreamcontext_council.engine.progress import QuietProgress
+from dreamcontext_council.engine.model_calls.accounting import Ledger, PriceTable
+from dreamcontext_council.engine.model_calls.caller import Caller
+from dreamcontext_council.engine.model_calls.progress import QuietProgress
+from dreamcontext_council.engine.prompting import prompts
+from dreamcontext_council.engine.prompting.compression import find_fenced_blocks
+from dreamcontext_council.engine.prompting.reviews import record_review
+from dreamcontext_council.engine.prompting.synthesis_input import CompressionSettings
+from dreamcontext_council.engine.protocol.synthesis import Synthesizer
 from dreamcontext_council.engine.providers.registry import ProviderSet, ProviderSettings
-from dreamcontext_council.engine.reviews import record_review
-from dreamcontext_council.engine.synthesis import Synthesizer
-from dreamcontext_council.engine.synthesis_input import CompressionSettings
 
 TOPIC = "Should we migrate the session store from Redis to Postgres?"
 OPTIONS = [{"key": "A", "label": "Migrate now"}, {"key": "B", "label": "Stay on Redis"}]

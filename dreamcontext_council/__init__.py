@@ -23,9 +23,6 @@ if TYPE_CHECKING:
         append_report,
         record_verdict,
     )
-    from dreamcontext_council.engine.by_hand import synthesize
-    from dreamcontext_council.engine.cross_exam import append_entry, open_round
-    from dreamcontext_council.engine.round_page import round_context
     from dreamcontext_council.errors import (
         CouncilError,
         FormatError,
@@ -44,9 +41,6 @@ _HOMES = {
     "dreamcontext_council.actions.rounds": ("end_round", "extend_rounds", "start_round"),
     "dreamcontext_council.actions.snapshot": ("DebateSnapshot", "load_snapshot"),
     "dreamcontext_council.actions.submissions": ("add_research", "append_report", "record_verdict"),
-    "dreamcontext_council.engine.by_hand": ("synthesize",),
-    "dreamcontext_council.engine.cross_exam": ("append_entry", "open_round"),
-    "dreamcontext_council.engine.round_page": ("round_context",),
     "dreamcontext_council.errors": (
         "CouncilError",
         "FormatError",
@@ -81,7 +75,6 @@ __all__ = [
     "StateError",
     "UsageError",
     "add_research",
-    "append_entry",
     "append_report",
     "begin_synthesis",
     "complete_debate",
@@ -93,12 +86,9 @@ __all__ = [
     "list_agents",
     "load_snapshot",
     "new_debate",
-    "open_round",
     "promote",
     "queue_directive",
     "record_verdict",
     "require_root",
-    "round_context",
     "start_round",
-    "synthesize",
 ]

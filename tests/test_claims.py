@@ -10,10 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dreamcontext_council.engine.claims import (
+from dreamcontext_council.engine.prompting.claims import (
     Claim,
     ClaimLabel,
-    DissentFlag,
     claims_to_json,
     dissent_flags,
     label_claim,
@@ -23,6 +22,9 @@ from dreamcontext_council.engine.claims import (
     resolve_research,
 )
 from dreamcontext_council.errors import FormatError
+from dreamcontext_council.rules.dissent import (
+    DissentFlag,
+)
 
 ROSTER = ["synthesizer", "epistemologist", "contrarian", "systems-thinker"]
 

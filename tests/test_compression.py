@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dreamcontext_council.engine.compression import (
+from dreamcontext_council.engine.prompting.compression import (
     compress_answer,
     compression_marker,
     extract_code_blocks,
@@ -14,7 +14,7 @@ from dreamcontext_council.engine.compression import (
     placeholder,
     restore_code_blocks,
 )
-from dreamcontext_council.engine.seating import (
+from dreamcontext_council.engine.prompting.seating import (
     TIGHTER_LINES,
     Answer,
     Decision,

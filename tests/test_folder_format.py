@@ -12,6 +12,7 @@ import pytest
 import yaml
 from debate_story import LIVE_FILE, TOPIC, Chair, Runner
 
+from dreamcontext_council.folder import frontmatter_io
 from dreamcontext_council.folder.paths import Root
 
 DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -567,3 +568,23 @@ def test_a_missing_verdicts_report_or_log_reads_as_empty(chair: Chair, root: Roo
     assert files.entries("nobody") == []
     (files.paths.folder / "a-file").write_text("not a folder\n")
     assert files.entries("a-file") == []
+
+
+def test_render_over_keeps_comments_and_reads_back_as_the_fresh_render() -> None:
+    previous = (
+        "---\n# kept by hand\nid: x  # the id\nstatus: round_1_running  # after the merge\n"
+        "rounds_planned: 2\npersonas:\n  - a  # first\n  - b\n---\n\n## Question\n\nWhy?\n"
+    )
+    meta, body = frontmatter_io.parse(previous, "debate.md")
+    meta.update(status="round_1_complete", current_round=1)
+
+    kept = frontmatter_io.render_over(previous, meta, body)
+
+    assert "# kept by hand\nid: x  # the id\nstatus: round_1_complete  # after the merge\n" in kept
+    assert "  - a  # first\n" in kept and kept.endswith(
+        "current_round: 1\n---\n\n## Question\n\nWhy?\n"
+    )
+    fresh = frontmatter_io.render(meta, body)
+    assert frontmatter_io.parse(kept, "kept") == frontmatter_io.parse(fresh, "fresh")
+    meta["personas"] = ["a", "b", "c"]  # a block value changed: rendered anew
+    assert frontmatter_io.render_over(previous, meta, body) == frontmatter_io.render(meta, body)

@@ -17,8 +17,8 @@ from debate_story import (
     subprocess_runner,
 )
 
+from dreamcontext_council.actions import index as index_module
 from dreamcontext_council.actions import rounds
-from dreamcontext_council.folder import index as index_module
 from dreamcontext_council.folder.paths import Root
 
 

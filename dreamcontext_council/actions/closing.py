@@ -14,7 +14,7 @@ from dreamcontext_council.folder import frontmatter_io
 from dreamcontext_council.folder.names import check_slug, new_knowledge_id, slugify
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.storage import atomic_write_text, read_text
-from dreamcontext_council.rules.debate import Debate
+from dreamcontext_council.rules.debate import Debate, Status
 from dreamcontext_council.rules.markdown import find_section, normalize_title, sections
 
 KNOWLEDGE_SLUG_LIMIT = 80
@@ -64,15 +64,9 @@ def begin_synthesis(root: Root, debate_id: str) -> Manifest:
         # The manifest is read before the status changes, so a broken file changes nothing.
         listing = synthesis_files(files, debate)
         if changed:
-            if status.phase != "round_complete" or status.round != debate.current_round:
-                raise StateError(
-                    f"Cannot synthesize {debate_id}: it is {status}; finish the running round with "
-                    f"`dreamcontext council round end {debate_id} {debate.current_round}` first."
-                    if status.phase == "running"
-                    else f"Cannot synthesize {debate_id}: it is {status}; run at least one round first."
-                    if status.phase == "created"
-                    else f"Cannot synthesize {debate_id}: it is already {status}."
-                )
+            refusal = synthesis_refusal(debate_id, status, debate.current_round)
+            if refusal is not None:
+                raise StateError(refusal)
             debate.meta["status"] = "synthesizing"
             files.save_debate(debate)
             files.append_log(
@@ -82,6 +76,40 @@ def begin_synthesis(root: Root, debate_id: str) -> Manifest:
     return Manifest(debate_id, changed, listing)
 
 
+def synthesis_refusal(debate_id: str, status: Status, current_round: int) -> str | None:
+    """Why a debate at `status` cannot start its synthesis; None when it can.
+
+    The rule every path to synthesizing follows (`synthesize`, `run`, `doctor --repair`):
+    the last round started is complete."""
+    if status.phase == "round_complete" and status.round == current_round:
+        return None
+    if status.phase == "running":
+        return (
+            f"Cannot synthesize {debate_id}: it is {status}; finish the running round with "
+            f"`dreamcontext council round end {debate_id} {current_round}` first."
+        )
+    if status.phase == "created":
+        return f"Cannot synthesize {debate_id}: it is {status}; run at least one round first."
+    return f"Cannot synthesize {debate_id}: it is already {status}."
+
+
+def completion_refusal(files: DebateFiles, status: Status) -> str | None:
+    """Why a debate at `status` cannot be complete; None when it can.
+
+    The rule every path to complete follows (`complete`, `run`, `doctor --repair`): its rounds
+    are over and final-report.md holds a `## Verdict` section."""
+    if status.phase in ("created", "running"):
+        by_hand = f"finish the rounds and run `dreamcontext council synthesize {files.id}` first"
+        return f"Cannot complete {files.id}: it is {status}; {_how_to_go_on(files, by_hand)}."
+    report = files.paths.final_report
+    if not report.exists() or find_section(files.read(report), 2, "Verdict") is None:
+        return (
+            f"Cannot complete {files.id}: {report.name} is missing or has no '## Verdict' "
+            "section; the synthesizer must write it first."
+        )
+    return None
+
+
 def complete_debate(root: Root, debate_id: str) -> bool:
     """Status → complete; needs final-report.md with a Verdict section. False if already complete."""
     files = DebateFiles(root, debate_id)
@@ -89,20 +117,9 @@ def complete_debate(root: Root, debate_id: str) -> bool:
         debate = files.debate()
         if debate.status.phase == "complete":
             return False
-        if debate.status.phase in ("created", "running"):
-            by_hand = (
-                f"finish the rounds and run `dreamcontext council synthesize {debate_id}` first"
-            )
-            raise StateError(
-                f"Cannot complete {debate_id}: it is {debate.status}; "
-                f"{_how_to_go_on(files, by_hand)}."
-            )
-        report = files.paths.final_report
-        if not report.exists() or find_section(files.read(report), 2, "Verdict") is None:
-            raise StateError(
-                f"Cannot complete {debate_id}: {report.name} is missing or has no '## Verdict' "
-                "section; the synthesizer must write it first."
-            )
+        refusal = completion_refusal(files, debate.status)
+        if refusal is not None:
+            raise StateError(refusal)
         debate.meta["status"] = "complete"
         files.save_debate(debate)
         files.append_log(f"Debate complete — {today()}", ["Final report written."], once=True)

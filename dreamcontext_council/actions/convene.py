@@ -3,24 +3,30 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
+import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from dreamcontext_council import resources
 from dreamcontext_council.actions.files import DebateFiles, today
+from dreamcontext_council.actions.index import rebuild_index, update_index
 from dreamcontext_council.actions.live_state import refresh_live
-from dreamcontext_council.errors import StateError, UsageError
-from dreamcontext_council.folder.index import update_index
+from dreamcontext_council.errors import CouncilError, Interrupted, StateError, UsageError
 from dreamcontext_council.folder.leftovers import remove_leftover_staging, staging_folder
+from dreamcontext_council.folder.live import clear_live
 from dreamcontext_council.folder.machine_local import keep_out_of_git
 from dreamcontext_council.folder.names import check_slug, new_debate_id
 from dreamcontext_council.folder.paths import Root
-from dreamcontext_council.folder.storage import atomic_write_text
-from dreamcontext_council.rules import roundlog
+from dreamcontext_council.folder.storage import atomic_write_text, read_text
+from dreamcontext_council.rules import limits, roundlog
 from dreamcontext_council.rules.debate import MAX_ROUNDS, Debate, render_debate
+from dreamcontext_council.rules.limits import check_length
 from dreamcontext_council.rules.markdown import find_section
 from dreamcontext_council.rules.persona import PersonaContext
 from dreamcontext_council.rules.roster import MAX_PERSONAS, PersonaSpec
@@ -33,11 +39,27 @@ GROUNDED_ROUNDS = 2
 
 
 def parse_options(spec: str | None) -> list[dict[str, str]]:
-    """`"A=Migrate now,B=Stay on Redis"` → [{key, label}, ...]; keys must be distinct."""
+    """`"A=Migrate now,B=Stay on Redis"` → [{key, label}, ...]; keys must be distinct.
+
+    The raw text's length is checked first, then the count, so a huge spec is refused
+    before it is split."""
     if not spec or not spec.strip():
         return []
+    check_length(
+        spec,
+        limits.MAX_OPTIONS_CHARS,
+        "--options",
+        f"Register at most {limits.MAX_OPTIONS} options with short keys and labels.",
+    )
+    parts = spec.split(",")
+    if len(parts) > limits.MAX_OPTIONS:
+        raise UsageError(
+            f"--options names {len(parts)} options; a council weighs at most "
+            f"{limits.MAX_OPTIONS}. Keep the ones that are really on the table."
+        )
     options: list[dict[str, str]] = []
-    for part in spec.split(","):
+    seen: set[str] = set()
+    for part in parts:
         key, sep, label = part.partition("=")
         key, label = key.strip(), label.strip()
         if not sep or not key or not label:
@@ -45,8 +67,15 @@ def parse_options(spec: str | None) -> list[dict[str, str]]:
                 f"Option '{part.strip()}' needs the form KEY=label, as in --options "
                 '"A=Migrate now,B=Stay on Redis".'
             )
-        if any(o["key"].casefold() == key.casefold() for o in options):
+        check_length(
+            key, limits.MAX_OPTION_KEY_CHARS, "An option key", "Use a short key, such as A or B."
+        )
+        check_length(
+            label, limits.MAX_OPTION_LABEL_CHARS, f"The label of option {key}", "Shorten it."
+        )
+        if key.casefold() in seen:
             raise UsageError(f"Option key '{key}' appears twice in --options.")
+        seen.add(key.casefold())
         options.append({"key": key, "label": label})
     return options
 
@@ -65,6 +94,12 @@ def check_rounds(rounds: int) -> int:
 
 
 def check_topic(topic: str) -> str:
+    check_length(
+        topic,
+        limits.MAX_TOPIC_CHARS,
+        "The topic",
+        "Ask the question in a paragraph or two and attach the background (--attach).",
+    )
     cleaned = " ".join(topic.split()) if "\n" not in topic.strip() else topic.strip()
     if not cleaned or "\x00" in cleaned:
         raise UsageError(
@@ -158,6 +193,51 @@ def new_debate(
     update_index(root, debate.meta)
     refresh_live(root, debate_id, phase="setup")
     return debate
+
+
+@contextmanager
+def taken_back_if_refused(root: Root, debate_id: str | None) -> Iterator[None]:
+    """Around the steps between making a debate and its first round (`debate_id`: the one
+    this run made; None when it resumes one): a refusal there removes the debate, so no
+    empty debate is left for `list` or the next run to find. Ctrl-C keeps it to resume."""
+    try:
+        yield
+    except Interrupted:
+        raise
+    except Exception:
+        if debate_id is not None:
+            discard_new_debate(root, debate_id)
+        raise
+
+
+def discard_new_debate(root: Root, debate_id: str) -> bool:
+    """Remove a debate that no round has started (what a refused run made), and its entry in
+    the index and the live file; False, leaving everything, when it is not that."""
+    folder = root.debate(debate_id).folder
+    try:
+        info = folder.lstat()
+        if not stat.S_ISDIR(info.st_mode) or folder.resolve().parent != root.council.resolve():
+            return False  # a link, or not a folder of this council: never removed through
+        files = DebateFiles(root, debate_id)
+        with files.lock():
+            debate = files.debate()
+            if debate.status.phase != "created" or debate.current_round:
+                return False
+            shutil.rmtree(folder)
+    except (OSError, CouncilError):
+        return False
+    rebuild_index(root)
+    if _live_debate(root) == debate_id:
+        clear_live(root.live_file)
+    return True
+
+
+def _live_debate(root: Root) -> str | None:
+    try:
+        data = json.loads(read_text(root.live_file, within=root.live_file.parent))
+    except (OSError, ValueError, CouncilError):
+        return None
+    return data.get("debate") if isinstance(data, dict) else None
 
 
 def _named_in_place(exc: OSError, staging: Root, built: Path, final: Path) -> OSError:

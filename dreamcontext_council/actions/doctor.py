@@ -5,6 +5,9 @@ Repaired (the files that hold the record win over the files that sum it up):
 - a persona's `round_entries` that does not count its report's entries;
 - a debate.md status (and `rounds_planned`) behind the state its round log records.
 
+Only reported, with the command that fixes it: merge drivers this clone registered whose
+program is gone or that another version registered (see actions/git_setup.py).
+
 Only reported, for a person to resolve: merge conflict markers left in a debate's files,
 and files that no longer parse. Nothing is repaired in a debate that has either.
 """
@@ -15,14 +18,16 @@ import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from dreamcontext_council.actions.closing import completion_refusal, synthesis_refusal
 from dreamcontext_council.actions.files import DebateFiles
+from dreamcontext_council.actions.git_setup import driver_problems
+from dreamcontext_council.actions.index import has_conflict_markers, index_problem, rebuild_index
 from dreamcontext_council.actions.live_state import refresh_live
 from dreamcontext_council.actions.submissions import recount_entries
 from dreamcontext_council.errors import CouncilError
-from dreamcontext_council.folder.index import has_conflict_markers, index_problem, rebuild_index
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.rules.debate import Debate
-from dreamcontext_council.rules.logged_state import logged_state, status_behind
+from dreamcontext_council.rules.logged_state import logged_state, rank, status_behind
 
 # The text files of a debate a merge can leave conflict markers in (reports are per persona).
 _MERGED_FILES = ("debate.md", "round-log.md", "verdicts.json", "usage.jsonl", "reviews.json")
@@ -38,9 +43,10 @@ class Finding:
     fix: str
     repairable: bool
     repaired: bool = False
+    where: str | None = None  # what the finding is about when not a debate or index.json
 
     def line(self) -> str:
-        where = self.debate_id or "index.json"
+        where = self.where or self.debate_id or "index.json"
         done = " (repaired)" if self.repaired else ""
         return f"{where}: {self.problem}; {self.fix}{done}"
 
@@ -57,6 +63,9 @@ def examine(
     findings: list[Finding] = []
     if problem is not None:
         findings.append(Finding(None, problem, "rebuilt from the debate folders", True))
+    findings += [
+        Finding(None, p, fix, False, where="git config") for p, fix in driver_problems(root)
+    ]
     ids = debate_ids if debate_ids is not None else _debate_ids(root)
     for debate_id in ids:
         findings += _examine_debate(root, debate_id, repair=repair)
@@ -121,6 +130,10 @@ def _examine_debate(root: Root, debate_id: str, *, repair: bool) -> list[Finding
             if behind is not None
             else f"rounds_planned is {debate.rounds_planned} but round-log.md records {planned}"
         )
+        refusal = _refusal(files, debate, log)
+        if refusal is not None:
+            fix = f"left as it is, as the commands would: {refusal}"
+            return [*findings, Finding(debate_id, problem, fix, repairable=False)]
         found = Finding(debate_id, problem, "debate.md set to what round-log.md records", True)
         if repair:
             _catch_up(files, planned)
@@ -151,10 +164,33 @@ def _conflicted_files(files: DebateFiles) -> list[str]:
     return marked
 
 
+def _refusal(files: DebateFiles, debate: Debate, log: str) -> str | None:
+    """Why the commands would not move debate.md to the state the log records; None if they would.
+
+    A round entry moves a debate on as `round start` and `round end --excuse` do; synthesis
+    and completion follow the rules of `synthesize` and `complete` (actions/closing.py), from
+    the furthest round either file records: a log line alone cannot complete a debate that has
+    no final report."""
+    behind = status_behind(debate.status, log)
+    if behind is None or behind.phase not in ("synthesizing", "complete"):
+        return None
+    logged = logged_state(log).last_round
+    before = debate.status if rank(debate.status) >= rank(logged) else logged
+    if before.phase in ("synthesizing", "complete"):
+        return None  # a resynthesis, or a debate.md already past its rounds
+    current = max(debate.current_round, before.round)
+    if behind.phase == "synthesizing":
+        return synthesis_refusal(debate.id, before, current)
+    return synthesis_refusal(debate.id, before, current) or completion_refusal(files, before)
+
+
 def _catch_up(files: DebateFiles, planned: int) -> None:
     """Move debate.md forward to the state the round log records (never backward)."""
     with files.lock():
         debate = files.debate()
+        over = files.read(files.paths.debate_md)
+        if _refusal(files, debate, files.log()) is not None:
+            return  # changed since it was examined: left for the next look
         behind = status_behind(debate.status, files.log())
         if behind is not None:
             debate.meta["status"] = str(behind)
@@ -163,4 +199,4 @@ def _catch_up(files: DebateFiles, planned: int) -> None:
         needed = max(planned, debate.current_round)
         if needed > debate.rounds_planned:
             debate.meta["rounds_planned"] = needed
-        files.save_debate(debate)
+        files.save_debate(debate, over=over)

@@ -12,8 +12,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
+from dreamcontext_council.actions.index import update_index
 from dreamcontext_council.errors import FormatError, NotFoundError, UsageError
-from dreamcontext_council.folder.index import update_index
+from dreamcontext_council.folder import frontmatter_io
 from dreamcontext_council.folder.machine_local import keep_out_of_git
 from dreamcontext_council.folder.paths import DebatePaths, PersonaPaths, Root
 from dreamcontext_council.folder.safe_read import inside, inside_with_info
@@ -97,9 +98,15 @@ class DebateFiles:
             )
         return debate
 
-    def save_debate(self, debate: Debate) -> None:
+    def save_debate(self, debate: Debate, *, over: str | None = None) -> None:
+        """Write debate.md; with `over` (the text it held), keeping that text's comments."""
         debate.meta["updated_at"] = today()
-        atomic_write_text(self.paths.debate_md, render_debate(debate))
+        text = (
+            render_debate(debate)
+            if over is None
+            else frontmatter_io.render_over(over, debate.meta, debate.body)
+        )
+        atomic_write_text(self.paths.debate_md, text)
         update_index(self.root, debate.meta)
 
     # verdicts.json

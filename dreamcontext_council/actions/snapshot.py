@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from dreamcontext_council.actions.files import DebateFiles
 from dreamcontext_council.actions.run_state import RunState, debate_run_state
+from dreamcontext_council.errors import CouncilError
 from dreamcontext_council.folder.paths import DebatePaths, Root
 from dreamcontext_council.folder.storage import read_text
+from dreamcontext_council.rules.claims_file import parse_claims_file
 from dreamcontext_council.rules.conformity import DebateMeasures, measure
 from dreamcontext_council.rules.debate import Debate
 from dreamcontext_council.rules.persona import PersonaContext
@@ -89,9 +92,9 @@ class DebateSnapshot:
 
     def measures(self) -> DebateMeasures:
         """Flips, new-content share and anchoring, from the folder alone."""
-        ledger = self.json_file("claims.json")
+        ledger = self.ledger
         claims = None
-        if isinstance(ledger, dict):
+        if ledger is not None:
             claims = [
                 c
                 for key in ("claims", "dropped")
@@ -120,11 +123,33 @@ class DebateSnapshot:
         solo = self.solo_answer()
         if solo is None:
             return None
-        ledger = self.json_file("claims.json")
+        ledger = self.ledger
         claims = None
-        if isinstance(ledger, dict):
+        if ledger is not None:
             claims = [c for c in ledger.get("claims") or [] if isinstance(c, dict)]
         return compare(solo, self.measures().final_stance, claims)
+
+    @cached_property
+    def _ledger(self) -> tuple[dict[str, Any] | None, str | None]:
+        path = self.paths.claims
+        if not path.exists():
+            return None, None
+        try:
+            return parse_claims_file(read_text(path, within=self.paths.folder)), None
+        except (CouncilError, UnicodeDecodeError) as exc:
+            if isinstance(exc, UnicodeDecodeError):
+                return None, f"{path.name} is not UTF-8 text; fix or remove {path.name}."
+            return None, str(exc)
+
+    @property
+    def ledger(self) -> dict[str, Any] | None:
+        """claims.json checked field by field; None when it is absent or refused."""
+        return self._ledger[0]
+
+    @property
+    def ledger_problem(self) -> str | None:
+        """The one line saying why claims.json was refused; None when it reads or is absent."""
+        return self._ledger[1]
 
     def json_file(self, name: str) -> Any:
         path = self.paths.folder / name

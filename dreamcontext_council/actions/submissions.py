@@ -14,9 +14,10 @@ from dreamcontext_council.folder.live import now_iso, utc_second
 from dreamcontext_council.folder.names import slugify
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.storage import atomic_write_text
-from dreamcontext_council.rules import roundlog
+from dreamcontext_council.rules import limits, roundlog
 from dreamcontext_council.rules.debate import Debate
 from dreamcontext_council.rules.entry_markup import seal_entry_body
+from dreamcontext_council.rules.limits import check_length
 from dreamcontext_council.rules.persona import PersonaContext
 from dreamcontext_council.rules.report import (
     RoundEntry,
@@ -53,6 +54,11 @@ def record_verdict(
     concession: str | None = None,
 ) -> Verdict:
     """Record the persona's verdict for round N (one per round and persona; last write wins)."""
+    check_length(stance, limits.MAX_STANCE_CHARS, "The stance", "Give an option key.")
+    check_length(headline, limits.MAX_HEADLINE_CHARS, "The headline", "Sum it up in one line.")
+    check_length(
+        concession or "", limits.MAX_CONCESSION_CHARS, "The concession", "Say it in brief."
+    )
     given = GivenVerdict(stance, conviction, headline, concession)
     return _record_verdict(DebateFiles(root, debate_id), slug, number, given)
 
@@ -119,6 +125,12 @@ def append_report(
     the older entries below it; the warnings and the round log say so. `vet`, a rule of the
     protocol above this layer, sees the entry once the round and every file it reads are
     checked, under the lock, and refuses it by raising: then nothing is written."""
+    check_length(
+        body,
+        limits.MAX_ENTRY_CHARS,
+        "The round entry",
+        "Keep the entry to its sections and put long material in a research note.",
+    )
     return _append_report(DebateFiles(root, debate_id), slug, body, number, vet)
 
 

@@ -125,7 +125,8 @@ def eval_command(
       dreamcontext council eval arith.jsonl --generate arithmetic 50 --seed 1
       dreamcontext council eval arith.jsonl --answer-type number --samples 3
     """
-    from dreamcontext_council.engine.eval import EvalSettings, eval_id_for, run_eval
+    from dreamcontext_council.evaluation.folder import EvalSettings, eval_id_for
+    from dreamcontext_council.evaluation.run import run_eval
     from dreamcontext_council.folder.paths import root_for_new
     from dreamcontext_council.folder.storage import atomic_write_text
     from dreamcontext_council.rules.eval_set import (

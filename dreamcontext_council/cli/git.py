@@ -45,12 +45,18 @@ def git_setup(as_json: bool) -> None:
         )
     if not result.changed:
         lines.append("Already set up; nothing changed.")
+    lines.append(
+        f"The drivers run {result.program}; after moving or deleting that environment, run "
+        "`dreamcontext council git-setup` again in each clone (until then git merges those "
+        "files line by line, conflicts marked)."
+    )
     emit(
         {
             "repository": str(result.repository),
             "attributes": str(result.attributes),
             "added_attributes": result.added_attributes,
             "registered": result.registered,
+            "program": result.program,
         },
         as_json,
         "\n".join(lines),
@@ -64,10 +70,16 @@ def git_setup(as_json: bool) -> None:
 @click.argument("base", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("ours", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("theirs", type=click.Path(dir_okay=False, path_type=Path))
-def merge_driver(kind: str, base: Path, ours: Path, theirs: Path) -> None:
-    """Merge three versions of a council file into OURS (git runs this; exit 1: a conflict)."""
-    from dreamcontext_council.merge.driver import merge_file
+@click.argument("path", required=False)
+def merge_driver(kind: str, base: Path, ours: Path, theirs: Path, path: str | None) -> None:
+    """Merge three versions of a council file into OURS; PATH is the file's path in the
+    repository (git runs this; exit 3: a conflict marked)."""
+    from dreamcontext_council.merge.driver import CONFLICT_MARKED, is_council_file, merge_file
 
-    if not merge_file(kind, base, ours, theirs):
-        echo(f"council {kind} merge: both sides changed the same entry; conflict marked.", err=True)
-        sys.exit(1)
+    if not merge_file(kind, base, ours, theirs, path):
+        if path is None or is_council_file(kind, path):
+            echo(
+                f"council {kind} merge: both sides changed the same entry; conflict marked.",
+                err=True,
+            )
+        sys.exit(CONFLICT_MARKED)

@@ -39,7 +39,7 @@ def mcp(allow_commands: tuple[str, ...]) -> None:
 
     from dreamcontext_council.council_mcp.server import serve
     from dreamcontext_council.council_mcp.starting import ServerSettings
-    from dreamcontext_council.engine.consent import allowed_form
+    from dreamcontext_council.engine.providers.consent import allowed_form
 
     settings = ServerSettings(
         root=explicit_root(), allow_commands={allowed_form(c) for c in allow_commands if c}

@@ -90,7 +90,7 @@ def new(
     tools_plan = None
     if tools:
         from dreamcontext_council.actions.files import DebateFiles
-        from dreamcontext_council.engine import research
+        from dreamcontext_council.engine.research import session as research
         from dreamcontext_council.rules.run_settings import RUN_KEY
 
         tools_plan = research.plan(tools, None)
@@ -188,7 +188,7 @@ def agent_create(
 def _allow_named_models(root: Root, debate_id: str, models: list[str]) -> None:
     """A `command:` model the user typed (or put in the roster file they named) may run."""
     from dreamcontext_council.actions.files import DebateFiles
-    from dreamcontext_council.engine.consent import allow_named_models
+    from dreamcontext_council.engine.providers.consent import allow_named_models
 
     allow_named_models(DebateFiles(root, debate_id), models, dict(os.environ))
 
@@ -243,7 +243,7 @@ def round_start(debate_id: str, number: int, as_json: bool) -> None:
     Example:
       dreamcontext council round start council_AbC12345 1
     """
-    from dreamcontext_council.engine.cross_exam import open_round
+    from dreamcontext_council.engine.protocol.cross_exam import open_round
 
     _round_result(open_round(current_root(), debate_id, number), as_json)
 
@@ -273,7 +273,7 @@ def round_end(
     if not early_stop:
         _round_result(rounds.end_round(current_root(), debate_id, number, excused=excuse), as_json)
         return
-    from dreamcontext_council.engine.by_hand import close_round
+    from dreamcontext_council.engine.protocol.by_hand import close_round
 
     ended = close_round(current_root(), debate_id, number, excused=excuse, early_stop=True)
     message = ended.change.message
@@ -358,7 +358,7 @@ def synthesize(debate_id: str, as_json: bool) -> None:
     Example:
       dreamcontext council synthesize council_AbC12345
     """
-    from dreamcontext_council.engine.by_hand import synthesize as begin
+    from dreamcontext_council.engine.protocol.by_hand import synthesize as begin
 
     manifest = begin(current_root(), debate_id)
 

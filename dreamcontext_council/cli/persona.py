@@ -37,7 +37,7 @@ def round_context_command(debate_id: str, slug: str) -> None:
     Example:
       dreamcontext council round-context council_AbC12345 risk-auditor
     """
-    from dreamcontext_council.engine.round_page import round_context
+    from dreamcontext_council.engine.protocol.round_page import round_context
 
     echo(round_context(current_root(), debate_id, slug).rstrip("\n"))
 
@@ -116,7 +116,7 @@ def report_append(
       dreamcontext council report append council_AbC12345 risk-auditor --round 1 < entry.md
     """
     text = read_body(body, read_stdin_bytes(body), "report")
-    from dreamcontext_council.engine.cross_exam import append_entry
+    from dreamcontext_council.engine.protocol.cross_exam import append_entry
 
     result = append_entry(current_root(), debate_id, slug, text, number=number)
     for message in result.warnings:

@@ -102,8 +102,8 @@ def list_debates(mode: str | None, as_json: bool) -> None:
     Example:
       dreamcontext council list --all
     """
+    from dreamcontext_council.actions.index import load_index
     from dreamcontext_council.actions.run_state import with_run_states
-    from dreamcontext_council.folder.index import load_index
     from dreamcontext_council.views import listing
 
     chosen = mode or "active"

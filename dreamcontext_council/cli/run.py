@@ -16,6 +16,7 @@ from dreamcontext_council.cli.base import (
     json_option,
     root_option,
 )
+from dreamcontext_council.rules.limits import MAX_CALLS, MAX_COST_USD
 
 
 def register(cli: click.Group, council: click.Group) -> None:
@@ -94,11 +95,13 @@ def register(cli: click.Group, council: click.Group) -> None:
     "--concurrency", type=click.IntRange(1, 64), help="Most calls in flight per provider."
 )
 @click.option(
-    "--max-cost", type=float, help="Stop before spending more than this many dollars in this run."
+    "--max-cost",
+    type=click.FloatRange(0, MAX_COST_USD),
+    help="Stop before spending more than this many dollars in this run.",
 )
 @click.option(
     "--max-calls",
-    type=click.IntRange(min=0),
+    type=click.IntRange(0, MAX_CALLS),
     help="Stop before making more than this many calls in this run.",
 )
 @click.option(
@@ -217,7 +220,8 @@ def run(
       OPENAI_BASE_URL=http://localhost:11434/v1 dreamcontext council run --topic "…" --model openai:llama3.1
       dreamcontext council run council_AbC12345 --only risk-auditor,growth-cfo
     """
-    from dreamcontext_council.engine.launch import Launch, launch
+    from dreamcontext_council.engine.setup.launch import launch
+    from dreamcontext_council.engine.setup.request import Launch
 
     request = Launch(
         debate_id=debate_id,

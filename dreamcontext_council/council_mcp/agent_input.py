@@ -14,7 +14,7 @@ import shlex
 from collections.abc import Iterable
 from pathlib import Path
 
-from dreamcontext_council.engine import consent
+from dreamcontext_council.engine.providers import consent
 from dreamcontext_council.errors import ConsentRequired, UsageError
 from dreamcontext_council.folder.paths import find_root
 from dreamcontext_council.rules.roster import PRESETS, load_roster

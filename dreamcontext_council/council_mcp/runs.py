@@ -7,8 +7,9 @@ import sys
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from dreamcontext_council.engine.launch import Launch, launch
-from dreamcontext_council.engine.progress import PlainProgress
+from dreamcontext_council.engine.model_calls.progress import PlainProgress
+from dreamcontext_council.engine.setup.launch import launch
+from dreamcontext_council.engine.setup.request import Launch
 from dreamcontext_council.errors import CouncilError, RunStopped, StateError
 
 # The last events a run keeps for a client that starts waiting late.

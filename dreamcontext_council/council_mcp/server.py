@@ -7,12 +7,35 @@ import errno
 from collections.abc import Callable
 from typing import Annotated, Literal
 
+import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
 
 from dreamcontext_council.council_mcp import reading
+from dreamcontext_council.council_mcp.arguments import (
+    Attachments,
+    CheckModel,
+    Concession,
+    CouncilServer,
+    DebateId,
+    EntryBody,
+    Headline,
+    KnowledgeName,
+    MaxCalls,
+    MaxCost,
+    Model,
+    Options,
+    Personas,
+    PersonaSlug,
+    RoundNumber,
+    Rounds,
+    Section,
+    Stance,
+    SynthModel,
+    Topic,
+)
 from dreamcontext_council.council_mcp.results import (
     Board,
     DebateList,
@@ -29,6 +52,7 @@ from dreamcontext_council.council_mcp.runs import BackgroundRun, BackgroundRuns
 from dreamcontext_council.council_mcp.starting import ServerSettings, start_debate
 from dreamcontext_council.errors import CouncilError, NotFoundError
 from dreamcontext_council.folder.paths import Root, require_root
+from dreamcontext_council.rules import limits
 from dreamcontext_council.rules.debate import MAX_ROUNDS
 
 SERVER_NAME = "dreamcontext-council"
@@ -41,17 +65,14 @@ INSTRUCTIONS = (
 MAX_WAIT_SECONDS = 600
 _NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
 
-DebateId = Annotated[
-    str, Field(description="The debate id, as council_start or council_list give it.")
-]
-PersonaSlug = Annotated[str, Field(description="The persona's slug, as in the debate's roster.")]
-RoundNumber = Annotated[int, Field(ge=1, le=MAX_ROUNDS, description="The round number.")]
 
+async def answer(build: Callable[[], BaseModel]) -> CallToolResult:
+    """The tool's typed result, or a tool error carrying the library's one-line message.
 
-def answer(build: Callable[[], BaseModel]) -> CallToolResult:
-    """The tool's typed result, or a tool error carrying the library's one-line message."""
+    `build` reads and writes files, so it runs on a worker thread: a slow disk or a
+    large debate never holds up the other calls the server is answering."""
     try:
-        result = build()
+        result = await anyio.to_thread.run_sync(build)
     except (CouncilError, OSError) as exc:
         return failure(exc)
     return CallToolResult(
@@ -73,7 +94,7 @@ def failure(exc: CouncilError | OSError) -> CallToolResult:
 
 def build_server(settings: ServerSettings) -> MCPServer:
     """The server with every tool and the `council://` resources registered."""
-    server: MCPServer = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS)
+    server: MCPServer = CouncilServer(SERVER_NAME, instructions=INSTRUCTIONS)
     runs = BackgroundRuns()
 
     def root() -> Root:
@@ -100,43 +121,26 @@ def build_server(settings: ServerSettings) -> MCPServer:
 
     @server.tool()
     async def council_start(
-        topic: Annotated[
-            str | None, Field(description="The question to debate; creates a new debate.")
-        ] = None,
+        topic: Topic = None,
         debate_id: Annotated[
             str | None,
-            Field(description="Resume this debate where it stopped instead (no topic then)."),
-        ] = None,
-        options: Annotated[
-            str | None, Field(description='Registered options, as "A=Migrate now,B=Stay".')
-        ] = None,
-        personas: Annotated[
-            str,
             Field(
-                description="A preset (cognitive, engineering), auto, or a roster file "
-                "inside the project (docs/personas.md)."
+                max_length=limits.MAX_NAME_CHARS,
+                description="Resume this debate where it stopped instead (no topic then).",
             ),
-        ] = "cognitive",
-        rounds: Annotated[int, Field(ge=1, le=10, description="Rounds planned.")] = 3,
-        attachments: Annotated[
-            list[str], Field(description="Files inside the project the council must read.")
-        ] = [],  # noqa: B006 — the SDK builds the schema from this default; never mutated
-        model: Annotated[
-            str | None, Field(description="Model for personas that name none, as provider:model.")
         ] = None,
-        check_model: Annotated[
-            str | None, Field(description="Model for the convergence check.")
-        ] = None,
-        synth_model: Annotated[str | None, Field(description="Model for the synthesizer.")] = None,
+        options: Options = None,
+        personas: Personas = "cognitive",
+        rounds: Rounds = 3,
+        attachments: Attachments = [],  # noqa: B006 — the SDK builds the schema from this default; never mutated
+        model: Model = None,
+        check_model: CheckModel = None,
+        synth_model: SynthModel = None,
         compact: Annotated[
             bool, Field(description="Stop after round 2 without a convergence check.")
         ] = False,
-        max_cost: Annotated[
-            float | None, Field(ge=0, description="Stop before spending more dollars than this.")
-        ] = None,
-        max_calls: Annotated[
-            int | None, Field(ge=0, description="Stop before making more calls than this.")
-        ] = None,
+        max_cost: MaxCost = None,
+        max_calls: MaxCalls = None,
         skip_question_check: Annotated[
             bool, Field(description="Skip the pre-flight guard on the question (like --yes).")
         ] = False,
@@ -164,7 +168,7 @@ def build_server(settings: ServerSettings) -> MCPServer:
             )
         except (CouncilError, OSError) as exc:
             return failure(exc)
-        return answer(
+        return await answer(
             lambda: DebateStarted(
                 id=run.debate_id or "",
                 state=run.state,
@@ -188,13 +192,13 @@ def build_server(settings: ServerSettings) -> MCPServer:
         run = runs.get(debate_id)
         if run is not None and run.state == "running":
             await _follow(run, ctx, timeout_seconds)
-        return answer(lambda: status_of(debate_id))
+        return await answer(lambda: status_of(debate_id))
 
     @server.tool()
     async def council_status(debate_id: DebateId) -> Annotated[CallToolResult, DebateStatus]:
         """Where a debate stands: status, round, this server's run of it, usage and round log,
         and every file of it as a council:// resource URI."""
-        return answer(lambda: status_of(debate_id))
+        return await answer(lambda: status_of(debate_id))
 
     @server.tool()
     async def council_board(
@@ -218,15 +222,12 @@ def build_server(settings: ServerSettings) -> MCPServer:
             data = board_figures(snapshot, round).to_json() | board_extra_data(snapshot)
             return Board(id=snapshot.debate.id, board=data)
 
-        return answer(board)
+        return await answer(board)
 
     @server.tool()
     async def council_report(
         debate_id: DebateId,
-        section: Annotated[
-            str | None,
-            Field(description="One ## section by title (e.g. Verdict); default: the whole report."),
-        ] = None,
+        section: Section = None,
     ) -> Annotated[CallToolResult, FinalReport]:
         """The final decision report of a debate (final-report.md), whole or one ## section,
         with the list of its section titles."""
@@ -241,7 +242,7 @@ def build_server(settings: ServerSettings) -> MCPServer:
             part, titles = reading.final_report_part(text, snapshot.debate.id, section)
             return FinalReport(id=snapshot.debate.id, section=section, sections=titles, text=part)
 
-        return answer(report)
+        return await answer(report)
 
     @server.tool()
     async def council_list(
@@ -253,15 +254,15 @@ def build_server(settings: ServerSettings) -> MCPServer:
         """Debates of the project, newest first, each with its status and run state."""
 
         def listed() -> DebateList:
+            from dreamcontext_council.actions.index import load_index
             from dreamcontext_council.actions.run_state import with_run_states
-            from dreamcontext_council.folder.index import load_index
             from dreamcontext_council.views import listing
 
             current = root()
             entries = listing.filter_debates(load_index(current), which)
             return DebateList(debates=with_run_states(current, entries))
 
-        return answer(listed)
+        return await answer(listed)
 
     @server.tool()
     async def council_round_context(
@@ -272,26 +273,22 @@ def build_server(settings: ServerSettings) -> MCPServer:
         verdict (council_verdict) and its round entry (council_report_append)."""
 
         def context() -> RoundContext:
-            from dreamcontext_council.engine.round_page import round_context
+            from dreamcontext_council.engine.protocol.round_page import round_context
 
             text = round_context(root(), debate_id, persona)
             return RoundContext(id=debate_id, persona=persona, text=text)
 
-        return answer(context)
+        return await answer(context)
 
     @server.tool()
     async def council_verdict(
         debate_id: DebateId,
         persona: PersonaSlug,
         round: RoundNumber,
-        stance: Annotated[
-            str, Field(description="An option key (or label); free text when no options exist.")
-        ],
+        stance: Stance,
         conviction: Annotated[int, Field(ge=0, le=100, description="0-100: how sure.")],
-        headline: Annotated[str, Field(description="One line that sums up the stance.")],
-        concession: Annotated[
-            str | None, Field(description="What the persona grants a peer this round.")
-        ] = None,
+        headline: Headline,
+        concession: Concession = None,
     ) -> Annotated[CallToolResult, VerdictRecorded]:
         """Record a persona's verdict for round N, before its round entry."""
 
@@ -312,20 +309,13 @@ def build_server(settings: ServerSettings) -> MCPServer:
                 id=debate_id, persona=persona, round=round, verdict=result.to_json()
             )
 
-        return answer(verdict)
+        return await answer(verdict)
 
     @server.tool()
     async def council_report_append(
         debate_id: DebateId,
         persona: PersonaSlug,
-        body: Annotated[
-            str,
-            Field(
-                description="The round entry in markdown with the ### sections Executive "
-                "Summary, Position, Reasoning, Reactions to peers, Open questions "
-                "(in round 2, with an assignment, Cross-examination ending `Score: N/10`)."
-            ),
-        ],
+        body: EntryBody,
         round: Annotated[
             int | None, Field(ge=1, le=MAX_ROUNDS, description="The round (default: current).")
         ] = None,
@@ -333,7 +323,7 @@ def build_server(settings: ServerSettings) -> MCPServer:
         """Add a persona's round entry to its report.md (replacing its entry for that round)."""
 
         def append() -> ReportAppended:
-            from dreamcontext_council.engine.cross_exam import append_entry
+            from dreamcontext_council.engine.protocol.cross_exam import append_entry
 
             result = append_entry(root(), debate_id, persona, body, number=round)
             return ReportAppended(
@@ -344,15 +334,12 @@ def build_server(settings: ServerSettings) -> MCPServer:
                 warnings=list(result.warnings),
             )
 
-        return answer(append)
+        return await answer(append)
 
     @server.tool()
     async def council_promote(
         debate_id: DebateId,
-        to: Annotated[
-            str | None,
-            Field(description="Write knowledge/<to>.md instead of knowledge/decision-<topic>.md."),
-        ] = None,
+        to: KnowledgeName = None,
         force: Annotated[
             bool, Field(description="Rewrite a doc promoted before (or another debate's, with to).")
         ] = False,
@@ -365,7 +352,7 @@ def build_server(settings: ServerSettings) -> MCPServer:
             result = closing.promote(root(), debate_id, to=to, force=force)
             return Promoted(id=debate_id, path=str(result.path), changed=result.changed)
 
-        return answer(promote)
+        return await answer(promote)
 
     @server.resource(
         reading.resource_uri("{debate_id}", "{+path}"),

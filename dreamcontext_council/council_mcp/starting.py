@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass, field
 
+import anyio.to_thread
+
+from dreamcontext_council.actions import convene
 from dreamcontext_council.council_mcp import agent_input
 from dreamcontext_council.council_mcp.runs import BackgroundRun, BackgroundRuns
-from dreamcontext_council.engine.launch import Launch
-from dreamcontext_council.rules.roster import PRESETS
+from dreamcontext_council.engine.setup.request import Launch
+from dreamcontext_council.rules.grounding import check_attachments
+from dreamcontext_council.rules.roster import PRESETS, check_roster_size, load_roster
 
 
 @dataclass
@@ -36,17 +41,20 @@ async def start_debate(
     yes: bool,
 ) -> BackgroundRun:
     """`council run`'s launch for a tool call: after the checks that apply to an agent
-    (programs it names, files outside the project), started in the background."""
+    (programs it names, files outside the project), started in the background.
 
-    project = agent_input.workspace(settings.root)
-    attached = [agent_input.project_file(a, project, "Attachment") for a in attachments]
-    roster = personas
-    if topic and personas not in ("auto", *PRESETS):
-        roster = agent_input.project_file(personas, project, "The roster file")
-    agent_input.require_allowed(
-        models,
-        agent_input.roster_commands(roster) if topic else set(),
-        settings.allow_commands,
+    The checks read files and parse what the agent sent, so they run on a worker
+    thread: the server goes on answering other calls meanwhile."""
+    roster, attached = await anyio.to_thread.run_sync(
+        functools.partial(
+            checked_request,
+            settings,
+            topic=topic,
+            options=options,
+            personas=personas,
+            attachments=attachments,
+            models=models,
+        )
     )
     model, check_model, synth_model = models
     request = Launch(
@@ -71,7 +79,32 @@ async def start_debate(
     return await runs.start(request)
 
 
-def _presets() -> tuple[str, ...]:
-    from dreamcontext_council.rules.roster import PRESETS
-
-    return tuple(PRESETS)
+def checked_request(
+    settings: ServerSettings,
+    *,
+    topic: str | None,
+    options: str | None,
+    personas: str,
+    attachments: list[str],
+    models: tuple[str | None, str | None, str | None],
+) -> tuple[str, list[str]]:
+    """The roster and attachments as absolute paths inside the project, once everything
+    `launch` checks before writing has passed here: the topic, the options, the roster's
+    size, the attachments, and the programs the agent names."""
+    project = agent_input.workspace(settings.root)
+    attached = [agent_input.project_file(a, project, "Attachment") for a in attachments]
+    roster = personas
+    if topic and personas not in ("auto", *PRESETS):
+        roster = agent_input.project_file(personas, project, "The roster file")
+    agent_input.require_allowed(
+        models,
+        agent_input.roster_commands(roster) if topic else set(),
+        settings.allow_commands,
+    )
+    if topic:
+        convene.check_topic(topic)
+        convene.parse_options(options)
+        check_attachments(attached)
+        if roster != "auto":
+            check_roster_size(load_roster(roster), f"--personas {personas}")
+    return roster, attached

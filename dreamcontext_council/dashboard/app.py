@@ -45,6 +45,14 @@ from dreamcontext_council.dashboard.changes import EVALS_LIST, eval_topic
 from dreamcontext_council.dashboard.events import ChangeFeed
 from dreamcontext_council.dashboard.index_cache import IndexCache
 from dreamcontext_council.errors import CouncilError, FormatError, NotFoundError
+from dreamcontext_council.evaluation.page import (
+    EvalPage,
+    build_eval_page,
+    eval_html,
+    eval_summaries,
+    evals_html,
+    open_eval,
+)
 from dreamcontext_council.folder import frontmatter_io
 from dreamcontext_council.folder.names import check_debate_id, check_slug
 from dreamcontext_council.folder.paths import Root
@@ -62,12 +70,6 @@ from dreamcontext_council.views.debate_page import (
     status_tone,
 )
 from dreamcontext_council.views.eval_names import eval_ids
-from dreamcontext_council.views.eval_page import (
-    EvalPage,
-    build_eval_page,
-    eval_summaries,
-    open_eval,
-)
 from dreamcontext_council.views.safe_markdown import render_markdown
 
 CSP = (
@@ -220,23 +222,21 @@ def create_app(
         return HTMLResponse(html.list_html(listing(request), evals=len(eval_ids(root))))
 
     def evals_page(request: Request) -> Response:
-        return HTMLResponse(html.evals_html(eval_summaries(root)))
+        return HTMLResponse(evals_html(eval_summaries(root)))
 
     def evals_fragment(request: Request) -> Response:
-        return HTMLResponse(
-            html.evals_html(eval_summaries(root), fragment=True), headers=_no_store()
-        )
+        return HTMLResponse(evals_html(eval_summaries(root), fragment=True), headers=_no_store())
 
     async def evals_events(request: Request) -> Response:
         return _event_stream(feed, EVALS_LIST)
 
     def eval_page(request: Request) -> Response:
         page = _eval_page(root, str(request.path_params["eval_id"]))
-        return HTMLResponse(html.eval_html(page))
+        return HTMLResponse(eval_html(page))
 
     def eval_fragment(request: Request) -> Response:
         page = _eval_page(root, str(request.path_params["eval_id"]))
-        return HTMLResponse(html.eval_html(page, fragment=True), headers=_no_store())
+        return HTMLResponse(eval_html(page, fragment=True), headers=_no_store())
 
     async def eval_events(request: Request) -> Response:
         try:

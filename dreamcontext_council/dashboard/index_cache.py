@@ -14,7 +14,7 @@ import threading
 import time
 from typing import Any
 
-from dreamcontext_council.folder.index import load_index
+from dreamcontext_council.actions.index import load_index
 from dreamcontext_council.folder.paths import Root
 
 Stamp = tuple[int, int, int]

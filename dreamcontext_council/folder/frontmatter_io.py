@@ -298,3 +298,71 @@ def _dump(meta: dict[str, Any]) -> str:
 def render(meta: dict[str, Any], body: str) -> str:
     """A frontmatter document: `---`, YAML, `---`, a blank line, the body, a final newline."""
     return f"---\n{dump_meta(meta)}---\n\n{body.strip(chr(10))}\n"
+
+
+def render_over(previous: str, meta: dict[str, Any], body: str) -> str:
+    """`render(meta, body)`, written over `previous` so its comments and layout stay.
+
+    When only top-level one-line values change (or keys are added) and the body is the same,
+    those lines are rewritten in place (a comment after an old value stays after the new
+    one) and added keys go at the end of the block; anything else, or a result that would
+    not read back as `meta`, is rendered anew.
+    """
+    fresh = render(meta, body)
+    if "#" not in previous:
+        return fresh  # nothing a fresh render would lose
+    found = _block_lines(previous)
+    if found is None:
+        return fresh
+    lines, end = found
+    try:
+        old_meta, old_body = parse(previous, "previous")
+        wanted = parse(fresh, "rendered")
+    except FormatError:
+        return fresh
+    if old_body != wanted[1] or not set(old_meta) <= set(meta):
+        return fresh
+    added: list[str] = []
+    for key, value in meta.items():
+        if key in old_meta and old_meta[key] == wanted[0][key]:
+            continue
+        line = dump_meta({key: value}).rstrip("\n")
+        if "\n" in line:
+            return fresh
+        if key not in old_meta:
+            added.append(line)
+            continue
+        at = _value_line(lines, end, key)
+        if at is None:
+            return fresh
+        comment = re.search(r"[ \t]+#.*$", lines[at][len(key) + 1 :])
+        lines[at] = line + (comment.group(0) if comment else "")
+    text = "\n".join([*lines[:end], *added, *lines[end:]])
+    try:
+        if parse(text, "rewritten") != wanted:
+            return fresh
+    except FormatError:
+        return fresh
+    return text
+
+
+def _block_lines(text: str) -> tuple[list[str], int] | None:
+    """The document's lines and the index of the line closing its frontmatter."""
+    lines = text.split("\n")
+    if not lines or not _BOUNDARY.fullmatch(lines[0]):
+        return None
+    end = next((i for i in range(1, len(lines)) if _BOUNDARY.fullmatch(lines[i])), None)
+    return (lines, end) if end is not None else None
+
+
+def _value_line(lines: list[str], end: int, key: str) -> int | None:
+    """The line of top-level `key:` when its value sits on that line alone."""
+    at = next(
+        (i for i in range(1, end) if re.match(rf"{re.escape(key)}:(?:[ \t]|$)", lines[i])), None
+    )
+    if at is None or not lines[at][len(key) + 1 :].split("#", 1)[0].strip():
+        return None  # absent, or a block value on the lines below
+    following = lines[at + 1] if at + 1 < end else ""
+    if following[:1] in (" ", "\t", "-"):
+        return None  # a continued value
+    return at

@@ -17,7 +17,7 @@ from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.storage import LOCK_NAME, atomic_write_text, read_text
 
 MARKER = "# Written by dreamcontext council: files local to this machine, never committed."
-RUN_LOCK_NAME = ".run.lock"  # engine.run takes it; the folder layer cannot import the engine
+RUN_LOCK_NAME = ".run.lock"  # the engine's run takes it; the folder layer cannot import it
 
 COUNCIL_IGNORE = "\n".join(
     [

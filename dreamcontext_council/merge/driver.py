@@ -1,14 +1,18 @@
 """The merge driver git calls for a council file: our merge, or git's own where ours stops.
 
 `git-setup` registers one driver per kind of file; git runs it with the three versions
-as files and takes the merged text from the "ours" file and a conflict from the exit code.
+as files (and, as `%P`, the file's path in the repository) and takes the merged text from
+the "ours" file and a conflict from the exit code. A file whose path is not a council file
+of that kind (a repository's `.gitattributes` can aim a driver anywhere) gets git's own
+line merge, untouched by the council's rules.
 """
 
 from __future__ import annotations
 
 import subprocess
 import tempfile
-from pathlib import Path
+from fnmatch import fnmatchcase
+from pathlib import Path, PurePosixPath
 
 from dreamcontext_council.merge import Driver
 from dreamcontext_council.merge.debate import merge_debate
@@ -27,16 +31,34 @@ DRIVERS: dict[str, tuple[Driver, str, str]] = {
     "report": (merge_report, "council/*/*/report.md", "both sides' entries, newest first"),
 }
 
+# The driver's exit code for "merged, a conflict left marked in the file". Not 1: that is
+# also what a Python that cannot import the tool exits with, and the registered command
+# (see actions/git_setup.py) then hands the untouched file to git's line merge instead.
+CONFLICT_MARKED = 3
 
-def merge_file(kind: str, base: Path, ours: Path, theirs: Path) -> bool:
+
+def is_council_file(kind: str, path: str) -> bool:
+    """Whether `path` (relative to the repository, as git's `%P`) is a file of this kind:
+    its last segments match the kind's pattern under the `_dream_context/` folder."""
+    pattern = DRIVERS[kind][1].split("/")
+    parts = PurePosixPath(path).parts
+    return len(parts) >= len(pattern) and all(
+        fnmatchcase(part, want) for part, want in zip(parts[-len(pattern) :], pattern, strict=True)
+    )
+
+
+def merge_file(kind: str, base: Path, ours: Path, theirs: Path, path: str | None = None) -> bool:
     """Merge three versions of a file into `ours`; False when a conflict is left marked in it.
 
     Where the council's rules do not settle the merge (a real conflict, a side that does
-    not parse), git's line merge does, and marks what it cannot merge as usual.
+    not parse), git's line merge does, and marks what it cannot merge as usual. A `path`
+    that is not a file of this kind is merged by git's line merge alone.
     """
+    if path is not None and not is_council_file(kind, path):
+        return _git_merge_file(ours, base, theirs)
     merge = DRIVERS[kind][0]
     try:
-        old, mine, other = (path.read_bytes().decode("utf-8") for path in (base, ours, theirs))
+        old, mine, other = (file.read_bytes().decode("utf-8") for file in (base, ours, theirs))
     except UnicodeDecodeError:
         return _git_merge_file(ours, base, theirs)
     merged = (

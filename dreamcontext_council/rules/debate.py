@@ -8,11 +8,11 @@ from typing import Any, NamedTuple
 
 from dreamcontext_council.errors import FormatError, StateError
 from dreamcontext_council.folder import frontmatter_io
+from dreamcontext_council.rules.limits import MAX_ROUNDS
 from dreamcontext_council.rules.markdown import find_section, sections
 from dreamcontext_council.rules.run_settings import RUN_KEY, RunSettings, parse_run_settings
 
 _STATUS = re.compile(r"round_(\d+)_(running|complete)")
-MAX_ROUNDS = 10
 
 
 def bounded_round(digits: str) -> int | None:

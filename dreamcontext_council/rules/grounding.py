@@ -51,6 +51,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dreamcontext_council.errors import UsageError
+from dreamcontext_council.rules.limits import MAX_ATTACHMENTS
 
 MAX_ATTACHMENT_BYTES = 512 * 1024
 MAX_TOTAL_ATTACHMENT_BYTES = 1024 * 1024
@@ -279,6 +280,11 @@ def check_attachments(paths: list[str]) -> list[Path]:
 
     Called before anything is written, so a refused file leaves no trace.
     """
+    if len(paths) > MAX_ATTACHMENTS:
+        raise UsageError(
+            f"{len(paths)} attachments are too many; a debate takes at most {MAX_ATTACHMENTS}. "
+            "Attach the files that matter, or join related ones."
+        )
     checked: list[Path] = []
     names: dict[str, str] = {}
     total = 0

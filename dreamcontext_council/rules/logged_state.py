@@ -40,12 +40,13 @@ class LoggedState(NamedTuple):
     status: Status
     rounds_planned: int
     resynthesized: bool
+    last_round: Status = Status("created", 0)  # the furthest round entry, before any synthesis
 
 
 def logged_state(log: str) -> LoggedState:
     """The furthest status the round log's entries record (created when it records none)."""
     lines = log.split("\n")
-    furthest = Status("created", 0)
+    furthest = last_round = Status("created", 0)
     planned = 0
     resynthesized = False
     for mark in headings(lines):
@@ -56,6 +57,8 @@ def logged_state(log: str) -> LoggedState:
         if match and (number := bounded_round(match.group(1))) is not None:
             phase = "running" if match.group(2).lower() == "started" else "round_complete"
             found = Status(phase, number)
+            if rank(found) > rank(last_round):
+                last_round = found
         elif mark.title.startswith("Synthesis started"):
             found = Status("synthesizing", 0)
         elif mark.title.startswith("Debate complete"):
@@ -69,7 +72,7 @@ def logged_state(log: str) -> LoggedState:
                     planned = max(planned, number)
         if found is not None and rank(found) > rank(furthest):
             furthest = found
-    return LoggedState(furthest, planned, resynthesized)
+    return LoggedState(furthest, planned, resynthesized, last_round)
 
 
 def status_behind(status: Status, log: str) -> Status | None:

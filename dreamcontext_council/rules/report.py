@@ -181,9 +181,12 @@ def _heading_refusal(heading: ParsedHeading) -> str:
 
 
 def missing_sections(body: str) -> list[str]:
-    """Required sections that are absent or empty."""
-    present = {normalize_title(s.title): s.body.strip() for s in sections(body, 3)}
-    return [t for t in REQUIRED_SECTIONS if not present.get(normalize_title(t))]
+    """Required sections that are absent or empty.
+
+    A section written twice is there when either has text: a demoted heading and an empty
+    section after it (a forged entry in a model's answer) cannot hide the one above."""
+    present = {normalize_title(s.title) for s in sections(body, 3) if s.body.strip()}
+    return [t for t in REQUIRED_SECTIONS if normalize_title(t) not in present]
 
 
 def check_entry_body(body: str) -> None:

@@ -9,9 +9,12 @@ from pathlib import Path
 from dreamcontext_council.errors import UsageError
 from dreamcontext_council.folder import strict_yaml
 from dreamcontext_council.folder.names import check_slug
-
-MIN_PERSONAS = 2
-MAX_PERSONAS = 10
+from dreamcontext_council.rules.limits import (
+    MAX_PERSONAS,
+    MAX_ROSTER_FILE_BYTES,
+    MIN_PERSONAS,
+    check_length,
+)
 
 
 @dataclass(frozen=True)
@@ -99,11 +102,32 @@ def load_roster(spec: str) -> list[PersonaSpec]:
             f"--personas '{spec}' is neither a preset ({names}, or auto with `run`) nor a "
             "roster file; pass one of those."
         )
-    return parse_roster(path.read_text(encoding="utf-8"), str(path))
+    return parse_roster(_read_roster(path), str(path))
+
+
+def _read_roster(path: Path) -> str:
+    """The roster file's text, refused before it is parsed when it is over the size limit."""
+    with path.open("rb") as stream:
+        data = stream.read(MAX_ROSTER_FILE_BYTES + 1)
+    if len(data) > MAX_ROSTER_FILE_BYTES:
+        raise UsageError(
+            f"{path} is over {MAX_ROSTER_FILE_BYTES // 1024} KiB, too large for a roster of "
+            f"{MIN_PERSONAS}-{MAX_PERSONAS} personas; shorten the persona bodies."
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UsageError(f"{path} is not UTF-8 text; save the roster as UTF-8.") from None
 
 
 def parse_roster(text: str, where: str) -> list[PersonaSpec]:
     """Parse a roster file: a list of {slug, body|persona, model?, aspects?}."""
+    check_length(
+        text,
+        MAX_ROSTER_FILE_BYTES,
+        f"The roster in {where}",
+        "Shorten the persona bodies.",
+    )
     try:
         data = json.loads(text) if text.lstrip().startswith("[") else strict_yaml.load(text)
     except strict_yaml.YamlRefused as exc:
@@ -115,6 +139,10 @@ def parse_roster(text: str, where: str) -> list[PersonaSpec]:
         data = data["personas"]
     if not isinstance(data, list):
         raise UsageError(f"{where} must hold a list of personas, each with slug and body.")
+    if len(data) > MAX_PERSONAS:
+        raise UsageError(
+            f"{where}: a council needs {MIN_PERSONAS}-{MAX_PERSONAS} personas, not {len(data)}."
+        )
     personas = []
     for i, item in enumerate(data, 1):
         if not isinstance(item, dict) or not item.get("slug"):

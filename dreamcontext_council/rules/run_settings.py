@@ -23,6 +23,14 @@ MIN_ANSWER_KB = 8
 DEFAULT_MAX_TOOL_CALLS = 4
 MAX_TOOL_CALLS = 32
 
+MODEL_FIELDS = ("model", "check_model", "synth_model", "baseline_model")
+"""Every setting of `RunSettings` that names a model, in one place.
+
+A debate folder may come from someone else, so each of these is checked for consent
+(engine/providers/consent.py) and settled on a resume (engine/setup/remembered.py). A new setting that
+names a model goes here, or a `command:` recorded in it would run unasked; a test fails
+until it does."""
+
 
 @dataclass(frozen=True)
 class RunSettings:
@@ -82,7 +90,7 @@ _LIMITS: dict[str, tuple[bool, float, float | None]] = {
     "max_tool_calls": (True, 0, MAX_TOOL_CALLS),
 }
 _FLAGS = ("base_url_secret", "compact", "early_stop", "baseline")
-_TEXTS = ("model", "check_model", "synth_model", "base_url", "baseline_model", "tools")
+_TEXTS = (*MODEL_FIELDS, "base_url", "tools")
 
 
 def parse_run_settings(value: Any, where: str = "debate.md") -> RunSettings:

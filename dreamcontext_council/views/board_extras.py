@@ -24,6 +24,7 @@ def board_extra_data(snapshot: DebateSnapshot) -> dict[str, Any]:
         "flags": snapshot.debate.flags,
         "measures": snapshot.measures().to_json(),
         "baseline": solo.to_json() if (solo := snapshot.solo_comparison()) else None,
+        **({"claims_problem": problem} if (problem := snapshot.ledger_problem) else {}),
     }
 
 
@@ -33,18 +34,25 @@ def board_extra_lines(snapshot: DebateSnapshot) -> list[str]:
     run = snapshot.run_state()
     if run:
         # Wrapped, never cut: the resume command is at the end of the line.
-        wrapped = textwrap.wrap(run.line(), RUN_LINE_WIDTH, break_on_hyphens=False)
-        lines += [f"{'RUN' if i == 0 else '':<8} {part}" for i, part in enumerate(wrapped)]
+        lines += _wrapped("RUN", run.line())
     if snapshot.personas:
         lines.append(f"MODELS   {diversity(snapshot.persona_models().values()).line()}")
     if totals.calls:
         lines.append(f"USAGE    {totals.line()}")
     lines += [f"FLAG     {flag}" for flag in snapshot.debate.flags]
+    if snapshot.ledger_problem is not None:
+        lines += _wrapped("CLAIMS", snapshot.ledger_problem)
     lines += measure_lines(snapshot.measures())
     solo = snapshot.solo_comparison()
     if solo:
         lines.append(f"SOLO     {solo.line()}")
     return lines
+
+
+def _wrapped(label: str, text: str) -> list[str]:
+    """A labelled row wrapped, never cut (a command or a file name may end it)."""
+    wrapped = textwrap.wrap(text, RUN_LINE_WIDTH, break_on_hyphens=False)
+    return [f"{label if i == 0 else '':<8} {part}" for i, part in enumerate(wrapped)]
 
 
 def measure_lines(measures: DebateMeasures) -> list[str]:

@@ -135,7 +135,8 @@ def export_json(snapshot: DebateSnapshot) -> dict[str, Any]:
         },
         "personas": [_persona(p, snapshot) for p in snapshot.personas],
         "final_report": _report(snapshot),
-        "claims": snapshot.json_file("claims.json"),
+        "claims": snapshot.ledger,
+        **({"claims_problem": problem} if (problem := snapshot.ledger_problem) else {}),
         "reviews": snapshot.json_file("reviews.json"),
         "usage": {
             "calls": totals.calls,
@@ -205,8 +206,10 @@ def export_markdown(snapshot: DebateSnapshot) -> str:
     else:
         for section in report["sections"]:
             out += [f"### {section['title']}", "", demote(section["body"], 2).strip("\n"), ""]
-    claims = snapshot.json_file("claims.json")
-    if isinstance(claims, dict) and isinstance(claims.get("claims"), list):
+    claims = snapshot.ledger
+    if snapshot.ledger_problem is not None:
+        out += ["## Claims ledger", "", f"_{snapshot.ledger_problem}_", ""]
+    elif claims is not None and isinstance(claims.get("claims"), list):
         claims_json = json.dumps(claims, indent=2, ensure_ascii=False)
         out += ["## Claims ledger", "", fenced(claims_json, "json"), ""]
     out += ["## Personas", ""]

@@ -13,7 +13,6 @@ from markupsafe import Markup
 from dreamcontext_council.resources import templates_dir
 from dreamcontext_council.views.debate_list import STATUS_FILTERS, DebateList
 from dreamcontext_council.views.debate_page import DebatePage, Section, status_tone
-from dreamcontext_council.views.eval_page import EvalPage, EvalSummary
 from dreamcontext_council.views.persona_page import PersonaView
 
 STATIC_FILES = {"dashboard.css": "text/css", "dashboard.js": "text/javascript"}
@@ -112,7 +111,8 @@ def static_text(name: str) -> str:
     return (templates_dir() / "dashboard" / "static" / name).read_text(encoding="utf-8")
 
 
-def _page(template: str, *, export: bool, **values: Any) -> str:
+def render_page(template: str, *, export: bool, **values: Any) -> str:
+    """A template under templates/dashboard/ as HTML; `export` puts the stylesheet inline."""
     css = Markup(static_text("dashboard.css").replace("</", "<\\/")) if export else None
     return (
         html_environment()
@@ -124,36 +124,26 @@ def _page(template: str, *, export: bool, **values: Any) -> str:
 def debate_html(page: DebatePage, *, export: bool = False, fragment: bool = False) -> str:
     """The debate page; `fragment` is the live part only, `export` the standalone file."""
     if fragment:
-        return _page("debate_body.html.j2", export=export, page=page)
-    return _page("debate.html.j2", export=export, page=page)
+        return render_page("debate_body.html.j2", export=export, page=page)
+    return render_page("debate.html.j2", export=export, page=page)
 
 
 def list_html(listing: DebateList, *, fragment: bool = False, evals: int = 0) -> str:
     """One page of the list of debates, with its search box, status filter and pager, and a
     link to the `evals` evals under the root when there are any."""
     template = "list_rows.html.j2" if fragment else "list.html.j2"
-    return _page(template, export=False, listing=listing, filters=STATUS_FILTERS, evals=evals)
-
-
-def eval_html(page: EvalPage, *, fragment: bool = False) -> str:
-    """An eval's page; `fragment` is its live part only."""
-    return _page("eval_body.html.j2" if fragment else "eval.html.j2", export=False, page=page)
-
-
-def evals_html(evals: list[EvalSummary], *, fragment: bool = False) -> str:
-    """The list of the evals under the root; `fragment` is its live part only."""
-    return _page("evals_body.html.j2" if fragment else "evals.html.j2", export=False, evals=evals)
+    return render_page(template, export=False, listing=listing, filters=STATUS_FILTERS, evals=evals)
 
 
 def knowledge_html(name: str, meta: dict[str, Any], body: Markup, source: str | None) -> str:
     """A promoted knowledge doc, read-only."""
     title = str(meta.get("name") or name)
     shown = {k: v for k, v in meta.items() if isinstance(v, str | int | float | list)}
-    return _page(
+    return render_page(
         "knowledge.html.j2", export=False, title=title, meta=shown, body=body, source=source
     )
 
 
 def error_html(status: int, message: str) -> str:
     """A plain error page."""
-    return _page("error.html.j2", export=False, status=status, message=message)
+    return render_page("error.html.j2", export=False, status=status, message=message)

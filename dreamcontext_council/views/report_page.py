@@ -10,11 +10,11 @@ from typing import Any
 from markupsafe import Markup
 
 from dreamcontext_council.actions.snapshot import DebateSnapshot
-from dreamcontext_council.engine.claims import DissentFlag
 from dreamcontext_council.errors import FormatError
 from dreamcontext_council.folder import frontmatter_io
 from dreamcontext_council.folder.names import slugify
 from dreamcontext_council.folder.paths import Root
+from dreamcontext_council.rules.dissent import DissentFlag
 from dreamcontext_council.rules.markdown import normalize_title, sections
 from dreamcontext_council.views.contained import is_inside
 from dreamcontext_council.views.safe_markdown import LinkTargets, render_markdown
@@ -63,6 +63,7 @@ class ClaimsLedger:
     claims: list[Claim]
     dropped: list[Markup]
     flags: list[Markup]
+    problem: str | None = None  # why claims.json was refused, shown instead of the ledger
 
 
 def report_cards(snapshot: DebateSnapshot, targets: LinkTargets) -> list[ReportCard]:
@@ -135,9 +136,11 @@ def _flag_line(flag: dict[str, Any]) -> str:
 
 
 def claims_ledger(snapshot: DebateSnapshot, targets: LinkTargets) -> ClaimsLedger | None:
-    """claims.json, whatever its shape, as plain values and safe HTML; None when absent."""
-    data = snapshot.json_file("claims.json")
-    if not isinstance(data, dict):
+    """claims.json as plain values and safe HTML; None when absent, its problem when refused."""
+    if snapshot.ledger_problem is not None:
+        return ClaimsLedger([], [], [], snapshot.ledger_problem)
+    data = snapshot.ledger
+    if data is None:
         return None
     claims = []
     raw_claims = data.get("claims")

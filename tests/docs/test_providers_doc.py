@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from dreamcontext_council.cli import cli
-from dreamcontext_council.engine import accounting
+from dreamcontext_council.engine.model_calls import accounting
 from dreamcontext_council.engine.providers import (
     anthropic_provider,
     limits,

@@ -168,7 +168,12 @@ def test_max_calls_zero_calls_nothing(council: Council) -> None:
 def test_a_pending_line_is_fsynced_and_the_line_settling_it_is_not(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from dreamcontext_council.engine.accounting import PENDING, Ledger, PriceTable, with_outcome
+    from dreamcontext_council.engine.model_calls.accounting import (
+        PENDING,
+        Ledger,
+        PriceTable,
+        with_outcome,
+    )
     from dreamcontext_council.engine.providers.models import parse_model
 
     usage = tmp_path / "usage.jsonl"

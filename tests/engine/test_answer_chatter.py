@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from dreamcontext_council.engine.contract import parse_persona_answer
+from dreamcontext_council.engine.protocol.contract import parse_persona_answer
 
 from .support import OPTIONS, TOPIC, Council
 

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from dreamcontext_council.engine.disk_queue import POOL_THREADS, DiskQueue
+from dreamcontext_council.engine.model_calls.disk_queue import POOL_THREADS, DiskQueue
 
 
 def test_each_queue_keeps_its_order_and_all_share_a_few_threads() -> None:

@@ -9,7 +9,7 @@ import pytest
 from debate_story import OPTIONS, TOPIC
 
 from dreamcontext_council.cli import cli
-from dreamcontext_council.engine.accounting import BudgetReached, Ledger, PriceTable
+from dreamcontext_council.engine.model_calls.accounting import BudgetReached, Ledger, PriceTable
 from dreamcontext_council.engine.providers.models import parse_model
 from dreamcontext_council.rules.roster import PRESETS
 

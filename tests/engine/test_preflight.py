@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from dreamcontext_council.engine.preflight import anthropic_credentials
+from dreamcontext_council.engine.setup.preflight import anthropic_credentials
 
 from .support import OPTIONS, TOPIC, Council
 

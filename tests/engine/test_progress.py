@@ -8,7 +8,7 @@ import pty
 import subprocess
 import sys
 
-from dreamcontext_council.engine.progress import LiveProgress
+from dreamcontext_council.engine.model_calls.progress import LiveProgress
 
 from .support import OPTIONS, TOPIC, Council
 

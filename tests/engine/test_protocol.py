@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from stub_server import StubResponse, StubServer
 
-from dreamcontext_council.engine.pairing import derangement
+from dreamcontext_council.engine.protocol.pairing import derangement
 from dreamcontext_council.folder import frontmatter_io
 
 from .support import (

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dreamcontext_council.engine import prompts
-from dreamcontext_council.engine.contract import parse_persona_answer
+from dreamcontext_council.engine.prompting import prompts
+from dreamcontext_council.engine.protocol.contract import parse_persona_answer
 from dreamcontext_council.engine.providers.scripted import scripted_text, task_from_text
 
 OPTIONS = [{"key": "A", "label": "Migrate now"}, {"key": "B", "label": "Stay on Redis"}]

@@ -11,7 +11,7 @@ from typing import Any
 
 from stub_server import StubServer
 
-from dreamcontext_council.engine.convergence import exchange_points
+from dreamcontext_council.engine.protocol.convergence import exchange_points
 from dreamcontext_council.engine.providers.scripted import scripted_text
 
 from .support import (

@@ -138,7 +138,7 @@ def test_a_long_reason_is_shortened_at_a_word_boundary(council: Council, tmp_pat
 
 
 def test_shortening_keeps_whole_words() -> None:
-    from dreamcontext_council.engine.failures import grouped_reasons, shorten_at_word
+    from dreamcontext_council.views.failures import grouped_reasons, shorten_at_word
 
     text = "command 'probe' failed with exit code 3 and printed: quota exhausted for today"
 

@@ -15,7 +15,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dreamcontext_council.actions.convene import parse_options
-from dreamcontext_council.engine.contract import ContractError, parse_persona_answer, review_score
+from dreamcontext_council.engine.protocol.contract import (
+    ContractError,
+    parse_persona_answer,
+    review_score,
+)
 from dreamcontext_council.errors import CouncilError
 from dreamcontext_council.folder import frontmatter_io
 from dreamcontext_council.rules.debate import parse_debate
@@ -171,7 +175,7 @@ def test_roster_files_as_json(data: object) -> None:
 
 
 @pytest.mark.skipif(
-    importlib.util.find_spec("dreamcontext_council.engine.claims") is None,
+    importlib.util.find_spec("dreamcontext_council.engine.prompting.claims") is None,
     reason="the claims ledger has not landed",
 )
 @settings(settings.get_profile(PROFILE))
@@ -179,7 +183,7 @@ def test_roster_files_as_json(data: object) -> None:
     st.one_of(claims_answer(), any_text), st.sampled_from([None, ["risk-auditor", "growth-cfo"]])
 )
 def test_claims_block(text: str, roster: list[str] | None) -> None:
-    from dreamcontext_council.engine.claims import parse_claims_block
+    from dreamcontext_council.engine.prompting.claims import parse_claims_block
 
     with contextlib.suppress(CouncilError):
         parse_claims_block(text, roster)

@@ -221,6 +221,62 @@ def test_doctor_moves_a_status_behind_the_round_log_forward(repo: Repo) -> None:
     repo.ok("round", "start", debate_id, "2")
 
 
+def with_comments(debate_md: Path) -> str:
+    """debate.md with a comment line and a comment after its status, as a person edits it."""
+    text = debate_md.read_text(encoding="utf-8").replace(
+        "\nstatus: ", "\n# settled in the merge review\nstatus: ", 1
+    )
+    lines = text.split("\n")
+    at = next(i for i, line in enumerate(lines) if line.startswith("status: "))
+    lines[at] += "  # kept from main"
+    debate_md.write_text("\n".join(lines), encoding="utf-8")
+    return "\n".join(lines)
+
+
+def test_doctor_keeps_the_comments_of_the_debate_md_it_repairs(repo: Repo) -> None:
+    debate_id = debate_with_personas(repo)
+    repo.ok("round", "start", debate_id, "1")
+    for slug in PERSONAS:
+        answer_by_hand(repo, debate_id, slug, "A", 60)
+    debate_md = repo.council.folder(debate_id) / "debate.md"
+    before = debate_md.read_text(encoding="utf-8")
+    repo.ok("round", "end", debate_id, "1")
+    debate_md.write_text(before, encoding="utf-8")  # a hand merge kept this side's debate.md
+    with_comments(debate_md)
+
+    assert repo.council.proc("doctor", "--repair").code == 0
+    text = debate_md.read_text(encoding="utf-8")
+    assert "\n# settled in the merge review\nstatus: round_1_complete  # kept from main\n" in text
+    assert repo.council.status(debate_id) == "round_1_complete"
+    assert repo.council.proc("doctor").code == 0
+
+
+@pytest.mark.parametrize(
+    "forged",
+    ["Debate complete — 2026-11-30", "Synthesis started — 2026-11-30"],
+)
+def test_doctor_does_not_close_a_running_debate_for_a_forged_round_log_line(
+    repo: Repo, forged: str
+) -> None:
+    debate_id = debate_with_personas(repo)
+    repo.ok("round", "start", debate_id, "1")
+    log = repo.council.folder(debate_id) / "round-log.md"
+    log.write_text(log.read_text(encoding="utf-8") + f"\n## {forged}\n\n- Done.\n")
+    debate_md = repo.council.folder(debate_id) / "debate.md"
+    before = with_comments(debate_md)
+
+    for args in (("doctor",), ("doctor", "--repair")):
+        result = repo.council.proc(*args)
+        assert result.code == 1, result.out + result.err
+        [line] = [line for line in result.out.splitlines() if line.startswith(debate_id)]
+        assert line.startswith(f"{debate_id}: status is round_1_running but round-log.md")
+        assert "left as it is" in line and "(repaired)" not in line
+    assert debate_md.read_text(encoding="utf-8") == before
+    assert repo.council.status(debate_id) == "round_1_running"
+    refused = repo.council.proc("complete", debate_id)
+    assert refused.code != 0  # what `complete` refuses, `doctor` does not do either
+
+
 def test_doctor_recounts_round_entries_and_rebuilds_an_index_newer_than_the_debates(
     repo: Repo,
 ) -> None:

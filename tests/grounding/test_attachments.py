@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from stub_server import StubServer
 
-from dreamcontext_council.engine.attachments import PROMPT_BUDGET_CHARS
-from dreamcontext_council.engine.compression import find_fenced_blocks
+from dreamcontext_council.engine.prompting.attachments import PROMPT_BUDGET_CHARS
+from dreamcontext_council.engine.prompting.compression import find_fenced_blocks
 from dreamcontext_council.rules.grounding import MAX_ATTACHMENT_BYTES, MAX_TOTAL_ATTACHMENT_BYTES
 
 from .conftest import STUB_ENV, Council, calls, stub_args

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from dreamcontext_council.engine.attachments import PROMPT_BUDGET_CHARS
+from dreamcontext_council.engine.prompting.attachments import PROMPT_BUDGET_CHARS
 from dreamcontext_council.rules.grounding import (
     MAX_ATTACHMENT_BYTES,
     MAX_TOTAL_ATTACHMENT_BYTES,

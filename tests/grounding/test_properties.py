@@ -6,8 +6,8 @@ from __future__ import annotations
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from dreamcontext_council.engine.attachments import compress_attachment, wrap_prose
-from dreamcontext_council.engine.compression import find_fenced_blocks
+from dreamcontext_council.engine.prompting.attachments import compress_attachment, wrap_prose
+from dreamcontext_council.engine.prompting.compression import find_fenced_blocks
 from dreamcontext_council.errors import UsageError
 from dreamcontext_council.rules.grounding import preflight, question_problems
 

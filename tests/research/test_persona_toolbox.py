@@ -15,8 +15,8 @@ from debate_story import Runner
 
 from dreamcontext_council.actions.submissions import RESEARCH_SLUG_LIMIT, add_research
 from dreamcontext_council.engine.providers.tools import ToolBox, ToolCall, ToolOutcome
-from dreamcontext_council.engine.research_tools import BUDGET_SPENT, PersonaToolBox, ToolRecord
-from dreamcontext_council.engine.tool_servers import ToolServers
+from dreamcontext_council.engine.research.servers import ToolServers
+from dreamcontext_council.engine.research.toolbox import BUDGET_SPENT, PersonaToolBox, ToolRecord
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.rules.tool_config import ToolsConfig
 

@@ -228,6 +228,27 @@ def test_the_scripted_provider_says_it_cannot_use_tools_before_anything_is_writt
     assert not (tmp_path / "lookup.pid").exists()  # no server was started
 
 
+def test_an_allow_list_naming_a_tool_the_server_lacks_leaves_no_debate_behind(
+    council: Council, stub: StubServer, tmp_path: Path
+) -> None:
+    tools = write_tools(tmp_path, tmp_path / "lookup.pid")
+    data = json.loads(tools.read_text(encoding="utf-8"))
+    data["mcpServers"]["lookup"]["allow"] = ["lookup", "lokup"]
+    tools.write_text(json.dumps(data), encoding="utf-8")
+    roster = roster_file(tmp_path / "roster.json", MODELS)
+
+    refused = council(
+        "run", "--topic", TOPIC, "--personas", roster, "--tools", str(tools), "--yes",
+    )  # fmt: skip
+
+    assert refused.code != 0, refused.out
+    assert 'does not list the tool "lokup"' in refused.err.strip().splitlines()[-1]
+    assert council.ids() == []
+    assert stub.requests == []  # refused before any persona was asked
+    listed = council("list", "--all", "--json")
+    assert listed.code == 0 and json.loads(listed.out) == []
+
+
 def test_a_tools_file_recorded_in_a_folder_starts_nothing_until_the_user_names_it(
     council: Council, tmp_path: Path
 ) -> None:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from dreamcontext_council.engine.accounting import BudgetReached, Ledger, PriceTable
-from dreamcontext_council.engine.calls import Caller
-from dreamcontext_council.engine.progress import QuietProgress
+from dreamcontext_council.engine.model_calls.accounting import BudgetReached, Ledger, PriceTable
+from dreamcontext_council.engine.model_calls.caller import Caller
+from dreamcontext_council.engine.model_calls.progress import QuietProgress
 from dreamcontext_council.engine.providers.base import Prompt
 from dreamcontext_council.engine.providers.models import parse_model
 from dreamcontext_council.engine.providers.registry import ProviderSet

@@ -19,7 +19,7 @@ from mcp.types import (
     Tool,
 )
 
-from dreamcontext_council.engine.tool_servers import (
+from dreamcontext_council.engine.research.servers import (
     ToolServers,
     ToolServerUnavailable,
     offered_tools,

@@ -253,7 +253,7 @@ def test_agent_create_with_a_command_model_is_consent(council: Council, tmp_path
 
 
 def test_the_trust_file_follows_xdg_config_home_and_can_be_named(tmp_path: Path) -> None:
-    from dreamcontext_council.engine.consent import trust_file as where
+    from dreamcontext_council.engine.providers.consent import trust_file as where
 
     home = {"HOME": str(tmp_path / "home")}
     config = tmp_path / "config"

@@ -15,9 +15,9 @@ from offline import no_provider_environment as no_provider_environment
 from starlette.testclient import TestClient
 
 from dreamcontext_council.dashboard import create_app
-from dreamcontext_council.engine.answer_cap import cap_answer
-from dreamcontext_council.engine.compression import find_fenced_blocks
-from dreamcontext_council.engine.contract import parse_persona_answer
+from dreamcontext_council.engine.prompting.compression import find_fenced_blocks
+from dreamcontext_council.engine.protocol.answer_cap import cap_answer
+from dreamcontext_council.engine.protocol.contract import parse_persona_answer
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.storage import locked
 from dreamcontext_council.rules.report import REQUIRED_SECTIONS

@@ -393,3 +393,37 @@ def test_a_run_record_linked_out_of_the_debate_is_not_read(
         assert result.code == 0, (args, result.err)
         assert MARKER not in result.text, args
     assert council("show", running, "--json").out == status.out
+
+
+# -- claims.json of the wrong shape ------------------------------------------------------
+
+BAD_LEDGERS = {
+    "lists that are numbers": {"claims": "none", "dropped": 5, "flags": "x"},
+    "supporters a number": {"claims": [{"id": "C1", "claim": "x", "supporters": 5}]},
+    "round a list": {"claims": [{"id": "C1", "claim": "x", "round": []}]},
+    "flag share text": {"claims": [], "flags": [{"persona": "risk-auditor", "share": "x"}]},
+    "not an object": [1, 2],
+}
+
+
+@pytest.mark.parametrize("ledger", BAD_LEDGERS)
+def test_a_claims_json_of_the_wrong_shape_is_one_line_and_the_debate_still_shows(
+    ledger: str, finished: str, root_path: Path, council: Runner
+) -> None:
+    folder = root_path / "council" / finished
+    (folder / "claims.json").write_text(json.dumps(BAD_LEDGERS[ledger]), encoding="utf-8")
+    for args in READERS[1:]:
+        result = council(*args, finished)
+        assert result.code == 0, (args, result.err)
+        assert "Traceback" not in result.err
+        text = " ".join(line.strip("│ ") for line in result.out.split("\n"))
+        assert "claims.json: " in text and "fix or remove claims.json." in text
+        assert "risk-auditor" in result.out  # the rest of the debate
+    exported = json.loads(council("export", "--format", "json", finished).out)
+    assert exported["claims"] is None and exported["claims_problem"].startswith("claims.json: ")
+    assert exported["personas"]
+    with TestClient(create_app(Root(root_path))) as client:
+        page = client.get(f"/d/{finished}")
+        assert page.status_code == 200
+        assert "fix or remove claims.json." in page.text
+        assert 'id="personas"' in page.text

@@ -17,7 +17,7 @@ from typing import Any
 from council_run import request_task as request_task
 from stub_server import StubResponse
 
-from dreamcontext_council.engine.compression import find_fenced_blocks
+from dreamcontext_council.engine.prompting.compression import find_fenced_blocks
 from dreamcontext_council.engine.providers.scripted import scripted_text
 
 BACKTICK_CODE = """```python

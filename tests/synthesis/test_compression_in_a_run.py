@@ -6,7 +6,7 @@ from pathlib import Path
 
 from stub_server import StubServer
 
-from dreamcontext_council.engine.compression import compress_answer
+from dreamcontext_council.engine.prompting.compression import compress_answer
 
 from .chamber import Chamber, code_blocks, entry_body
 from .council_cli import Council, openai_env, roster_file

@@ -13,7 +13,7 @@ from typing import Any
 
 from stub_server import StubResponse, StubServer
 
-from dreamcontext_council.engine.compression import compress_answer
+from dreamcontext_council.engine.prompting.compression import compress_answer
 from dreamcontext_council.folder import frontmatter_io
 
 from .chamber import Chamber, entry_body, request_task

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from dreamcontext_council.engine.failures import shorten_at_word
+from dreamcontext_council.views.failures import shorten_at_word
 from dreamcontext_council.views.terminal import printable
 
 REDACTED = "[redacted]"

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from dreamcontext_council.errors import UsageError
+from dreamcontext_council.rules.limits import MAX_MODEL_CHARS, check_length
 
 PROVIDERS = ("anthropic", "openai", "command", "scripted")
 
@@ -49,6 +50,7 @@ def parse_model(spec: str) -> ModelSpec:
 
     Raises `UsageError` naming the accepted forms when the string fits none of them.
     """
+    check_length(spec, MAX_MODEL_CHARS, "The model", f"Use {ACCEPTED_FORMS}.")
     text = spec.strip()
     if not text:
         raise UsageError(f"Empty model. Use {ACCEPTED_FORMS}.")

@@ -1,0 +1,1 @@
+"""Model calls for a run: budget admission, usage accounting, ordered writes and progress."""

@@ -1,0 +1,1 @@
+"""What each model call reads: prompts, compressed answers, seating, claims and attachments."""

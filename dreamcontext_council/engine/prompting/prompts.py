@@ -1,0 +1,214 @@
+"""Prompts for every call of a run, rendered from templates/prompts/."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from dreamcontext_council import resources
+from dreamcontext_council.engine.providers.base import Prompt
+from dreamcontext_council.engine.providers.tools import ToolBox
+
+PHASE_TITLES = {
+    "opening": "blind opening",
+    "cross-exam": "cross-examination",
+    "rebuttal": "rebuttal",
+}
+PERSONA_MAX_TOKENS = 4096
+CHECK_MAX_TOKENS = 16
+SYNTHESIS_MAX_TOKENS = 8192
+BASELINE_PERSONA = "(baseline)"
+"""The name a solo answer goes by in prompts and usage.jsonl: no persona slug has parentheses."""
+
+
+@dataclass
+class CheckMaterial:
+    """What the check model reads after round N."""
+
+    convergence: int
+    leading: str | None
+    perspectives: list[dict[str, Any]]
+    """Every persona's round-1 perspective: slug, stance, conviction, headline, summary."""
+    exchanges: list[dict[str, Any]]
+    """Each round-2 exchange: critic, target, score ("6/10" or "no score"), points."""
+    positions: list[dict[str, Any]]
+    """Where each persona stands after round N: slug, stance, conviction, shift, summary."""
+
+
+def phase_of(number: int) -> str:
+    """opening for round 1, cross-exam for round 2, rebuttal after."""
+    return "opening" if number == 1 else "cross-exam" if number == 2 else "rebuttal"
+
+
+def _task_json(task: dict[str, Any]) -> str:
+    # One line, and never a `-->` that would end the comment early.
+    return json.dumps(task, ensure_ascii=False, separators=(",", ":")).replace("-->", "--\\u003e")
+
+
+@dataclass
+class RoundMaterial:
+    """What a persona sees in one round."""
+
+    debate_id: str
+    topic: str
+    question: str
+    round: int
+    rounds_planned: int
+    facts: list[str]
+    options: list[dict[str, str]]
+    personas: list[str]
+    attachments: list[dict[str, Any]] = field(default_factory=list)
+    panel: str = ""
+    landscape: list[dict[str, Any]] = field(default_factory=list)
+    peer: dict[str, str] | None = None
+    critiques: list[dict[str, Any]] = field(default_factory=list)
+    directives: list[str] = field(default_factory=list)
+    # Round 3 and later: the transcript so far (engine.prompting.transcript).
+    openings: list[dict[str, Any]] = field(default_factory=list)
+    cross_examinations: list[dict[str, Any]] = field(default_factory=list)
+    own_answers: list[dict[str, Any]] = field(default_factory=list)
+    transcript_log: str | None = None
+    """The round-log bullet when the transcript was compressed to fit its budget."""
+
+
+def persona_prompt(
+    slug: str,
+    persona_text: str,
+    aspects: list[str],
+    material: RoundMaterial,
+    tools: ToolBox | None = None,
+) -> Prompt:
+    """The system prompt (persona and contract) and the round's user message.
+
+    With `tools`, the persona is told how many research calls it may make and how to
+    cite the notes they leave, and the prompt carries the toolbox to the provider.
+    """
+    phase = phase_of(material.round)
+    task: dict[str, Any] = {
+        "phase": phase,
+        "debate": material.debate_id,
+        "topic": material.topic,
+        "persona": slug,
+        "round": material.round,
+        "options": material.options,
+        "personas": material.personas,
+        "aspects": aspects,
+    }
+    if material.peer:
+        task["peer"] = material.peer["slug"]
+    system = resources.render(
+        "prompts/persona-system.md.j2",
+        persona_text=persona_text,
+        aspects=aspects,
+        council_size=len(material.personas),
+        options=material.options,
+        cross_examination=material.peer is not None,
+        research={"persona": slug, "max_calls": tools.max_calls} if tools else None,
+    )
+    user = resources.render(
+        "prompts/persona-round.md.j2",
+        round=material.round,
+        rounds_planned=material.rounds_planned,
+        phase_title=PHASE_TITLES[phase],
+        question=material.question,
+        facts=material.facts,
+        options=material.options,
+        attachments=material.attachments,
+        panel=material.panel,
+        landscape=material.landscape,
+        peer=material.peer,
+        critiques=material.critiques,
+        openings=material.openings,
+        cross_examinations=material.cross_examinations,
+        own_answers=material.own_answers,
+        directives=material.directives,
+        task_json=_task_json(task),
+    )
+    return Prompt(system, user, PERSONA_MAX_TOKENS, task, tools)
+
+
+def baseline_prompt(material: RoundMaterial) -> Prompt:
+    """The solo answer: the round-1 question, options and attachments, the persona answer
+    contract, and no persona."""
+    task: dict[str, Any] = {
+        "phase": "baseline",
+        "debate": material.debate_id,
+        "topic": material.topic,
+        "persona": BASELINE_PERSONA,
+        "round": 1,
+        "options": material.options,
+        "personas": [BASELINE_PERSONA],
+        "aspects": [],
+    }
+    system = resources.render("prompts/baseline-system.md.j2", options=material.options)
+    user = resources.render(
+        "prompts/persona-round.md.j2",
+        round=1,
+        rounds_planned=1,
+        phase_title="solo answer",
+        question=material.question,
+        facts=material.facts,
+        options=material.options,
+        attachments=material.attachments,
+        panel="",
+        landscape=[],
+        peer=None,
+        critiques=[],
+        openings=[],
+        cross_examinations=[],
+        own_answers=[],
+        directives=[],
+        task_json=_task_json(task),
+    )
+    return Prompt(system, user, PERSONA_MAX_TOKENS, task)
+
+
+def repair_prompt(original: Prompt, previous: str, problem: str) -> Prompt:
+    """One repair request quoting what was wrong."""
+    task = dict(original.task) | {"repair": True}
+    user = resources.render(
+        "prompts/repair.md.j2", problem=problem, previous=previous, task_json=_task_json(task)
+    )
+    return Prompt(original.system, original.user + "\n\n" + user, original.max_tokens, task)
+
+
+def check_prompt(
+    question: str, number: int, rounds_planned: int, material: CheckMaterial
+) -> Prompt:
+    """The one-word convergence check: round-1 perspectives, round-2 exchanges, round N."""
+    task = {"phase": "check", "round": number, "convergence": material.convergence}
+    user = resources.render(
+        "prompts/check.md.j2",
+        question=question,
+        round=number,
+        rounds_planned=rounds_planned,
+        convergence=material.convergence,
+        leading=material.leading,
+        perspectives=material.perspectives,
+        exchanges=material.exchanges,
+        positions=material.positions,
+        task_json=_task_json(task),
+    )
+    return Prompt(resources.render("prompts/check-system.md.j2"), user, CHECK_MAX_TOKENS, task)
+
+
+def synthesis_prompt(values: dict[str, Any], task: dict[str, Any]) -> Prompt:
+    """The clean synthesizer call."""
+    user = resources.render("prompts/synthesis.md.j2", **values, task_json=_task_json(task))
+    return Prompt(
+        resources.render("prompts/synthesis-system.md.j2"), user, SYNTHESIS_MAX_TOKENS, task
+    )
+
+
+def personas_prompt(question: str, options: list[dict[str, str]], count: int) -> Prompt:
+    """Ask the orchestrator model for topic-specific personas (`--personas auto`)."""
+    task = {"phase": "persona-generation", "topic": question, "count": count}
+    user = resources.render(
+        "prompts/personas-auto.md.j2",
+        question=question,
+        options=options,
+        count=count,
+        task_json=_task_json(task),
+    )
+    return Prompt("You design councils of expert personas.", user, 4096, task)

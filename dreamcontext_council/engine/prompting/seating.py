@@ -1,0 +1,244 @@
+"""Seating before synthesis: which answers the synthesizer reads verbatim, which compressed.
+
+Under the gate nothing is compressed. Over it the answers are seated, one voice per
+persona first, by the review score each persona's reviewed answer received (or roster
+priority without reviews); the best seats stay verbatim and the rest go through
+`compression.compress_answer`. Pure: dataclasses in, dataclasses out.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from enum import StrEnum
+
+from dreamcontext_council.engine.prompting.compression import check_settings, compress_answer
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One persona's answer for one round, as the synthesizer would read it."""
+
+    persona: str
+    round: int
+    text: str
+    priority: int
+    """The persona's index in the roster (0 = first)."""
+    review_score: float | None = None
+    """The total score this answer received from its reviewers, or None when unreviewed."""
+
+    def __post_init__(self) -> None:
+        if self.review_score is not None and math.isnan(self.review_score):
+            raise ValueError(f"review score of {self.persona} R{self.round} is not a number")
+
+
+def _seat_order(answers: list[Answer]) -> list[int]:
+    """Indices of ``answers`` in seat order (the rules are in ``seat_answers``)."""
+    scored = any(answer.review_score is not None for answer in answers)
+
+    def key(index: int) -> tuple[int, float, int, int, str]:
+        answer = answers[index]
+        tie_break = (answer.priority, -answer.round, answer.persona)
+        if not scored:
+            return (0, 0.0, *tie_break)
+        if answer.review_score is None:
+            return (1, 0.0, *tie_break)
+        return (0, -answer.review_score, *tie_break)
+
+    leads: dict[str, int] = {}
+    for index, answer in enumerate(answers):
+        best = leads.get(answer.persona)
+        if best is None or key(index) < key(best):
+            leads[answer.persona] = index
+    voices = sorted(leads.values(), key=key)
+    rank = {answers[index].persona: place for place, index in enumerate(voices)}
+    lead_indices = set(voices)
+    rest = sorted(
+        (index for index in range(len(answers)) if index not in lead_indices),
+        key=lambda index: (rank[answers[index].persona], key(index)),
+    )
+    return voices + rest
+
+
+def seat_answers(answers: list[Answer]) -> list[Answer]:
+    """Seat the answers, best first, one voice per persona before any persona's second.
+
+    Each persona is first represented by its leading answer. When any answer has a
+    review score, that is its best-reviewed answer (the answer its critics scored),
+    and the personas are ranked by that score, highest first, personas with no
+    reviewed answer after all others. Without scores (compare mode), a persona's
+    leading answer is its latest and the personas go by roster priority. Ties go to
+    the lower roster priority, then to the later round, then to the persona slug;
+    answers equal in all of these keep their given order. Every persona's other
+    answers follow, in the order of their personas, each persona's answers best
+    first (latest first when unreviewed). So the top two seats go to two different
+    personas whenever the debate has two.
+    """
+    return [answers[index] for index in _seat_order(answers)]
+
+
+class Decision(StrEnum):
+    """What compression did with one answer."""
+
+    UNDER_GATE = "under-gate"
+    """All answers together were under the gate: nothing was compressed."""
+    VERBATIM_SEAT = "verbatim-seat"
+    """Seated among the top answers that stay verbatim."""
+    COMPRESSED = "compressed"
+    """Compressed; ``view_text`` is the compressed view."""
+    UNCHANGED = "unchanged"
+    """Due for compression, but compression would not have made it shorter."""
+    TIGHTENED = "tightened"
+    """Still over the gate after the first pass: compressed again keeping fewer lines."""
+
+
+# Still over the gate after the (15, 10) pass: keep fewer lines, lowest seats first.
+TIGHTER_LINES = ((8, 5), (4, 3), (2, 1))
+
+
+@dataclass(frozen=True)
+class SeatedAnswer:
+    """One answer with its seat and the text the synthesizer reads for it."""
+
+    answer: Answer
+    view_text: str
+    """The compressed view when ``compressed``, else the answer's own text."""
+    compressed: bool
+    """True exactly when ``view_text`` differs from the answer's text."""
+    original_chars: int
+    view_chars: int
+    seat: int
+    """1 for the best-seated answer."""
+    decision: Decision
+    lines_kept: tuple[int, int] | None = None
+    """(first, last) lines kept around the marker when compressed."""
+
+
+@dataclass(frozen=True)
+class SynthesisInput:
+    """What compression decided for every answer, with the totals it worked from."""
+
+    answers: list[SeatedAnswer]
+    """In the order the answers were given."""
+    original_chars: int
+    view_chars: int
+    gate_chars: int
+    over_gate: bool
+    """The original answers together were over the gate."""
+    under_gate_after: bool
+    """The views together are at or under the gate (False when code alone exceeds it)."""
+
+    @property
+    def seated(self) -> list[SeatedAnswer]:
+        """The answers in seat order, best first."""
+        return sorted(self.answers, key=lambda item: item.seat)
+
+
+def _tightened(
+    decided: list[SeatedAnswer], gate_chars: int, key_lines: int, key_width: int
+) -> list[SeatedAnswer]:
+    """Second pass over the gate: recompress the lowest seats keeping fewer lines, until under it.
+
+    The verbatim seats stay verbatim and code is still never cut, so an input whose
+    verbatim answers and code alone exceed the gate stays over it.
+    """
+    result = list(decided)
+    total = sum(item.view_chars for item in result)
+    order = sorted(range(len(result)), key=lambda i: -result[i].seat)
+    for head, tail in TIGHTER_LINES:
+        for index in order:
+            if total <= gate_chars:
+                return result
+            item = result[index]
+            if item.decision not in (Decision.COMPRESSED, Decision.UNCHANGED, Decision.TIGHTENED):
+                continue
+            view = compress_answer(
+                item.answer.text, head=head, tail=tail, key_lines=key_lines, key_width=key_width
+            )
+            if len(view) >= item.view_chars:
+                continue
+            total -= item.view_chars - len(view)
+            result[index] = replace(
+                item,
+                view_text=view,
+                compressed=True,
+                view_chars=len(view),
+                decision=Decision.TIGHTENED,
+                lines_kept=(head, tail),
+            )
+    return result
+
+
+def compress_for_synthesis(
+    answers: list[Answer],
+    *,
+    gate_chars: int | None = None,
+    window_chars: int = 100_000,
+    gate_ratio: float = 0.6,
+    keep_verbatim: int = 2,
+    head: int = 15,
+    tail: int = 10,
+    key_lines: int = 3,
+    key_width: int = 60,
+    tighten: bool = True,
+) -> SynthesisInput:
+    """Decide, for every answer, whether the synthesizer reads it verbatim or compressed.
+
+    The gate is ``gate_chars``, or ``int(window_chars * gate_ratio)`` (60,000 by
+    default). When all answers together have at most that many characters, nothing
+    is compressed. Over it, the answers are seated (``seat_answers``); the first
+    ``keep_verbatim`` seated answers stay verbatim and every other one goes through
+    ``compress_answer`` with the given settings. If the views are still over the
+    gate and ``tighten`` is set, the lowest seats are compressed again keeping fewer
+    lines (``TIGHTER_LINES``) until they fit; code is never cut in either pass.
+    """
+    check_settings(head, tail, key_lines, key_width)
+    if keep_verbatim < 0:
+        raise ValueError("keep_verbatim must not be negative")
+    if gate_chars is None:
+        if window_chars <= 0 or not 0 < gate_ratio <= 1:
+            raise ValueError("window_chars must be positive and gate_ratio in (0, 1]")
+        gate_chars = int(window_chars * gate_ratio)
+    if gate_chars < 0:
+        raise ValueError("gate_chars must not be negative")
+
+    original_chars = sum(len(answer.text) for answer in answers)
+    over_gate = original_chars > gate_chars
+    seats = {index: seat for seat, index in enumerate(_seat_order(answers), start=1)}
+    decided = []
+    for index, answer in enumerate(answers):
+        seat = seats[index]
+        view = answer.text
+        if not over_gate:
+            decision = Decision.UNDER_GATE
+        elif seat <= keep_verbatim:
+            decision = Decision.VERBATIM_SEAT
+        else:
+            view = compress_answer(
+                answer.text, head=head, tail=tail, key_lines=key_lines, key_width=key_width
+            )
+            decision = Decision.COMPRESSED if view != answer.text else Decision.UNCHANGED
+        decided.append(
+            SeatedAnswer(
+                answer=answer,
+                view_text=view,
+                compressed=view != answer.text,
+                original_chars=len(answer.text),
+                view_chars=len(view),
+                seat=seat,
+                decision=decision,
+                lines_kept=(head, tail) if view != answer.text else None,
+            )
+        )
+    view_chars = sum(item.view_chars for item in decided)
+    if tighten and view_chars > gate_chars:
+        decided = _tightened(decided, gate_chars, key_lines, key_width)
+        view_chars = sum(item.view_chars for item in decided)
+    return SynthesisInput(
+        answers=decided,
+        original_chars=original_chars,
+        view_chars=view_chars,
+        gate_chars=gate_chars,
+        over_gate=over_gate,
+        under_gate_after=view_chars <= gate_chars,
+    )

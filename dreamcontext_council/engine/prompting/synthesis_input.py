@@ -1,0 +1,153 @@
+"""What the synthesizer reads: every answer, compressed over the gate, recorded beside the originals."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from dreamcontext_council.actions.files import DebateFiles, today
+from dreamcontext_council.actions.snapshot import DebateSnapshot
+from dreamcontext_council.engine.prompting.reviews import answer_scores, load_reviews
+from dreamcontext_council.engine.prompting.seating import (
+    Answer,
+    Decision,
+    SynthesisInput,
+    compress_for_synthesis,
+)
+from dreamcontext_council.folder import frontmatter_io
+from dreamcontext_council.folder.paths import Root
+from dreamcontext_council.folder.storage import atomic_write_text
+
+
+@dataclass(frozen=True)
+class CompressionSettings:
+    """The gate: `gate_chars`, or `window_chars × gate_ratio` (60,000 by default)."""
+
+    gate_chars: int | None = None
+    window_chars: int = 100_000
+    gate_ratio: float = 0.6
+    keep_verbatim: int = 2
+
+
+def answers_of(files: DebateFiles, snapshot: DebateSnapshot) -> list[Answer]:
+    """Every round entry of every persona, roster order then round, each with the total
+    score it received when it was reviewed."""
+    scores = answer_scores(load_reviews(files))
+    answers = []
+    for priority, persona in enumerate(snapshot.personas):
+        for entry in sorted(persona.entries, key=lambda e: e.round):
+            answers.append(
+                Answer(
+                    persona.slug,
+                    entry.round,
+                    entry.body,
+                    priority,
+                    scores.get((persona.slug, entry.round)),
+                )
+            )
+    return answers
+
+
+def write_compressed_views(files: DebateFiles, decided: SynthesisInput) -> None:
+    """Store compressed views in each persona's compressed.md; report.md is never touched.
+
+    A persona none of whose answers is compressed this time has no compressed.md: a
+    view left by an earlier synthesis would no longer be what the synthesizer read.
+    """
+    by_persona: dict[str, list[str]] = {}
+    for item in decided.answers:
+        if item.compressed:
+            a = item.answer
+            by_persona.setdefault(a.persona, []).append(
+                f"## Round {a.round} — compressed view\n\n{item.view_text.strip(chr(10))}\n"
+            )
+    for persona in dict.fromkeys(item.answer.persona for item in decided.answers):
+        path = files.persona_paths(persona).compressed
+        views = by_persona.get(persona)
+        if not views:
+            path.unlink(missing_ok=True)
+            continue
+        meta = {"persona": persona, "source": "report.md", "note": "compressed views for synthesis"}
+        atomic_write_text(path, frontmatter_io.render(meta, "\n".join(reversed(views))))
+
+
+def log_compression(files: DebateFiles, decided: SynthesisInput) -> None:
+    bullets = [
+        f"Gate: {decided.gate_chars:,} characters; answers: {decided.original_chars:,} → "
+        f"{decided.view_chars:,}",
+    ]
+    if not decided.over_gate:
+        bullets.append(f"All {len(decided.answers)} answers kept verbatim.")
+        _log_once_per_synthesis(files, f"Synthesis input under the gate — {today()}", bullets)
+        return
+    for item in decided.seated:
+        a = item.answer
+        state = "compressed" if item.compressed else "kept verbatim"
+        if item.compressed and item.lines_kept:
+            head, tail = item.lines_kept
+            tightened = "tightened: " if item.decision == Decision.TIGHTENED else ""
+            state += f" ({tightened}first {head}, last {tail} lines)"
+        bullets.append(
+            f"seat {item.seat}: {a.persona} R{a.round} {state} ({item.original_chars:,} → {item.view_chars:,})"
+        )
+    if not decided.under_gate_after:
+        bullets.append(
+            "Still over the gate after compression: code is never cut, the verbatim seats stay "
+            f"whole, and {_lines_kept(decided)}."
+        )
+    _log_once_per_synthesis(files, f"Compression before synthesis — {today()}", bullets)
+
+
+def _lines_kept(decided: SynthesisInput) -> str:
+    """What the compressed answers kept, as exactly as one clause can say it."""
+    kept = sorted(
+        {item.lines_kept for item in decided.answers if item.compressed and item.lines_kept}
+    )
+    if not kept:
+        return "no answer could be made shorter"
+    if len(kept) == 1:
+        head, tail = kept[0]
+        return f"every compressed answer keeps its first {head} and last {tail} lines"
+    head, tail = kept[0]
+    return (
+        f"the compressed answers keep as few as their first {head} and last {tail} lines "
+        "(each seat above says how many)"
+    )
+
+
+def _log_once_per_synthesis(files: DebateFiles, heading: str, bullets: list[str]) -> None:
+    """Append the entry unless this synthesis logged it already (a run stopped mid-call)."""
+    entry = "\n".join([f"## {heading}", *(f"- {b}" for b in bullets)]) + "\n"
+    with files.lock():
+        log = files.log()
+        begun = max(log.rfind("\n## Synthesis started"), log.rfind("\n## Resynthesis"), 0)
+        if entry not in log[begun:]:
+            files.append_log(heading, bullets)
+
+
+def build_answers(
+    root: Root,
+    files: DebateFiles,
+    snapshot: DebateSnapshot,
+    settings: CompressionSettings | None = None,
+) -> list[dict[str, Any]]:
+    """The answers as the synthesizer reads them (compressed views where over the gate)."""
+    settings = settings or CompressionSettings()
+    decided = compress_for_synthesis(
+        answers_of(files, snapshot),
+        gate_chars=settings.gate_chars,
+        window_chars=settings.window_chars,
+        gate_ratio=settings.gate_ratio,
+        keep_verbatim=settings.keep_verbatim,
+    )
+    write_compressed_views(files, decided)
+    log_compression(files, decided)
+    return [
+        {
+            "persona": i.answer.persona,
+            "round": i.answer.round,
+            "text": i.view_text,
+            "compressed": i.compressed,
+        }
+        for i in decided.answers
+    ]

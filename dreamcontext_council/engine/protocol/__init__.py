@@ -1,0 +1,1 @@
+"""The debate itself: rounds, convergence checks, synthesis and the baseline answer."""

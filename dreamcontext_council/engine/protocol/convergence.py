@@ -1,0 +1,199 @@
+"""Whether to debate another round: what the check model reads, asking it once, the
+exactly-CONTINUE rule and the opt-in early stop.
+
+The check follows NiraNexus Council: after round 2 the orchestrator model reads every
+persona's round-1 perspective and a summary of each round-2 cross-examination exchange,
+and only an answer that is exactly CONTINUE runs another round.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from dreamcontext_council.actions.files import DebateFiles
+from dreamcontext_council.engine.model_calls.accounting import ORCHESTRATOR_CALLER
+from dreamcontext_council.engine.model_calls.caller import Caller
+from dreamcontext_council.engine.model_calls.progress import Progress
+from dreamcontext_council.engine.prompting import prompts
+from dreamcontext_council.engine.prompting.prompts import CheckMaterial
+from dreamcontext_council.engine.prompting.reviews import load_reviews
+from dreamcontext_council.engine.protocol.contract import review_score
+from dreamcontext_council.engine.providers.models import parse_model
+from dreamcontext_council.rules import metrics
+from dreamcontext_council.rules.debate import bounded_round
+from dreamcontext_council.views.failures import shorten_at_word
+
+EARLY_STOP = 90
+_LOGGED = re.compile(r"^## Convergence check after round (\d+) — (\S+)", re.M)
+# The points of a cross-examination the check reads: at most this many lines, each cut.
+EXCHANGE_POINTS = 5
+POINT_CHARS = 240
+_SCORE_LINE = re.compile(r"^\W*score\W*[0-9]+(?:\.[0-9]+)?\s*/\s*10\W*$", re.I)
+_LIST_MARK = re.compile(r"^(?:[-*+]|[0-9]{1,9}[.)]|#{1,6})\s+")
+
+
+def is_continue(answer: str) -> bool:
+    """Only an answer that is exactly CONTINUE after trimming and upper-casing continues."""
+    return answer.strip().upper() == "CONTINUE"
+
+
+def early_stop(convergences: list[int]) -> bool:
+    """Convergence at or above 90% in two rounds in a row ends the debating (opt-in)."""
+    return len(convergences) >= 2 and all(c >= EARLY_STOP for c in convergences[-2:])
+
+
+@dataclass(frozen=True)
+class LoggedCheck:
+    round: int
+    answer: str
+
+
+def logged_checks(log: str) -> dict[int, LoggedCheck]:
+    """Convergence checks already recorded in round-log.md, by round."""
+    found = ((bounded_round(m.group(1)), m.group(2)) for m in _LOGGED.finditer(log))
+    return {n: LoggedCheck(n, answer) for n, answer in found if n is not None}
+
+
+def check_heading(number: int, answer: str) -> str:
+    """The round-log heading of a check; the answer is shown as one token."""
+    token = "_".join(answer.strip().split())[:40] or "(empty)"
+    return f"Convergence check after round {number} — {token}"
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1].rstrip() + "…"
+
+
+def exchange_points(critique: str) -> list[str]:
+    """The errors, gaps and missing perspectives a cross-examination names, line by line.
+
+    Its non-empty lines without the score line, list and heading marks and bold removed,
+    each cut to POINT_CHARS; past EXCHANGE_POINTS lines the rest is counted, not shown.
+    Fenced code is left out (the check judges positions, not code)."""
+    points: list[str] = []
+    fence = ""
+    for raw in critique.split("\n"):
+        line = raw.strip()
+        if line.startswith(("```", "~~~")):
+            fence = "" if fence and line.startswith(fence) else fence or line[:3]
+            continue
+        if fence or not line or _SCORE_LINE.match(line):
+            continue
+        line = " ".join(_LIST_MARK.sub("", line).replace("**", "").split())
+        if line:
+            points.append(_cut(line, POINT_CHARS))
+    if len(points) > EXCHANGE_POINTS:
+        more = len(points) - EXCHANGE_POINTS
+        points = [*points[:EXCHANGE_POINTS], f"(and {more} more line{'s' * (more > 1)})"]
+    return points
+
+
+def check_material(files: DebateFiles, number: int) -> CheckMaterial:
+    """Read round 1, the round-2 cross-examinations and round N from the debate folder."""
+    verdicts = files.verdicts()
+    debate = files.debate()
+    entries = {slug: files.entries(slug) for slug in debate.personas}
+
+    def entry(slug: str, round_number: int) -> Any:
+        return next((e for e in entries.get(slug, []) if e.round == round_number), None)
+
+    perspectives = []
+    for slug, verdict in verdicts.round(1).items():
+        opening = entry(slug, 1)
+        perspectives.append(
+            {
+                "slug": slug,
+                "stance": verdict.stance,
+                "conviction": verdict.conviction,
+                "headline": verdict.headline,
+                "summary": (opening.executive_summary or "").strip() if opening else "",
+            }
+        )
+    exchanges = []
+    for critic, review in load_reviews(files)["rounds"].get("2", {}).items():
+        critique = entry(critic, 2)
+        text = (critique.section("Cross-examination") or "") if critique else ""
+        score = review.get("score")
+        if score is None and text:
+            score = review_score(text)
+        exchanges.append(
+            {
+                "critic": critic,
+                "target": review.get("target", "?"),
+                "score": f"{score:g}/10" if isinstance(score, int | float) else "no score",
+                "points": exchange_points(text),
+            }
+        )
+    votes = verdicts.round(number)
+    positions = []
+    for slug, verdict in votes.items():
+        latest = entry(slug, number)
+        positions.append(
+            {
+                "slug": slug,
+                "stance": verdict.stance,
+                "conviction": verdict.conviction,
+                "shift": metrics.shift(verdicts.round(number - 1).get(slug), verdict),
+                "summary": (latest.executive_summary or "").strip() if latest else "",
+            }
+        )
+    return CheckMaterial(
+        metrics.convergence(votes), metrics.leading(votes), perspectives, exchanges, positions
+    )
+
+
+async def ask_check(
+    files: DebateFiles,
+    caller: Caller,
+    progress: Progress,
+    number: int,
+    *,
+    check_model: str,
+    allow_early_stop: bool,
+) -> bool:
+    """The convergence check after round N, asked once and read back from round-log.md.
+
+    The check model is always asked; the numeric early stop applies only when
+    `allow_early_stop` (`--early-stop`, a departure from the seed, off by default)."""
+    logged = logged_checks(files.log()).get(number)
+    if logged is not None:
+        return is_continue(logged.answer)
+    verdicts = files.verdicts()
+    levels = [metrics.convergence(verdicts.round(r)) for r in range(1, number + 1)]
+    lead = metrics.leading(verdicts.round(number))
+    bullets = [f"Numeric convergence: {levels[-1]}%" + (f" → {lead}" if lead else "")]
+    line: str | None = None
+    if allow_early_stop and early_stop(levels):
+        answer, bullets = (
+            "CONVERGED",
+            [*bullets, "Early stop (--early-stop): 90% or more in two rounds in a row."],
+        )
+    else:
+        debate = files.debate()
+        prompt = prompts.check_prompt(
+            debate.section("Question") or debate.topic,
+            number,
+            debate.rounds_planned,
+            check_material(files, number),
+        )
+        completion, line = await caller.ask(
+            parse_model(check_model),
+            prompt,
+            persona=ORCHESTRATOR_CALLER,
+            round=number,
+            phase="check",
+        )
+        answer = completion.text.strip() or "(empty)"
+        bullets.append(f"Answered by: {completion.provider}:{completion.model}")
+    going_on = is_continue(answer)
+    bullets.append("Decision: another round" if going_on else "Decision: synthesis")
+    files.append_log(check_heading(number, answer), bullets)
+    if line:
+        await caller.append(line)  # `ok` once the answer is in round-log.md
+    progress.note(
+        f"Convergence check after round {number}: {shorten_at_word(answer, 40)} "
+        f"({bullets[0]}); {bullets[-1]}."
+    )
+    return going_on

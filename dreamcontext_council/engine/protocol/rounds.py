@@ -1,0 +1,453 @@
+"""Running one round: every persona that has not answered yet, at once, through the contract."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from dreamcontext_council.actions import received, submissions
+from dreamcontext_council.actions.files import DebateFiles, today
+from dreamcontext_council.actions.rounds import participants
+from dreamcontext_council.engine.model_calls.accounting import (
+    BROKEN,
+    DISCARDED,
+    BudgetReached,
+    with_outcome,
+)
+from dreamcontext_council.engine.model_calls.caller import Caller
+from dreamcontext_council.engine.model_calls.disk_queue import DiskQueue
+from dreamcontext_council.engine.prompting import prompts, transcript
+from dreamcontext_council.engine.prompting.reviews import load_reviews, record_reviews
+from dreamcontext_council.engine.protocol.answer_cap import (
+    DEFAULT_MAX_ANSWER_KB,
+    CappedAnswer,
+    cap_answer,
+)
+from dreamcontext_council.engine.protocol.contract import (
+    ContractError,
+    PersonaAnswer,
+    parse_persona_answer,
+    review_score,
+)
+from dreamcontext_council.engine.protocol.pairing import derangement
+from dreamcontext_council.engine.providers.base import Prompt
+from dreamcontext_council.engine.providers.models import ModelSpec, parse_model
+from dreamcontext_council.errors import CouncilError
+from dreamcontext_council.folder.paths import Root
+from dreamcontext_council.folder.storage import atomic_write_text
+from dreamcontext_council.rules.debate import Debate
+from dreamcontext_council.rules.persona import PersonaContext
+from dreamcontext_council.rules.verdicts import Verdict, Verdicts
+from dreamcontext_council.views.failures import shorten_at_word
+
+if TYPE_CHECKING:  # the MCP client is loaded only by a run with research tools
+    from dreamcontext_council.engine.research.session import ResearchSession
+
+CROSS_EXAM_DIRECTIVE = (
+    "Cross-examine {peer}: find the factual errors, logical gaps and missing perspectives in its "
+    "round 1 answer (not matters of opinion) and score it 1-10."
+)
+KEPT_DETAIL = "hand-written entry kept; the model's answer was not saved"
+
+
+@dataclass
+class RoundResult:
+    answered: list[str] = field(default_factory=list)
+    failed: dict[str, str] = field(default_factory=dict)
+    kept: list[str] = field(default_factory=list)
+    """Personas whose hand-written verdict or entry was kept over the model's answer."""
+    skipped: list[str] = field(default_factory=list)
+    budget: str | None = None
+
+
+PAIRS_KEY = "cross_examination"
+"""debate.md's record of round 2's pairs, critic → peer, written as round 2 starts."""
+
+
+def cross_exam_pairs(files: DebateFiles, debate: Debate, roster: list[str]) -> dict[str, str]:
+    """critic → peer for round 2: the pairs debate.md records, else those the seed gives.
+
+    Only personas with a round-1 answer are paired: one that failed round 1 or joined
+    at the interlude has nothing to be critiqued on. A debate with no seed (one the Node
+    tool started) has no cross-examination: it keeps its own protocol.
+    """
+    recorded = debate.meta.get(PAIRS_KEY)
+    if isinstance(recorded, dict) and recorded:
+        return {str(c): str(p) for c, p in recorded.items() if isinstance(p, str)}
+    if not debate.meta.get("seed"):
+        return {}
+    answered = [s for s in roster if any(e.round == 1 for e in files.entries(s))]
+    return derangement(answered, int(debate.meta["seed"]))
+
+
+def scored_reviews(
+    files: DebateFiles, pairs: dict[str, str]
+) -> dict[str, tuple[str, float | None]]:
+    """critic → (peer, the `Score: N/10` of its round-2 `### Cross-examination`), for each
+    critic with a round-2 entry: what reviews.json records, from `run` or by hand alike."""
+    found: dict[str, tuple[str, float | None]] = {}
+    for critic, peer in pairs.items():
+        entry = next((e for e in files.entries(critic) if e.round == 2), None)
+        if entry:
+            found[critic] = (peer, review_score(entry.section("Cross-examination")))
+    return found
+
+
+def critiques_for(files: DebateFiles, slug: str) -> list[dict[str, object]]:
+    """The round-2 cross-examinations aimed at this persona."""
+    found = []
+    for critic, review in load_reviews(files)["rounds"].get("2", {}).items():
+        if review.get("target") != slug:
+            continue
+        entry = next((e for e in files.entries(critic) if e.round == 2), None)
+        text = entry.section("Cross-examination") if entry else None
+        if text:
+            found.append({"critic": critic, "score": review.get("score"), "text": text})
+    return found
+
+
+def round_material(
+    files: DebateFiles,
+    debate: Debate,
+    slug: str,
+    number: int,
+    roster: list[str],
+    context: PersonaContext,
+    verdicts: Verdicts,
+    *,
+    attachments: list[dict[str, object]],
+    transcript_budget: int,
+    pairs: dict[str, str],
+) -> prompts.RoundMaterial:
+    """What the persona sees in round N, for `run`'s prompt and `round-context` alike;
+    `verdicts` as they stood when the round began, `pairs` round 2's critic → peer."""
+    material = prompts.RoundMaterial(
+        debate_id=debate.id,
+        topic=debate.topic,
+        question=debate.section("Question") or debate.topic,
+        round=number,
+        rounds_planned=debate.rounds_planned,
+        facts=debate.facts(),
+        options=debate.options or verdicts.options,
+        personas=roster,
+        attachments=list(attachments),
+        directives=context.directives(number),
+    )
+    if number == 1:
+        return material  # blind: nothing from any peer
+    material.panel = context.panel(number) or ""
+    material.landscape = [
+        {"slug": s, "stance": v.stance, "conviction": v.conviction, "headline": v.headline}
+        for s, v in verdicts.round(number - 1).items()
+    ]
+    if number == 2:
+        peer = pairs.get(slug)
+        entry = next((e for e in files.entries(peer) if e.round == 1), None) if peer else None
+        if peer and entry:
+            material.peer = {"slug": peer, "text": entry.body}
+        own = next((e for e in files.entries(slug) if e.round == 1), None)
+        if own is not None:  # seed 002: positions are tested, so the critic keeps its own
+            material.own_answers = [{"round": 1, "text": own.body, "compressed": False}]
+    else:
+        material.critiques = critiques_for(files, slug)
+        seen = transcript.rebuttal_transcript(
+            files,
+            roster,
+            slug,
+            number,
+            material.critiques,
+            budget=transcript_budget,
+        )
+        material.openings = seen.openings
+        material.cross_examinations = seen.cross_examinations
+        material.own_answers = seen.own_answers
+        material.transcript_log = seen.log_line(slug)
+    return material
+
+
+@dataclass
+class RoundRunner:
+    """Runs the pending personas of one round and writes their answers with library calls."""
+
+    root: Root
+    files: DebateFiles
+    caller: Caller
+    default_model: str
+    attachments: list[dict[str, object]] = field(default_factory=list)
+    max_answer_kb: int = DEFAULT_MAX_ANSWER_KB
+    transcript_budget: int = transcript.DEFAULT_BUDGET_CHARS
+    """Characters of the round-3+ transcript over which it is compressed."""
+    research: ResearchSession | None = None
+    """The run's research tools (`run --tools`), offered to every persona turn."""
+    # Answers are saved in arrival order without blocking the event loop, and never wait
+    # on each other's file lock.
+    _writer: DiskQueue = field(default_factory=DiskQueue, init=False, repr=False)
+    _pairing: dict[str, str] | None = field(default=None, init=False, repr=False)
+
+    def model_for(self, context: PersonaContext) -> ModelSpec:
+        return parse_model(context.model or self.default_model)
+
+    def material(
+        self,
+        debate: Debate,
+        slug: str,
+        number: int,
+        roster: list[str],
+        context: PersonaContext,
+        verdicts: Verdicts,
+    ) -> prompts.RoundMaterial:
+        """What the persona sees this round; `verdicts` as they stood when the round began."""
+        pairs = self._pairs(debate, participants(self.files, debate, 2)) if number == 2 else {}
+        return round_material(
+            self.files,
+            debate,
+            slug,
+            number,
+            roster,
+            context,
+            verdicts,
+            attachments=self.attachments,
+            transcript_budget=self.transcript_budget,
+            pairs=pairs,
+        )
+
+    def _pairs(self, debate: Debate, roster: list[str]) -> dict[str, str]:
+        if self._pairing is None:
+            self._pairing = cross_exam_pairs(self.files, debate, roster)
+        return self._pairing
+
+    async def run(self, number: int, only: Collection[str] | None = None) -> RoundResult:
+        """Ask every persona of the round with no answer on disk (only those in `only`)."""
+        debate = self.files.debate()
+        roster = participants(self.files, debate, number)
+        result = RoundResult()
+        pending = []
+        for slug in roster:
+            if only is not None and slug not in only:
+                continue  # answered on another machine
+            if any(e.round == number for e in self.files.entries(slug)):
+                result.skipped.append(slug)  # already on disk: never asked again
+                submissions.recount_entries(self.root, debate.id, slug)
+            else:
+                pending.append(slug)
+        self.caller.progress.round_started(
+            number,
+            prompts.PHASE_TITLES[prompts.phase_of(number)],
+            roster if only is None else [s for s in roster if s in only],
+        )
+        for slug in result.skipped:
+            self.caller.progress.persona(slug, "done", detail="on disk")
+        verdicts = self.files.verdicts()  # read once: the round's personas share it
+        materials = {
+            slug: self._material_or_error(debate, slug, number, roster, verdicts)
+            for slug in pending
+        }
+        self._log_transcripts(number, materials)
+        outcomes = await asyncio.gather(
+            *(self._persona(debate, slug, number, materials[slug], verdicts) for slug in pending),
+            return_exceptions=True,
+        )
+        for slug, outcome in zip(pending, outcomes, strict=True):
+            if outcome is True:
+                result.answered.append(slug)
+            elif outcome is False:
+                result.kept.append(slug)
+            elif isinstance(outcome, BudgetReached):
+                result.budget = str(outcome)
+            elif isinstance(outcome, CouncilError | ContractError):
+                result.failed[slug] = str(outcome)
+            elif isinstance(outcome, BaseException):
+                raise outcome
+        if number == 2 and only is None:
+            # One write for the round, also for answers a stopped run left on disk; with
+            # `only`, the run that goes on from the merged answers writes it.
+            self._record_reviews(debate, roster)
+        for slug, reason in result.failed.items():
+            self.files.append_log(
+                f"Persona failed — {slug} in round {number} — {today()}", [reason]
+            )
+        return result
+
+    def _material_or_error(
+        self, debate: Debate, slug: str, number: int, roster: list[str], verdicts: Verdicts
+    ) -> prompts.RoundMaterial | CouncilError:
+        """What the persona sees, or why it cannot be read (the persona then fails alone)."""
+        try:
+            context = self.files.context(slug)
+            return self.material(debate, slug, number, roster, context, verdicts)
+        except CouncilError as exc:
+            return exc
+
+    def _log_transcripts(
+        self, number: int, materials: dict[str, prompts.RoundMaterial | CouncilError]
+    ) -> None:
+        """One round-log entry naming every transcript compressed to fit its budget."""
+        lines = [
+            m.transcript_log
+            for m in materials.values()
+            if isinstance(m, prompts.RoundMaterial) and m.transcript_log
+        ]
+        if lines and not any(
+            line.startswith(f"## Round {number} transcript compressed")
+            for line in self.files.log().split("\n")
+        ):
+            self.files.append_log(f"Round {number} transcript compressed — {today()}", lines)
+
+    async def _persona(
+        self,
+        debate: Debate,
+        slug: str,
+        number: int,
+        material: prompts.RoundMaterial | CouncilError,
+        verdicts: Verdicts,
+    ) -> bool:
+        """Ask one persona and save its answer; False when a hand-written entry was kept."""
+        progress = self.caller.progress
+        if isinstance(material, CouncilError):
+            progress.persona(slug, "failed", detail=shorten_at_word(str(material), 80))
+            raise material
+        context = self.files.context(slug)
+        spec = self.model_for(context)
+        tools = self.research.toolbox(slug, number) if self.research else None
+        prompt = prompts.persona_prompt(
+            slug, context.persona_text, context.aspects, material, tools
+        )
+        phase = prompts.phase_of(number)
+        # A cross-examination is scored, and an answer without its score is repaired.
+        peer = str(material.peer["slug"]) if material.peer else None
+        progress.persona(slug, "thinking")
+        try:
+            await self._record_received(slug, number, material, phase, prompt)
+            completion, usage_line = await self.caller.ask(
+                spec, prompt, persona=slug, round=number, phase=phase
+            )
+            tokens = completion.usage.output_tokens
+            registered, known = debate.options, verdicts.options
+            capped = self._cap(completion.text, slug, number)
+            try:
+                answer = parse_persona_answer(capped.text, registered, known, cross_examines=peer)
+            except ContractError as problem:
+                await self.caller.append(with_outcome(usage_line, BROKEN))
+                repair = prompts.repair_prompt(prompt, capped.text, str(problem))
+                await self._record_received(slug, number, None, "repair", repair)
+                completion, usage_line = await self.caller.ask(
+                    spec, repair, persona=slug, round=number, phase="repair"
+                )
+                tokens += completion.usage.output_tokens
+                capped = self._cap(completion.text, slug, number)
+                try:
+                    answer = parse_persona_answer(
+                        capped.text, registered, self.files.verdicts().options, cross_examines=peer
+                    )
+                except ContractError as again:
+                    await self.caller.append(with_outcome(usage_line, BROKEN))
+                    raise ContractError(f"answer broke the contract twice: {again}") from None
+        except (CouncilError, ContractError) as exc:
+            progress.persona(slug, "failed", detail=shorten_at_word(str(exc), 80))
+            raise
+        except BudgetReached:
+            progress.persona(slug, "skipped", detail="budget")
+            raise
+        # File writes block (locks, fsync): off the event loop, so the calls still in
+        # flight are read, timed and timed out as they arrive.
+        # The whole answer is kept beside the report when the report holds less of it.
+        raw = completion.text if capped.truncated or answer.trimmed else None
+        before = verdicts.round(number).get(slug)
+        save = functools.partial(
+            self._save_answer, debate, slug, number, answer, usage_line, before, raw
+        )
+        saved = await self._writer.run(save)
+        if not saved:
+            progress.persona(slug, "kept", tokens=tokens, detail=KEPT_DETAIL)
+            return False
+        verdict = answer.verdict
+        progress.persona(
+            slug, "done", tokens=tokens, detail=f"{verdict.stance} {verdict.conviction}"
+        )
+        return True
+
+    async def _record_received(
+        self,
+        slug: str,
+        number: int,
+        material: prompts.RoundMaterial | None,
+        phase: str,
+        prompt: Prompt,
+    ) -> None:
+        """Before the call: the critiques aimed at the persona into its context file (as the
+        panels and directives already are) and the prompt into `prompts/round-N.json`."""
+
+        def write() -> None:
+            if material is not None:
+                received.record_critiques(self.files, slug, number, material.critiques)
+            sent = received.SentPrompt(phase, prompt.system, prompt.user)
+            received.record_prompt(self.files, slug, number, sent, first=material is not None)
+
+        await self._writer.run(write)
+
+    def _save_answer(
+        self,
+        debate: Debate,
+        slug: str,
+        number: int,
+        answer: PersonaAnswer,
+        usage_line: str,
+        verdict_before: Verdict | None = None,
+        raw: str | None = None,
+    ) -> bool:
+        """Write the answer with the library calls a persona makes by hand (verdict and
+        report, in one step), then its usage line: a rerun asks again exactly the answers
+        not on disk. False when a person recorded this round's verdict or entry while the
+        model was answering (a verdict other than `verdict_before`, the one the round began
+        with): theirs is kept, the answer is not saved, and both are logged.
+        `raw` is the whole answer when the report holds less of it (cut to the size cap, or
+        chatter around the sections left out), kept beside the report."""
+        verdict = answer.verdict
+        try:
+            with self.files.lock():
+                saved = submissions.record_answer(
+                    self.root,
+                    debate.id,
+                    slug,
+                    number,
+                    stance=verdict.stance_text or verdict.stance,  # a new option keeps its label
+                    conviction=verdict.conviction,
+                    headline=verdict.headline,
+                    concession=verdict.concession,
+                    body=answer.body,
+                    verdict_before=verdict_before,
+                )
+                if saved and raw is not None:
+                    path = self.files.persona_paths(slug).raw_answer(number)
+                    path.parent.mkdir(exist_ok=True)
+                    atomic_write_text(path, raw)
+        except BaseException as exc:
+            # Paid for but not on disk (a full disk): not `ok`, so a rerun asks again.
+            failed = with_outcome(usage_line, "failed", f"the answer could not be saved: {exc}")
+            self.caller.ledger.append(failed)
+            raise
+        if not saved:
+            self.caller.ledger.append(with_outcome(usage_line, DISCARDED, KEPT_DETAIL))
+            self.files.append_log(
+                f"Hand-written entry kept — {slug} in round {number} — {today()}",
+                [
+                    f"A verdict or report for {slug} in round {number} was recorded by hand "
+                    "while the model was answering.",
+                    "The hand-written entry was kept; the model's answer was not saved.",
+                ],
+            )
+            return False
+        self.caller.ledger.append(usage_line)
+        return True
+
+    def _cap(self, text: str, slug: str, number: int) -> CappedAnswer:
+        """The answer cut to --max-answer-kb; the whole one goes to `<slug>/raw/round-N.md`."""
+        kept_at = f"{slug}/raw/round-{number}.md"
+        return cap_answer(text, self.max_answer_kb, keep_block="verdict", kept_at=kept_at)
+
+    def _record_reviews(self, debate: Debate, roster: list[str]) -> None:
+        """Each critic's score from its round-2 entry into reviews.json (same values on a rerun)."""
+        record_reviews(self.files, 2, scored_reviews(self.files, self._pairs(debate, roster)))

@@ -1,0 +1,321 @@
+"""Provider pre-flight: before a folder is created or a call is made, every model can be called.
+
+One step, run by `launch` before it writes anything: the folder's `command:` models
+have the user's consent (engine/providers/consent.py), every anthropic model has credentials,
+every openai model has a key (or a server URL: a local server needs none), every
+`command:` program resolves the way the command provider will start it, and every
+server URL in use accepts a TCP connection. A problem stops the run with exit 2 and
+one line naming the persona, the model and the fix; `--dry-run` reports the same line.
+
+It checks what can be known without a call: a key that is present but wrong, or a
+server that accepts connections but refuses the model, fails on the first call.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import socket
+import urllib.request
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+from dreamcontext_council.actions import convene
+from dreamcontext_council.actions.files import DebateFiles
+from dreamcontext_council.engine.providers import consent
+from dreamcontext_council.engine.providers.keys import (
+    answer_keys,
+    hide_keys,
+    url_without_credentials,
+)
+from dreamcontext_council.engine.providers.models import parse_model
+from dreamcontext_council.engine.providers.registry import BASE_URL_ENVS
+from dreamcontext_council.engine.setup.remembered import persona_model
+from dreamcontext_council.errors import ConsentRequired, ProviderUnavailable, UsageError
+from dreamcontext_council.rules.roster import PersonaSpec
+from dreamcontext_council.rules.run_settings import RunSettings
+
+if TYPE_CHECKING:
+    from dreamcontext_council.engine.setup.request import Launch
+
+CONNECT_TIMEOUT_S = 3.0
+
+# What the anthropic SDK accepts besides ANTHROPIC_API_KEY, in its own order.
+ANTHROPIC_TOKEN_ENVS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_PROFILE")
+ANTHROPIC_FEDERATION_ENVS = ("ANTHROPIC_FEDERATION_RULE_ID", "ANTHROPIC_ORGANIZATION_ID")
+ANTHROPIC_IDENTITY_ENVS = ("ANTHROPIC_IDENTITY_TOKEN", "ANTHROPIC_IDENTITY_TOKEN_FILE")
+
+
+@dataclass(frozen=True)
+class ModelUse:
+    """Who calls which model, and the option that changes it (None: the persona's own)."""
+
+    who: str
+    model: str
+    option: str | None
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Why `model` cannot be called now, and what to do about it."""
+
+    who: str
+    model: str
+    problem: str
+    fix: str
+
+
+def model_uses(
+    request: Launch,
+    files: DebateFiles | None,
+    roster: list[PersonaSpec] | None,
+    previous: RunSettings,
+) -> list[ModelUse]:
+    """Every model the run will call, for a settled request (see remembered.settle)."""
+    run_model = request.model or ""
+    uses: list[ModelUse] = []
+    if files is not None:
+        debate = files.debate()
+        phase = debate.status.phase
+        asks_personas = not request.resynthesize and phase not in ("synthesizing", "complete")
+        rounds_left = debate.current_round < debate.rounds_planned
+        if asks_personas:
+            for slug in debate.personas:
+                model, follows = persona_model(files.context(slug).model, previous, run_model)
+                uses.append(ModelUse(f"persona {slug}", model, "--model" if follows else None))
+        checks = asks_personas and rounds_left and debate.rounds_planned > 2
+        synthesizes = phase != "complete" or request.resynthesize
+        solo = request.baseline and phase != "complete" and not files.paths.baseline.exists()
+    else:
+        for spec in roster or []:
+            model = spec.model or run_model
+            uses.append(ModelUse(f"persona {spec.slug}", model, None if spec.model else "--model"))
+        if request.personas_spec == "auto":
+            uses.append(ModelUse("the personas --personas auto writes", run_model, "--model"))
+            uses.append(_orchestrator(request, "--personas auto"))
+        planned = convene.planned_rounds(
+            request.rounds, grounded=bool(request.attach or request.tools)
+        )
+        checks, synthesizes = planned > 2, True
+        solo = request.baseline
+    if checks and not request.compact:
+        uses.append(_orchestrator(request, "the convergence check"))
+    if synthesizes:
+        option = "--synth-model" if request.synth_model else "--model"
+        uses.append(ModelUse("the synthesis", request.synth_model or run_model, option))
+    if solo:
+        option = "--baseline-model" if request.baseline_model else option_for_synthesis(request)
+        model = request.baseline_model or request.synth_model or run_model
+        uses.append(ModelUse("the solo answer (--baseline)", model, option))
+    return uses
+
+
+def option_for_synthesis(request: Launch) -> str:
+    return "--synth-model" if request.synth_model else "--model"
+
+
+def _orchestrator(request: Launch, who: str) -> ModelUse:
+    option = "--check-model" if request.check_model else "--model"
+    return ModelUse(who, request.check_model or request.model or "", option)
+
+
+def find_problems(request: Launch, uses: list[ModelUse]) -> list[Problem]:
+    """What stands in the way of each use; servers are each connected to once."""
+    reached: dict[str, str | None] = {}
+    problems = []
+    for use in uses:
+        found = _model_problem(use, request, reached)
+        if found is not None:
+            problem, fix = found
+            problems.append(Problem(use.who, use.model, problem, fix + _switch(use)))
+    return problems
+
+
+def _switch(use: ModelUse) -> str:
+    if use.option is None:
+        return ", or give the persona another `model:` in its context-and-persona.md"
+    return f", or pass {use.option} to run on another model"
+
+
+def _model_problem(
+    use: ModelUse, request: Launch, reached: dict[str, str | None]
+) -> tuple[str, str] | None:
+    spec = parse_model(use.model)
+    env = request.env
+    if spec.provider == "anthropic":
+        if anthropic_credentials(env) is None:
+            return "no Anthropic credentials", "set ANTHROPIC_API_KEY"
+        return _server_problem(
+            env.get(BASE_URL_ENVS["anthropic"]), "ANTHROPIC_BASE_URL", env, reached
+        )
+    if spec.provider == "openai":
+        given = request.base_url
+        url = given or env.get(BASE_URL_ENVS["openai"]) or None
+        if not env.get("OPENAI_API_KEY") and url is None:
+            return "no OpenAI key", "set OPENAI_API_KEY (or --base-url for a local server)"
+        return _server_problem(url, "--base-url" if given else "OPENAI_BASE_URL", env, reached)
+    if spec.provider == "command":
+        return _program_problem(spec.model, env)
+    return None
+
+
+def anthropic_credentials(env: Mapping[str, str]) -> str | None:
+    """Where the anthropic SDK will find credentials, or None when it finds none.
+
+    Its order: ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN, ANTHROPIC_PROFILE, workload
+    identity federation variables, then the active profile on disk
+    (`$ANTHROPIC_CONFIG_DIR` or `~/.config/anthropic`, `configs/<active>.json`).
+    """
+    for name in ANTHROPIC_TOKEN_ENVS:
+        if env.get(name):
+            return name
+    if all(env.get(n) for n in ANTHROPIC_FEDERATION_ENVS) and any(
+        env.get(n) for n in ANTHROPIC_IDENTITY_ENVS
+    ):
+        return "workload identity federation"
+    config = env.get("ANTHROPIC_CONFIG_DIR")
+    home = Path(env["HOME"]) if env.get("HOME") else Path.home()
+    folder = Path(config) if config else home / ".config" / "anthropic"
+    try:
+        active = (folder / "active_config").read_text(encoding="utf-8").strip() or "default"
+    except (OSError, UnicodeDecodeError):
+        active = "default"
+    profile = folder / "configs" / f"{active}.json"
+    return f"profile {active}" if "/" not in active and profile.is_file() else None
+
+
+def _program_problem(line: str, env: Mapping[str, str]) -> tuple[str, str] | None:
+    """Whether the command provider can start `line`: split like a shell, no shell."""
+    try:
+        argv = shlex.split(line)
+    except ValueError:
+        return "its command line has unbalanced quotes", "fix the command line"
+    if not argv:
+        return "its command line is empty", "name a program after `command:`"
+    program = argv[0]
+    if os.sep in program or (os.altsep and os.altsep in program):
+        path = Path(program)
+        if not path.is_file():
+            return f"program {program} does not exist", "fix the path"
+        if not os.access(path, os.X_OK):
+            return f"program {program} is not executable", f"run `chmod +x {program}`"
+        return None
+    # The provider passes its environment to the program, so the lookup uses its PATH.
+    if shutil.which(program, path=os.pathsep.join(os.get_exec_path(dict(env)))) is None:
+        return f"program {program} is not on PATH", "install it or add its folder to PATH"
+    return None
+
+
+def _server_problem(
+    url: str | None, source: str, env: Mapping[str, str], reached: dict[str, str | None]
+) -> tuple[str, str] | None:
+    if not url:
+        return None
+    if url not in reached:
+        reached[url] = unreachable(url)
+    why = reached[url]
+    if why is None:
+        return None
+    shown = url_without_credentials(url)[0]
+    return f"server {shown} {why}", f"start it or fix {source}"
+
+
+def unreachable(url: str) -> str | None:
+    """Why `url`'s server does not accept a TCP connection, or None when it does.
+
+    Behind an HTTP proxy (`HTTPS_PROXY`, ...) the proxy, not the server, is called:
+    nothing is checked then.
+    """
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return "is not a valid URL"
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return "is not an http:// or https:// URL"
+    proxies = urllib.request.getproxies_environment()
+    # Not in typeshed, but public since Python 3.0: NO_PROXY matching as the SDKs do it.
+    bypass = urllib.request.proxy_bypass_environment  # type: ignore[attr-defined]
+    if proxies.get(parts.scheme) and not bypass(parts.hostname, proxies):
+        return None
+    port = port or (443 if parts.scheme == "https" else 80)
+    try:
+        with socket.create_connection((parts.hostname, port), timeout=CONNECT_TIMEOUT_S):
+            return None
+    except ConnectionRefusedError:
+        return "refused the connection"
+    except TimeoutError:
+        return f"did not answer within {CONNECT_TIMEOUT_S:g} s"
+    except socket.gaierror:
+        return f"has an unknown host name {parts.hostname}"
+    except OSError as exc:
+        return f"cannot be reached ({exc.strerror or exc})"
+
+
+def summary(problems: list[Problem], env: Mapping[str, str]) -> str:
+    """One line for every problem, those of one model and cause grouped; no key in it."""
+    groups: dict[tuple[str, str, str], list[str]] = {}
+    for p in problems:
+        groups.setdefault((p.model, p.problem, p.fix), []).append(p.who)
+    parts = []
+    for (model, problem, fix), who in groups.items():
+        parts.append(f"{_names(who)} (model {model}): {problem}; {fix}")
+    line = consent.visible("Cannot run: " + " | ".join(parts) + ". Nothing was written.")
+    return hide_keys(line, answer_keys((env, os.environ), []))
+
+
+def _calls_openai(uses: list[ModelUse]) -> bool:
+    """Whether the run calls an OpenAI-compatible server, where a `--base-url` leads."""
+    return any(_provider(use.model) == "openai" for use in uses)
+
+
+def _provider(model: str) -> str | None:
+    try:
+        return parse_model(model).provider
+    except UsageError:
+        return None  # refused with the accepted forms by find_problems
+
+
+def _names(who: list[str]) -> str:
+    """`personas a, b and the synthesis` from `persona a`, `persona b`, `the synthesis`."""
+    slugs = [w.removeprefix("persona ") for w in who if w.startswith("persona ")]
+    names = [f"persona{'s' if len(slugs) > 1 else ''} {', '.join(slugs)}"] if slugs else []
+    names += [w for w in who if not w.startswith("persona ")]
+    return " and ".join([", ".join(names[:-1]), names[-1]]) if len(names) > 1 else names[0]
+
+
+def check(
+    request: Launch,
+    files: DebateFiles | None,
+    uses: list[ModelUse],
+    named_commands: set[str],
+    named_url: str | None = None,
+) -> str | None:
+    """The pre-flight, for a settled request: consent first, then every model in use.
+
+    `named_url` is the `--base-url` given this time; without one, the URL the folder
+    recorded gets the calls (and the key) only with consent, checked before any server
+    is so much as connected to. Returns None when the run can start. A `--dry-run` gets
+    the one line that says what would fail; a run gets `ConsentRequired` or
+    `ProviderUnavailable` (exit 2).
+    """
+    if files is not None:
+        try:
+            consent.require_consent(files, named_commands, request.env)
+            if named_url is None and _calls_openai(uses):
+                consent.require_base_url(files, request.base_url, request.env)
+        except ConsentRequired as refused:
+            if not request.dry_run:
+                raise
+            return str(refused)
+    problems = find_problems(request, uses)
+    if not problems:
+        return None
+    line = summary(problems, request.env)
+    if request.dry_run:
+        return line
+    raise ProviderUnavailable(line)

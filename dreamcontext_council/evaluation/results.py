@@ -1,0 +1,129 @@
+"""Reading an eval back: each method's answer to each question, its calls and cost, and the
+results files. Everything is read from the eval folder and its debates, through the
+safe-read layer (an eval folder may come from someone else's repository)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dreamcontext_council.actions.files import DebateFiles
+from dreamcontext_council.engine.model_calls.accounting import BASELINE_CALLER
+from dreamcontext_council.evaluation.folder import METHODS, EvalFolder, debate_usage
+from dreamcontext_council.evaluation.solo import SAMPLE_CALLER, stance_of
+from dreamcontext_council.folder.paths import Root
+from dreamcontext_council.folder.storage import atomic_write_json, atomic_write_text, read_text
+from dreamcontext_council.rules import metrics
+from dreamcontext_council.rules.eval_scores import majority, plain_majority
+from dreamcontext_council.rules.eval_set import EvalQuestion, is_right
+from dreamcontext_council.rules.usage import calls_of
+
+# -- reading the answers back ------------------------------------------------------------
+
+
+def method_answers(
+    root: Root, folder: EvalFolder, question: EvalQuestion, samples: int
+) -> dict[str, str | None]:
+    """Each method's answer to one question, as written (None: no answer)."""
+    debate_id = folder.debates().get(question.id)
+    answers: dict[str, str | None] = dict.fromkeys(METHODS[:3])
+    if debate_id is None:
+        return answers
+    files = DebateFiles(root, debate_id)
+    verdicts = files.verdicts()
+    text_of = (lambda key: key) if question.options else verdicts.label
+    if str(files.debate().status) == "complete":
+        lead = metrics.leading(verdicts.round(verdicts.last_round()))
+        answers["council"] = text_of(lead) if lead else None
+    vote = majority(verdicts.round(1))
+    answers["vote"] = text_of(vote) if vote else None
+    solo = folder.solo_answer(question.id)
+    answers["solo"] = (
+        stance_of(read_text(solo, within=folder.path), question) if solo.is_file() else None
+    )
+    if samples:
+        drawn = [
+            stance_of(read_text(p, within=folder.path), question)
+            for n in range(1, samples + 1)
+            if (p := folder.sample_answer(question.id, n)).is_file()
+        ]
+        answers["self-consistency"] = plain_majority(drawn)
+    return answers
+
+
+def method_usage(root: Root, folder: EvalFolder, qid: str) -> dict[str, dict[str, float]]:
+    """Calls, tokens and cost per method for one question, from its debate's usage.jsonl.
+
+    The majority vote makes no call of its own: it reads the council's round 1, so its
+    figures are those of the round-1 persona calls (what a vote alone would cost).
+    """
+    debate_id = folder.debates().get(qid)
+    totals = {m: {"calls": 0.0, "tokens": 0.0, "cost_usd": 0.0} for m in METHODS}
+    if debate_id is None:
+        return totals
+    for record in calls_of(debate_usage(DebateFiles(root, debate_id))):
+        who = record.get("persona")
+        method = (
+            "solo"
+            if who == BASELINE_CALLER
+            else "self-consistency"
+            if who == SAMPLE_CALLER
+            else "council"
+        )
+        opening = method == "council" and record.get("round") == 1 and not str(who).startswith("(")
+        for counted in (method, "vote") if opening else (method,):
+            totals[counted]["calls"] += 1
+            totals[counted]["tokens"] += float(record.get("input_tokens") or 0) + float(
+                record.get("output_tokens") or 0
+            )
+            totals[counted]["cost_usd"] += float(record.get("cost_usd") or 0)
+    return totals
+
+
+def question_rows(
+    root: Root, folder: EvalFolder, questions: list[EvalQuestion], answer_type: str, samples: int
+) -> list[dict[str, Any]]:
+    """One row per question: its debate, each method's answer and whether it is right."""
+    debates = folder.debates()
+    rows = []
+    for question in questions:
+        answers = method_answers(root, folder, question, samples)
+        rows.append(
+            {
+                "id": question.id,
+                "debate": debates.get(question.id),
+                "answer": question.answer,
+                "answers": answers,
+                "right": {m: is_right(a, question, answer_type) for m, a in answers.items()},
+                "usage": method_usage(root, folder, question.id),
+                "wall_s": {k: round(v, 3) for k, v in folder.timings(question.id).items()},
+            }
+        )
+    return rows
+
+
+def write_results(root: Root, folder: EvalFolder, total_wall_s: float) -> dict[str, Any]:
+    """results.json, results.md and accuracy-cost.svg from what the folder holds."""
+    from dreamcontext_council.rules.eval_scores import method_summary
+    from dreamcontext_council.views.eval_results import accuracy_cost_svg, results_markdown
+
+    settings = folder.settings()
+    questions = folder.questions()
+    samples = int(settings.get("samples") or 0)
+    answer_type = str(settings.get("answer_type") or "exact")
+    methods = [m for m in METHODS if m != "self-consistency" or samples]
+    rows = question_rows(root, folder, questions, answer_type, samples)
+    summary = method_summary(rows, methods)
+    results = {
+        "id": folder.id,
+        "answer_type": answer_type,
+        "questions": len(rows),
+        "wall_s_this_run": round(total_wall_s, 3),
+        "methods": summary,
+        "rows": rows,
+    }
+    atomic_write_json(folder.path / "results.json", results)
+    atomic_write_text(
+        folder.path / "results.md", results_markdown(folder.id, summary, rows, answer_type)
+    )
+    atomic_write_text(folder.path / "accuracy-cost.svg", accuracy_cost_svg(summary))
+    return results

@@ -1,0 +1,47 @@
+"""How large an argument may be: one list, read by the command line and the MCP server alike.
+
+Every limit is checked on the raw text before it is parsed, so a huge input is refused in
+time proportional to nothing more than its length, never handed to a parser or a check
+that takes longer. docs/mcp.md ("Limits") lists them; the MCP tools also publish them in
+their input schemas.
+"""
+
+from __future__ import annotations
+
+from dreamcontext_council.errors import UsageError
+
+# A debate.
+MAX_ROUNDS = 10
+MIN_PERSONAS = 2
+MAX_PERSONAS = 10
+MAX_TOPIC_CHARS = 4_000  # the question, a paragraph or two; context goes in attachments
+MAX_OPTIONS = 12
+MAX_OPTION_KEY_CHARS = 24
+MAX_OPTION_LABEL_CHARS = 200
+# The raw `--options` text: every option at its longest, with its `=` and `,`.
+MAX_OPTIONS_CHARS = MAX_OPTIONS * (MAX_OPTION_KEY_CHARS + MAX_OPTION_LABEL_CHARS + 2)
+MAX_ROSTER_FILE_BYTES = 256 * 1024  # ten personas with long bodies fit several times over
+MAX_ATTACHMENTS = 20  # their sizes are bounded in rules/grounding.py (512 KiB, 1 MiB in all)
+
+# Names and paths.
+MAX_PATH_CHARS = 4_096  # PATH_MAX on Linux
+MAX_MODEL_CHARS = 1_000  # provider:model, or a `command:` line
+MAX_NAME_CHARS = 64  # a debate id, a persona or knowledge slug (their forms are checked after)
+MAX_SECTION_CHARS = 200  # a `##` title of the final report
+
+# What a persona records.
+MAX_STANCE_CHARS = MAX_OPTION_LABEL_CHARS  # an option key or label, or free text
+MAX_HEADLINE_CHARS = 500
+MAX_CONCESSION_CHARS = 2_000
+MAX_ENTRY_CHARS = 200 * 1024  # a round entry: as much as a model's answer may be by default
+
+# Budgets.
+MAX_CALLS = 100_000
+MAX_COST_USD = 100_000.0
+
+
+def check_length(text: str, limit: int, what: str, fix: str) -> str:
+    """`text` if it has at most `limit` characters; else UsageError saying so and what to do."""
+    if len(text) > limit:
+        raise UsageError(f"{what} is {len(text):,} characters long; the limit is {limit:,}. {fix}")
+    return text
