@@ -92,7 +92,9 @@ def test_a_call_waiting_on_the_disk_does_not_stall_the_others(workdir: Path, run
     appended: list[CallToolResult] = []
 
     async def append(client: Client) -> None:
-        arguments = {"debate_id": running, "persona": "growth-cfo", "round": 2, "body": entry()}
+        # growth-cfo cross-examines a peer in round 2: its entry ends with the score.
+        body = entry() + "### Cross-examination\n- The cutover is unpriced.\n\nScore: 6/10\n"
+        arguments = {"debate_id": running, "persona": "growth-cfo", "round": 2, "body": body}
         appended.append(await client.call_tool("council_report_append", arguments))
         order.append("council_report_append")
 
