@@ -177,7 +177,7 @@ def build_root(base: Path, count: int) -> tuple[Root, str]:
             meta["status"] = "complete"
         entries.append(index_entry(meta))
     entries.reverse()  # the copies are "older" than the held debate, which leads the index
-    atomic_write_json(root.index, [index_entry(template_meta), *entries])
+    atomic_write_json(root.index, [index_entry(template_meta), *entries], within=root.path)
     return root, target
 
 

@@ -35,6 +35,10 @@ class FormatError(CouncilError):
     """A file on disk does not parse; nothing was written."""
 
 
+class LinkOut(CouncilError):
+    """A file or folder a command would write is a link (out of the root); nothing was written."""
+
+
 class EncodingError(FormatError, ValueError):
     """A file that is not UTF-8 text; still a ValueError, like the decode error it replaces."""
 

@@ -143,7 +143,7 @@ def install_packs(
         if dest.is_file() and _sha256_file(dest) == _sha256(text):
             result.unchanged.append(item.target)
         else:
-            atomic_write_text(dest, text)
+            atomic_write_text(dest, text, within=claude)
             result.written.append(item.target)
         manifest["packs"].setdefault(pack, {"files": {}})["files"][item.target] = _sha256(text)
     for pack in names:
@@ -253,7 +253,7 @@ def _save_manifest(claude: Path, manifest: dict[str, Any]) -> None:
         },
         "created_dirs": sorted(manifest["created_dirs"]),
     }
-    atomic_write_json(claude / MANIFEST_NAME, ordered)
+    atomic_write_json(claude / MANIFEST_NAME, ordered, within=claude)
 
 
 def _recorded_hash(manifest: dict[str, Any], relative: str) -> str | None:

@@ -13,12 +13,14 @@ from hypothesis import strategies as st
 from dreamcontext_council.engine.prompting.claims import (
     Claim,
     ClaimLabel,
+    basis,
     claims_to_json,
     dissent_flags,
     label_claim,
     label_claims,
     parse_claims_block,
     render_claims_ledger,
+    resolve_attachments,
     resolve_research,
 )
 from dreamcontext_council.errors import FormatError
@@ -230,8 +232,11 @@ def test_claims_json_has_stable_keys_and_ids() -> None:
         "label",
         "research",
         "notes",
+        "attachments",
+        "basis",
     ]
     assert first["supporters"] == ["synthesizer"]
+    assert first["basis"] == "agreement of 2 personas"
     assert [(c["id"], c["label"]) for c in data["claims"]] == [
         ("C1", "VERIFIED"),
         ("C2", "DISPUTED"),
@@ -252,7 +257,7 @@ def test_ledger_markdown() -> None:
         "\n"
         "| # | Claim | Status | Proposed by | Challenged by |\n"
         "|---|---|---|---|---|\n"
-        "| C1 | p99 \\| latency rises | VERIFIED | contrarian R2 | — |\n"
+        "| C1 | p99 \\| latency rises | VERIFIED (agreement of 2 personas) | contrarian R2 | — |\n"
         "| C2 | Costs fall | DISPUTED | synthesizer R1 | contrarian, systems-thinker |\n"
         "| C3 | Vendor lock-in is low | VERIFIED (research) | systems-thinker R2 | — |\n"
         "\n"
@@ -405,3 +410,35 @@ def test_the_ledger_cites_the_note_behind_a_verified_claim() -> None:
     assert "| VERIFIED (research: contrarian/pg-limits) |" in ledger
     data = claims_to_json(label_claims(backed), [])
     assert data["claims"][0]["notes"] == ["contrarian/pg-limits"]
+
+
+def test_every_verified_label_states_its_basis() -> None:
+    families = {"contrarian": "gpt", "synthesizer": "gpt", "epistemologist": "claude"}
+    same_family = claim(supporters=["contrarian"])
+    mixed = claim(proposer="epistemologist", supporters=["contrarian"])
+    attached = resolve_attachments(
+        [claim(attachments=["Design.md", "gone.md"])], ["design.md", "schema.sql"]
+    )
+    labeled = label_claims([same_family, mixed, *attached])
+    assert [basis(item, families) for item in labeled] == [
+        "agreement of 2 personas, all of one model family (gpt)",
+        "agreement of 2 personas",
+        "attachment: design.md",
+    ]
+    ledger = render_claims_ledger(labeled, [], families)
+    assert "| VERIFIED (agreement of 2 personas, all of one model family (gpt)) |" in ledger
+    assert "| VERIFIED (attachment: design.md) |" in ledger
+    # Without the families known, agreement is stated without a family.
+    assert basis(labeled[0]) == "agreement of 2 personas"
+    # A claim only the proposer backs, with no note or file, is not verified and has no basis.
+    assert basis(label_claims(resolve_attachments([claim(attachments=["gone.md"])], []))[0]) == ""
+
+
+def test_the_attachments_field_is_an_array_of_names() -> None:
+    block = (
+        '```claims\n[{"claim": "x", "proposer": "synthesizer", "round": 1, "supporters": [], '
+        '"challengers": [], "retracted": false, "attachments": "design.md"}]\n```\n'
+    )
+    with pytest.raises(FormatError) as caught:
+        parse_claims_block(block)
+    assert "field 'attachments' must be an array of attached file names" in str(caught.value)

@@ -274,6 +274,36 @@ def test_the_top_seats_go_to_the_reviewed_answers_of_two_personas() -> None:
     assert seated == [("b", 1), ("a", 1), ("c", 1), ("d", 2), ("b", 2), ("a", 2), ("c", 2)]
 
 
+def test_final_answers_take_the_seats_alternating_majority_and_dissent() -> None:
+    def final(persona: str, priority: int, dissents: bool = False) -> Answer:
+        text = answer(persona, priority, 3000).text
+        return Answer(persona, 3, text, priority, None, final=True, dissents=dissents)
+
+    # Round-1 answers carry the scores; the final (round-3) answers were written after them.
+    answers = [
+        answer("a", 0, 3000, 6.0, rnd=1),
+        final("a", 0),
+        answer("b", 1, 3000, 9.0, rnd=1),
+        final("b", 1),
+        answer("c", 2, 3000, 7.0, rnd=1),
+        final("c", 2, dissents=True),
+        answer("d", 3, 3000, 8.0, rnd=1),
+        final("d", 3),
+        final("e", 4, dissents=True),  # never reviewed
+    ]
+    seated = [(a.persona, a.round) for a in seat_answers(answers)]
+    # Personas by their best review score (b 9, d 8, c 7, a 6, e none), the final answers
+    # first, alternating from the side of the best (b, of the majority); then the earlier
+    # answers in the order of those seats.
+    assert seated == [
+        ("b", 3), ("c", 3), ("d", 3), ("e", 3), ("a", 3),
+        ("b", 1), ("c", 1), ("d", 1), ("a", 1),
+    ]  # fmt: skip
+    decided = compress_for_synthesis(answers, gate_chars=1)
+    verbatim = [(i.answer.persona, i.answer.round) for i in decided.seated if not i.compressed]
+    assert verbatim == [("b", 3), ("c", 3)]
+
+
 def test_answers_under_the_gate_stay_as_they_are() -> None:
     answers = [answer("a", 0, 30_000), answer("b", 1, 20_000), answer("c", 2, 9_000)]
     total = sum(len(a.text) for a in answers)

@@ -92,7 +92,7 @@ HOLDER = """
 import sys, time
 from pathlib import Path
 from dreamcontext_council.folder.storage import locked
-with locked(Path(sys.argv[1])):
+with locked(Path(sys.argv[1]), within=None):
     print("locked", flush=True)
     time.sleep(300)
 """
@@ -136,10 +136,10 @@ def test_a_write_that_fails_half_way_leaves_the_old_file_and_no_temp(
 
     monkeypatch.setattr(storage.os, "replace", power_cut)
     with pytest.raises(OSError):
-        storage.atomic_write_text(path, "new\n")
+        storage.atomic_write_text(path, "new\n", within=tmp_path)
     monkeypatch.undo()
     with pytest.raises(UnicodeEncodeError):
-        storage.atomic_write_text(path, "not encodable \udcff\n")
+        storage.atomic_write_text(path, "not encodable \udcff\n", within=tmp_path)
     assert path.read_text() == "old\n"
     assert list(tmp_path.iterdir()) == [path]
 
@@ -162,7 +162,10 @@ def test_the_lock_resolves_a_folder_once_and_stays_re_entrant_through_a_link(
     monkeypatch.setattr(storage, "_lock_keys", {})
 
     for _ in range(5):
-        with storage.locked(real), storage.locked(link):  # the same lock: taken once
+        with (
+            storage.locked(real, within=None),
+            storage.locked(link, within=None),
+        ):  # the same lock: taken once
             pass
 
     assert resolved == [real, link]
@@ -180,7 +183,7 @@ def test_a_lock_held_past_the_timeout_says_so_in_one_line(
     taken, release = threading.Event(), threading.Event()
 
     def hold() -> None:
-        with storage.locked(folder):
+        with storage.locked(folder, within=tmp_path):
             taken.set()
             release.wait(5)
 
@@ -188,7 +191,7 @@ def test_a_lock_held_past_the_timeout_says_so_in_one_line(
     holder.start()
     try:
         assert taken.wait(5)
-        with pytest.raises(CouncilError) as refused, storage.locked(folder):
+        with pytest.raises(CouncilError) as refused, storage.locked(folder, within=tmp_path):
             pass
     finally:
         release.set()
@@ -197,7 +200,7 @@ def test_a_lock_held_past_the_timeout_says_so_in_one_line(
         "council_AbC12345 stayed locked for 0s by another command; wait for it to finish "
         "and run this command again."
     )
-    with storage.locked(folder):  # free again once its holder let go
+    with storage.locked(folder, within=tmp_path):  # free again once its holder let go
         pass
 
 
@@ -208,6 +211,9 @@ def test_a_lock_file_that_is_a_link_is_refused_and_its_target_untouched(tmp_path
     folder.mkdir()
     (folder / ".council.lock").symlink_to(tmp_path / "not-there")
 
-    with pytest.raises(CouncilError, match="is a link, not a lock file"), storage.locked(folder):
+    with (
+        pytest.raises(CouncilError, match="is a link, not a lock file"),
+        storage.locked(folder, within=tmp_path),
+    ):
         pass
     assert not (tmp_path / "not-there").exists()

@@ -353,7 +353,7 @@ def test_a_cached_parse_looks_at_each_part_once_and_sees_a_rewrite(
     monkeypatch.setattr(files_module, "_parse_cache", {})
     monkeypatch.setattr(files_module, "racy_window_ns", lambda info: 0)  # settled: signature
     path = tmp_path / "persona-1" / "report.md"
-    atomic_write_text(path, "first")
+    atomic_write_text(path, "first", within=tmp_path)
     assert files_module._parsed(path, tmp_path, str.upper) == "FIRST"
     looked: list[tuple[str, str]] = []
     for name in ("stat", "lstat"):
@@ -368,7 +368,7 @@ def test_a_cached_parse_looks_at_each_part_once_and_sees_a_rewrite(
 
     assert files_module._parsed(path, tmp_path, str.upper) == "FIRST"
     assert looked == [("lstat", str(path.parent)), ("lstat", str(path))]
-    atomic_write_text(path, "second")
+    atomic_write_text(path, "second", within=tmp_path)
     assert files_module._parsed(path, tmp_path, str.upper) == "SECOND"
 
 
@@ -445,11 +445,11 @@ def test_a_rewrite_that_looks_unchanged_is_parsed_again_while_it_is_new(
 
     monkeypatch.setattr(files_module, "_parse_cache", {})
     path = tmp_path / "debate.md"
-    atomic_write_text(path, "rounds_planned: 2")
+    atomic_write_text(path, "rounds_planned: 2", within=tmp_path)
     first = os.stat(path)
     assert files_module._parsed(path, tmp_path, str.upper) == "ROUNDS_PLANNED: 2"
 
-    atomic_write_text(path, "rounds_planned: 4")  # the same size
+    atomic_write_text(path, "rounds_planned: 4", within=tmp_path)  # the same size
     monkeypatch.setattr(files_module, "inside_with_info", lambda p, w: (p, first))  # same stamp
     # ... and within the same tick of the clock, however long the writes took here
     monkeypatch.setattr(files_module.time, "time_ns", lambda: first.st_ctime_ns + 1_000_000)
@@ -476,7 +476,7 @@ def test_a_file_is_compared_by_its_text_only_within_its_file_systems_tick(
 
     monkeypatch.setattr(files_module, "_parse_cache", {})
     path = tmp_path / "verdicts.json"
-    atomic_write_text(path, "{}")
+    atomic_write_text(path, "{}", within=tmp_path)
     os.utime(path, ns=(stamp_ns, stamp_ns))
     changed = max(stamp_ns, os.stat(path).st_ctime_ns)
     later = changed + (FINE_RACY_NS + RACY_NS) // 2
@@ -513,7 +513,7 @@ def test_a_file_written_and_read_again_in_one_hold_is_not_read_back(
     monkeypatch.setattr(files_module, "_parse_cache", {})
     monkeypatch.setattr(files_module, "racy_window_ns", lambda info: 0)  # settled: signature
     path = tmp_path / "persona-1" / "report.md"
-    atomic_write_text(path, "before\n")
+    atomic_write_text(path, "before\n", within=tmp_path)
     read: list[Path] = []
     parsed: list[str] = []
 
@@ -526,14 +526,16 @@ def test_a_file_written_and_read_again_in_one_hold_is_not_read_back(
         return text
 
     monkeypatch.setattr(files_module, "read_text", counted)
-    with locked(tmp_path):
+    with locked(tmp_path, within=tmp_path):
         assert files_module._parsed(path, tmp_path, parse) == "before\n"
-        atomic_write_text(path, written)
+        atomic_write_text(path, written, within=tmp_path)
         in_hold = files_module._parsed(path, tmp_path, parse)
         assert files_module._parsed(path, tmp_path, parse) == in_hold
     assert read == [path]  # once, before the write
     assert in_hold == read_text(path, within=tmp_path)  # what the disk gives back
-    with locked(tmp_path):  # a later hold: the parse kept under the file's signature
+    with locked(
+        tmp_path, within=tmp_path
+    ):  # a later hold: the parse kept under the file's signature
         assert files_module._parsed(path, tmp_path, parse) == in_hold
     assert files_module._parsed(path, tmp_path, parse) == in_hold  # and outside any hold
     assert read == [path]

@@ -36,7 +36,9 @@ def die_before_rename(frame, event, arg):
         os.kill(os.getpid(), signal.SIGKILL)
 
 sys.setprofile(die_before_rename)
-atomic_write_text(Path(sys.argv[1]), "the new version, never renamed into place\\n" * 5000)
+atomic_write_text(
+    Path(sys.argv[1]), "the new version, never renamed into place\\n" * 5000, within=None
+)
 """
 
 # `council new` that dies the moment it renames the debate folder it built into place.
@@ -338,13 +340,13 @@ def test_writes_make_a_folder_only_when_it_is_missing(
     report = tmp_path / "council_AbC12345" / "persona-1" / "report.md"
     usage = tmp_path / "council_AbC12345" / "usage.jsonl"
 
-    storage.atomic_write_text(report, "first\n")
-    storage.append_line(usage, '{"n": 1}')
+    storage.atomic_write_text(report, "first\n", within=tmp_path)
+    storage.append_line(usage, '{"n": 1}', within=tmp_path)
     assert set(made) == {str(report.parent.parent), str(report.parent)}
     made.clear()
 
-    storage.atomic_write_text(report, "second\n")
-    storage.append_line(usage, '{"n": 2}')
+    storage.atomic_write_text(report, "second\n", within=tmp_path)
+    storage.append_line(usage, '{"n": 2}', within=tmp_path)
     assert made == []
     assert report.read_text() == "second\n"
     assert usage.read_text() == '{"n": 1}\n{"n": 2}\n'

@@ -216,7 +216,7 @@ def promote(root: Root, debate_id: str, *, to: str | None = None, force: bool = 
             report_path=f"{folder}/final-report.md",
             folder_link=(f"../council/{debate_id}/", f"{folder}/") if to is not None else None,
         )
-        atomic_write_text(target, frontmatter_io.render(meta, body))
+        atomic_write_text(target, frontmatter_io.render(meta, body), within=root.path)
         debate.meta["promoted_to_knowledge"] = relative
         files.save_debate(debate)
     return Promotion(relative, True)

@@ -8,7 +8,7 @@ import os
 import shutil
 import stat
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -167,20 +167,24 @@ def new_debate(
     # while seating personas leaves no half-made debate that `run` could not finish. No
     # other writer knows the hidden folder (its name holds this process's pid): it is
     # written without the lock, and without the index and live file of a root.
+    keep_out_of_git(root)  # before the hidden folder exists; a `council` link out stops here
     remove_leftover_staging(root.council)  # folders a killed `new` was building
-    keep_out_of_git(root)  # before the hidden folder exists
     staging = Root(staging_folder(root.council, debate_id))
     files = DebateFiles(staging, debate_id, must_exist=False)
     body = resources.render("files/debate-body.md.j2", topic=topic, facts=[])
     try:
         for name, data in copies.items():
             # Decoded without newline translation, so the copy is byte for byte the file.
-            atomic_write_text(files.paths.attachments / name, data.decode("utf-8"))
-        atomic_write_text(files.paths.round_log, roundlog.new_log(debate_id))
+            atomic_write_text(
+                files.paths.attachments / name, data.decode("utf-8"), within=root.path
+            )
+        atomic_write_text(files.paths.round_log, roundlog.new_log(debate_id), within=root.path)
         files.save_verdicts(Verdicts(options=list(options or [])))
         for context in seated:
             files.save_context(context.name, context)
-        atomic_write_text(files.paths.debate_md, render_debate(Debate(meta, body)))
+        atomic_write_text(
+            files.paths.debate_md, render_debate(Debate(meta, body)), within=root.path
+        )
         os.rename(files.paths.folder, root.debate(debate_id).folder)
     except OSError as exc:
         named = _named_in_place(exc, staging, files.paths.folder, root.debate(debate_id).folder)
@@ -228,7 +232,8 @@ def discard_new_debate(root: Root, debate_id: str) -> bool:
         return False
     rebuild_index(root)
     if _live_debate(root) == debate_id:
-        clear_live(root.live_file)
+        with suppress(CouncilError):  # a `tmp` link out: nothing is deleted there
+            clear_live(root.live_file, within=root.path)
     return True
 
 

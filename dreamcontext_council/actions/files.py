@@ -61,7 +61,7 @@ class DebateFiles:
     def lock(self) -> Iterator[None]:
         """Hold the debate's lock for a read-modify-write."""
         keep_out_of_git(self.root)  # the lock file is the first machine-local file a write makes
-        with locked(self.paths.folder):
+        with locked(self.paths.folder, within=self.root.path):
             yield
 
     def read(self, path: Path) -> str:
@@ -106,7 +106,7 @@ class DebateFiles:
             if over is None
             else frontmatter_io.render_over(over, debate.meta, debate.body)
         )
-        atomic_write_text(self.paths.debate_md, text)
+        atomic_write_text(self.paths.debate_md, text, within=self.root.path)
         update_index(self.root, debate.meta)
 
     # verdicts.json
@@ -115,7 +115,7 @@ class DebateFiles:
         return self._parsed_or(path, lambda text: parse_verdicts(text, self._rel(path)), Verdicts)
 
     def save_verdicts(self, verdicts: Verdicts) -> None:
-        atomic_write_text(self.paths.verdicts, render_verdicts(verdicts))
+        atomic_write_text(self.paths.verdicts, render_verdicts(verdicts), within=self.root.path)
 
     # round-log.md
     def log(self) -> str:
@@ -131,10 +131,13 @@ class DebateFiles:
             # The usual case: the file holds exactly `log` (no CR, BOM or trailing blanks
             # to tidy), so the entry is appended; otherwise the whole log is rewritten.
             if updated.startswith(log) and append_text(
-                self.paths.round_log, updated[len(log) :], size=len(log.encode("utf-8"))
+                self.paths.round_log,
+                updated[len(log) :],
+                within=self.root.path,
+                size=len(log.encode("utf-8")),
             ):
                 return
-            atomic_write_text(self.paths.round_log, updated)
+            atomic_write_text(self.paths.round_log, updated, within=self.root.path)
 
     # personas
     def persona_paths(self, slug: str) -> PersonaPaths:
@@ -155,14 +158,18 @@ class DebateFiles:
         return self._parsed(path, lambda text: parse_context(text, self._rel(path)))
 
     def save_context(self, slug: str, context: PersonaContext) -> None:
-        atomic_write_text(self.persona_paths(slug).context, render_context(context))
+        atomic_write_text(
+            self.persona_paths(slug).context, render_context(context), within=self.root.path
+        )
 
     def entries(self, slug: str) -> list[RoundEntry]:
         path = self.persona_paths(slug).report
         return self._parsed_or(path, lambda text: parse_report(text, self._rel(path)), list)
 
     def save_entries(self, slug: str, entries: list[RoundEntry]) -> None:
-        atomic_write_text(self.persona_paths(slug).report, render_report(slug, entries))
+        atomic_write_text(
+            self.persona_paths(slug).report, render_report(slug, entries), within=self.root.path
+        )
 
     def research_index(self, slug: str) -> list[dict[str, Any]]:
         path = self.persona_paths(slug).research_index
@@ -184,7 +191,7 @@ class DebateFiles:
         return entries
 
     def save_research_index(self, slug: str, entries: list[dict[str, Any]]) -> None:
-        atomic_write_json(self.persona_paths(slug).research_index, entries)
+        atomic_write_json(self.persona_paths(slug).research_index, entries, within=self.root.path)
 
 
 # path → (file signature, the parse pickled, and the text of a file changed within its racy

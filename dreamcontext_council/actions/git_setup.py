@@ -93,7 +93,7 @@ def git_setup(root: Root) -> GitSetup:
     if missing:
         block = ([ATTRIBUTES_MARKER] if ATTRIBUTES_MARKER not in have else []) + missing
         head = current.rstrip("\n") + "\n" if current.strip() else ""
-        atomic_write_text(setup.attributes, head + "\n".join(block) + "\n")
+        atomic_write_text(setup.attributes, head + "\n".join(block) + "\n", within=root.path)
         setup.added_attributes = missing
     return setup
 

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from dreamcontext_council.errors import FormatError
+from dreamcontext_council.errors import FormatError, LinkOut
 from dreamcontext_council.folder.machine_local import keep_out_of_git
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.storage import atomic_write_json, locked, read_text
@@ -54,7 +54,7 @@ def update_index(root: Root, meta: dict[str, Any]) -> None:
     if str(root.council) in _deferred:
         return
     keep_out_of_git(root)
-    with locked(root.council):
+    with locked(root.council, within=root.path):
         entries, current = _checked_index(root)
         entry = index_entry(meta)
         for i, existing in enumerate(entries):
@@ -67,7 +67,7 @@ def update_index(root: Root, meta: dict[str, Any]) -> None:
                 break
         else:
             entries.insert(0, entry)
-        atomic_write_json(root.index, entries)
+        atomic_write_json(root.index, entries, within=root.path)
 
 
 # council/ folders whose index this process brings up to date once, at the end of a batch.
@@ -110,13 +110,13 @@ def load_index(root: Root) -> list[dict[str, Any]]:
         keep_out_of_git(root)  # a rebuild makes the lock file, on a read too
         # Check again and rewrite under the lock: a debate.md saved between a read and a
         # write would otherwise leave an entry older than debate.md that looks current.
-        with locked(root.council):
+        with locked(root.council, within=root.path):
             entries, current = _checked_index(root)
             if not current:
-                atomic_write_json(root.index, entries)
+                atomic_write_json(root.index, entries, within=root.path)
             return entries
-    except OSError:
-        return entries  # a read-only root still lists
+    except (OSError, LinkOut):
+        return entries  # a read-only root, or one with a link in the way, still lists
 
 
 def index_problem(root: Root) -> str | None:
@@ -145,9 +145,9 @@ def index_problem(root: Root) -> str | None:
 
 def rebuild_index(root: Root) -> None:
     """Write index.json from every debate.md, whatever the file times say."""
-    with locked(root.council):
+    with locked(root.council, within=root.path):
         entries, _ = _checked_index(root, trust_mtimes=False)
-        atomic_write_json(root.index, entries)
+        atomic_write_json(root.index, entries, within=root.path)
 
 
 _CONFLICT_MARKER = re.compile(r"^(<{7} |={7}$|>{7} )", re.MULTILINE)

@@ -121,7 +121,9 @@ def refresh_live(
     try:
         keep_out_of_git(root)
         write_live(
-            root.live_file, live_state(DebateFiles(root, debate_id), phase=phase, thinking=thinking)
+            root.live_file,
+            live_state(DebateFiles(root, debate_id), phase=phase, thinking=thinking),
+            within=root.path,
         )
     except Exception as exc:  # the live file is telemetry; it never fails a command
         log.debug("live file not updated: %s", exc)

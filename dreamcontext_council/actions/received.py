@@ -59,7 +59,10 @@ def record_prompt(
         # A record of what was sent, kept for `council prompt`: atomic, not fsynced (a power
         # cut may lose it; the answer it led to is what the debate needs kept).
         atomic_write_text(
-            path, json.dumps(record, ensure_ascii=False, indent=2) + "\n", durable=False
+            path,
+            json.dumps(record, ensure_ascii=False, indent=2) + "\n",
+            within=files.root.path,
+            durable=False,
         )
 
 

@@ -279,7 +279,7 @@ def add_research(
         text = resources.render(
             "files/research-note.md.j2", topic=topic, date=date, persona=persona, body=body.strip()
         )
-        atomic_write_text(paths.researches / f"{note_slug}.md", text)
+        atomic_write_text(paths.researches / f"{note_slug}.md", text, within=root.path)
         entry = {"slug": note_slug, "topic": topic, "added_at": date}
         files.save_research_index(
             persona, [entry, *(e for e in index if e.get("slug") != note_slug)]

@@ -110,5 +110,5 @@ def export(debate_id: str, fmt: str, output: Path | None) -> None:
     if output is None:
         echo(text, nl=False)
         return
-    output.write_text(text, encoding="utf-8", newline="\n")
+    output.write_text(text, encoding="utf-8", newline="\n")  # `-o`: the user named it
     echo(f"Wrote {output} ({fmt}, {len(text.encode('utf-8')):,} bytes).")

@@ -139,7 +139,7 @@ def eval_command(
     path = Path(set_path)
     if generate:
         questions = generate_arithmetic(generate[1], seed)
-        atomic_write_text(path, render_set(questions))
+        atomic_write_text(path, render_set(questions), within=None)  # the user named it
         emit(
             {"set": str(path), "questions": len(questions)},
             as_json,

@@ -196,5 +196,5 @@ def live_clear() -> None:
     from dreamcontext_council.folder.paths import find_root
 
     root = find_root(explicit_root())
-    removed = bool(root) and clear_live(root.live_file)  # type: ignore[union-attr]
+    removed = bool(root) and clear_live(root.live_file, within=root.path)  # type: ignore[union-attr]
     echo("Live file removed." if removed else "No live file.")

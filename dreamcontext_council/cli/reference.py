@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
 
     args = sys.argv[1:] if argv is None else argv
     target = Path(args[0]) if args else REFERENCE_PATH
-    atomic_write_text(target, render_reference(cli))
+    atomic_write_text(target, render_reference(cli), within=None)  # the path given, or the docs
     echo(f"Wrote {target}")
     return 0
 

@@ -76,7 +76,10 @@ def register(cli: click.Group, council: click.Group) -> None:
     metavar="COMMAND",
     help="Let this debate run a persona's `command:` program (repeatable); remembered.",
 )
-@click.option("--check-model", help="Model for the convergence check (default: --model).")
+@click.option(
+    "--check-model",
+    help="Model for the convergence check (default: --synth-model, else --model).",
+)
 @click.option("--synth-model", help="Model for the synthesizer (default: --model).")
 @click.option(
     "--base-url", help="Server URL for the openai provider (any OpenAI-compatible server)."

@@ -44,7 +44,7 @@ def add_server(target: Path, *, force: bool = False) -> ConfigChange:
     if current is not None and not force:
         return ConfigChange(path, "kept")
     servers[SERVER_NAME] = wanted
-    atomic_write_json(path, config)
+    atomic_write_json(path, config, within=None)  # the project's own .mcp.json
     return ConfigChange(path, "added" if current is None else "replaced")
 
 
@@ -56,7 +56,7 @@ def remove_server(target: Path) -> ConfigChange:
     config = _load(path)
     if config.get("mcpServers", {}).pop(SERVER_NAME, None) is None:
         return ConfigChange(path, "absent")
-    atomic_write_json(path, config)
+    atomic_write_json(path, config, within=None)  # the project's own .mcp.json
     return ConfigChange(path, "removed")
 
 

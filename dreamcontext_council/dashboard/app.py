@@ -56,6 +56,7 @@ from dreamcontext_council.evaluation.page import (
 from dreamcontext_council.folder import frontmatter_io
 from dreamcontext_council.folder.names import check_debate_id, check_slug
 from dreamcontext_council.folder.paths import Root
+from dreamcontext_council.folder.safe_read import inside
 from dreamcontext_council.folder.storage import read_text
 from dreamcontext_council.rules.debate import bounded_round
 from dreamcontext_council.views import html
@@ -292,11 +293,13 @@ def create_app(
     def knowledge_page(request: Request) -> Response:
         name = str(request.path_params["name"])
         path = root.knowledge / name
-        if (
-            not _KNOWLEDGE_NAME.fullmatch(name)
-            or not path.is_file()
-            or not is_inside(path, root.knowledge)
-        ):
+        if not _KNOWLEDGE_NAME.fullmatch(name):
+            raise HTTPException(404, "No such knowledge doc.")
+        try:
+            inside(root.knowledge, root.path)  # a `knowledge` link out of the root is not read
+        except CouncilError as exc:
+            raise HTTPException(500, f"{name} cannot be shown: {exc}") from None
+        if not path.is_file() or not is_inside(path, root.knowledge):
             raise HTTPException(404, "No such knowledge doc.")
         text = read_text(path, within=root.knowledge)
         try:

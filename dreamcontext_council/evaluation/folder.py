@@ -13,6 +13,7 @@ from typing import Any
 from dreamcontext_council.actions.files import DebateFiles
 from dreamcontext_council.errors import UsageError
 from dreamcontext_council.folder.paths import EVAL_ANSWERS_FOLDER, Root
+from dreamcontext_council.folder.safe_write import make_folder
 from dreamcontext_council.folder.storage import atomic_write_json, atomic_write_text, read_text
 from dreamcontext_council.rules.eval_set import EvalQuestion, parse_set, render_set
 
@@ -86,7 +87,11 @@ class EvalFolder:
         return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
 
     def record_debate(self, qid: str, debate_id: str) -> None:
-        atomic_write_json(self.path / "debates.json", {**self.debates(), qid: debate_id})
+        atomic_write_json(
+            self.path / "debates.json",
+            {**self.debates(), qid: debate_id},
+            within=self.root.path,
+        )
 
     def questions(self) -> list[EvalQuestion]:
         return parse_set(read_text(self.path / "set.jsonl", within=self.path), "set.jsonl")
@@ -113,9 +118,10 @@ class EvalFolder:
                     f"{self.path} holds another set; pass --id with a new name to start a new eval."
                 )
             return False
-        self.answers.mkdir(parents=True, exist_ok=True)
-        atomic_write_json(self.path / "eval.json", {"id": self.id, **settings.to_json()})
-        atomic_write_text(set_file, text)
+        make_folder(self.answers, self.root.path)
+        eval_json = {"id": self.id, **settings.to_json()}
+        atomic_write_json(self.path / "eval.json", eval_json, within=self.root.path)
+        atomic_write_text(set_file, text, within=self.root.path)
         return True
 
 

@@ -121,9 +121,13 @@ def write_results(root: Root, folder: EvalFolder, total_wall_s: float) -> dict[s
         "methods": summary,
         "rows": rows,
     }
-    atomic_write_json(folder.path / "results.json", results)
+    atomic_write_json(folder.path / "results.json", results, within=root.path)
     atomic_write_text(
-        folder.path / "results.md", results_markdown(folder.id, summary, rows, answer_type)
+        folder.path / "results.md",
+        results_markdown(folder.id, summary, rows, answer_type),
+        within=root.path,
     )
-    atomic_write_text(folder.path / "accuracy-cost.svg", accuracy_cost_svg(summary))
+    atomic_write_text(
+        folder.path / "accuracy-cost.svg", accuracy_cost_svg(summary), within=root.path
+    )
     return results

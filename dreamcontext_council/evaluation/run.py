@@ -191,7 +191,7 @@ class Evaluation:
         ]
         ran = not complete or not all(p.is_file() for p in paths)
         timing = self.folder.timings(question.id)
-        ledger = Ledger(files.paths.usage, self.prices, shared=self.budget)
+        ledger = Ledger(files.paths.usage, self.prices, shared=self.budget, within=self.root.path)
         caller = Caller(self.providers, ledger, QuietProgress())
         spec = self.solo_model
         started = time.monotonic()
@@ -213,10 +213,10 @@ class Evaluation:
             )
             timing["council"] = timing.get("council", 0.0) + time.monotonic() - started
             if outcome.get("stopped") == "budget":
-                atomic_write_json(self.folder.timing(question.id), timing)
+                atomic_write_json(self.folder.timing(question.id), timing, within=self.root.path)
                 raise BudgetReached(str(outcome["reason"]).removeprefix("budget: "))
         if ran:
-            atomic_write_json(self.folder.timing(question.id), timing)
+            atomic_write_json(self.folder.timing(question.id), timing, within=self.root.path)
         usage = calls_of(debate_usage(files))
         return sum(float(r.get("cost_usd") or 0) for r in usage), ran
 

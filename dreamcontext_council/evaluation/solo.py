@@ -89,5 +89,11 @@ async def single_answer(
         phase="baseline" if who == BASELINE_CALLER else "self-consistency",
     )
     await caller.save(
-        functools.partial(atomic_write_text, path, completion.text.rstrip() + "\n"), line
+        functools.partial(
+            atomic_write_text,
+            path,
+            completion.text.rstrip() + "\n",
+            within=files.root.path,
+        ),
+        line,
     )

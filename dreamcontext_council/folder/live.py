@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from dreamcontext_council.errors import CouncilError
+from dreamcontext_council.folder.safe_write import no_link_on_the_way
 from dreamcontext_council.folder.storage import atomic_write_json, read_text
 
 
@@ -22,8 +23,9 @@ def utc_second() -> str:
     return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def write_live(path: Path, state: dict[str, Any]) -> None:
-    """Write the live file, keeping `started` from the same debate's previous state."""
+def write_live(path: Path, state: dict[str, Any], *, within: Path) -> None:
+    """Write the live file of the root `within`, keeping `started` from the same debate's
+    previous state."""
     try:
         previous: dict[str, Any] = {}
         with contextlib.suppress(OSError, ValueError, CouncilError):
@@ -38,15 +40,17 @@ def write_live(path: Path, state: dict[str, Any]) -> None:
             "updated": now,
             **{k: v for k, v in state.items() if k not in ("debate", "topic", "session")},
         }
-        atomic_write_json(path, data, durable=False)
+        atomic_write_json(path, data, within=within, durable=False)
     except Exception as exc:  # telemetry must never break the command that wrote it
         import logging  # loaded only on this rare path
 
         logging.getLogger(__name__).debug("could not write %s: %s", path, exc)
 
 
-def clear_live(path: Path) -> bool:
-    """Delete the live file; True when there was one."""
+def clear_live(path: Path, *, within: Path) -> bool:
+    """Delete the live file of the root `within`; True when there was one. LinkOut when
+    `tmp/` is a link: a file of that name outside the root is not deleted."""
+    no_link_on_the_way(path, within)
     try:
         path.unlink()
         return True

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from dreamcontext_council.errors import CouncilError
 from dreamcontext_council.folder.paths import Root
+from dreamcontext_council.folder.safe_write import folders_ready
 from dreamcontext_council.folder.storage import LOCK_NAME, atomic_write_text, read_text
 
 MARKER = "# Written by dreamcontext council: files local to this machine, never committed."
@@ -45,11 +46,16 @@ def keep_out_of_git(root: Root) -> None:
     """Write the root's ignore files where they are missing or ours and out of date.
 
     Never fails a command: a read-only root or a file in the way leaves things as they are.
+    Except a link: `council/` or `tmp/` committed as a link gives LinkOut (see `safe_write`),
+    before the command writes anything else.
     """
     now = time.monotonic()
     last = _checked.get(root.path)
     if last is not None and now - last < RECHECK_S:
         return
+    for folder in (root.council, root.live_file.parent):
+        with contextlib.suppress(OSError):
+            folders_ready(folder / ".gitignore", root.path)
     _checked[root.path] = now
     if last is not None and (root.council / ".gitignore").exists():
         return
@@ -66,6 +72,4 @@ def _ensure(root: Root, path: Path, text: str, *, owned: bool) -> None:
         current = read_text(path, within=root.path)
         if current == text or not current.startswith(MARKER):
             return
-    if not path.parent.is_dir():
-        path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, text, durable=False)
+    atomic_write_text(path, text, within=root.path, durable=False)

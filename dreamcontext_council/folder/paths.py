@@ -197,7 +197,9 @@ def require_root(explicit: str | os.PathLike[str] | None = None) -> Root:
 
 def root_for_new(explicit: str | os.PathLike[str] | None = None) -> tuple[Root, bool]:
     """The root for `new`: the existing one, or `_dream_context/` here. Bool: it was created."""
+    from dreamcontext_council.folder.safe_write import make_folder  # paths is imported first
+
     root = find_root(explicit) or Root((Path.cwd() / ROOT_NAME).resolve())
     created = not root.path.is_dir()
-    root.council.mkdir(parents=True, exist_ok=True)
+    make_folder(root.council, root.path)  # a `council` link out of the root is refused
     return root, created

@@ -57,15 +57,15 @@ def run_record_path(folder: Path) -> Path:
     return folder / RUN_RECORD_NAME
 
 
-def begin_run(folder: Path) -> RunRecord:
-    """Record that this process now drives the debate in `folder`."""
+def begin_run(folder: Path, *, within: Path) -> RunRecord:
+    """Record that this process now drives the debate in `folder` of the root `within`."""
     pid = os.getpid()
     record = RunRecord(pid, socket.gethostname(), now_iso(), process_start(pid))
-    atomic_write_json(run_record_path(folder), record.to_json())
+    atomic_write_json(run_record_path(folder), record.to_json(), within=within)
     return record
 
 
-def record_stop(folder: Path, record: RunRecord, reason: str, status: str) -> None:
+def record_stop(folder: Path, record: RunRecord, reason: str, status: str, *, within: Path) -> None:
     """Record that the run stopped before the debate was done, and why."""
     stopped = RunRecord(
         record.pid,
@@ -76,7 +76,7 @@ def record_stop(folder: Path, record: RunRecord, reason: str, status: str) -> No
         stopped_at=now_iso(),
         stopped_status=status,
     )
-    atomic_write_json(run_record_path(folder), stopped.to_json())
+    atomic_write_json(run_record_path(folder), stopped.to_json(), within=within)
 
 
 def end_run(folder: Path) -> None:

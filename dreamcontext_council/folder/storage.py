@@ -1,4 +1,9 @@
-"""Atomic writes and the per-debate lock: the only way files change on disk."""
+"""Atomic writes and the per-debate lock: the only way files change on disk.
+
+Every write names the root it writes in (`within`): no folder between the root and the
+file, nor the file itself, may be a link (see `safe_write`). `within=None` is only for a
+file the user named or the user's own configuration, said so where it is passed.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +20,7 @@ from typing import Any
 
 from dreamcontext_council.errors import CouncilError, EncodingError
 from dreamcontext_council.folder.safe_read import read_bytes
+from dreamcontext_council.folder.safe_write import folders_ready, leads_out, link_out
 
 LOCK_NAME = ".council.lock"
 LOCK_TIMEOUT_S = 60.0
@@ -44,19 +50,25 @@ _TEMP_FLAGS = (
 )
 
 
-def atomic_write_text(path: Path, text: str, *, durable: bool = True) -> None:
+def atomic_write_text(path: Path, text: str, *, within: Path | None, durable: bool = True) -> None:
     """Write `text` (UTF-8, LF) so a crash leaves the old file or the new one, never half.
 
-    `durable=False` skips the fsync: still atomic for a killed process, but a power cut
-    may lose the new content (right for telemetry such as the live file).
+    `within`: the root the file belongs to; LinkOut (nothing written) when a folder on the
+    way or the file itself is a link. `durable=False` skips the fsync: still atomic for a
+    killed process, but a power cut may lose the new content (right for telemetry such as
+    the live file).
     """
     _forget(path)
     data = text.encode("utf-8")  # written as given: LF stays LF on every platform
-    try:
-        fd, tmp = _temp_beside(path)
-    except FileNotFoundError:  # its folder is new: made here, once
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = _temp_beside(path)
+    if within is not None:
+        folders_ready(path, within)  # the temp and the rename stay in this checked folder
+        fd, tmp = _temp_beside(path, within)
+    else:
+        try:
+            fd, tmp = _temp_beside(path, None)
+        except FileNotFoundError:  # its folder is new: made here, once
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = _temp_beside(path, None)
     try:
         try:
             with _naming(path):
@@ -90,11 +102,18 @@ def _naming(path: Path) -> Iterator[None]:
         raise OSError(exc.errno, exc.strerror, str(path)) from exc
 
 
-def _temp_beside(path: Path) -> tuple[int, str]:
+def _temp_beside(path: Path, within: Path | None = None) -> tuple[int, str]:
     # Not mkstemp: its 0600 would stick to the renamed file. The kernel applies the umask to
     # 0666 as for any file the user makes; an existing file keeps the mode it has.
     try:
-        mode = stat.S_IMODE(path.stat().st_mode)
+        info = os.lstat(path)
+        if stat.S_ISLNK(info.st_mode):
+            # The rename replaces the link itself, never what it leads to; a link out of
+            # the root is refused all the same, so the user learns of it.
+            if within is not None and leads_out(path, within):
+                raise link_out(path, path, within)
+            info = path.stat()  # the mode of what it leads to
+        mode: int | None = stat.S_IMODE(info.st_mode)
     except FileNotFoundError:
         mode = None
     while True:
@@ -109,30 +128,43 @@ def _temp_beside(path: Path) -> tuple[int, str]:
         return fd, tmp
 
 
-def atomic_write_json(path: Path, data: Any, *, durable: bool = True) -> None:
-    """Write JSON with stable layout (2-space indent, final newline)."""
-    atomic_write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n", durable=durable)
+def atomic_write_json(path: Path, data: Any, *, within: Path | None, durable: bool = True) -> None:
+    """Write JSON with stable layout (2-space indent, final newline); `within` as for
+    `atomic_write_text`."""
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    atomic_write_text(path, text, within=within, durable=durable)
 
 
 _appending = threading.Lock()
 
 
-def append_line(path: Path, line: str, *, durable: bool = True) -> None:
-    """Append one line (for append-only logs such as usage.jsonl).
+_APPEND_FLAGS = (
+    os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+)
+
+
+def append_line(path: Path, line: str, *, within: Path, durable: bool = True) -> None:
+    """Append one line (for append-only logs such as usage.jsonl) to a file of the root
+    `within`; LinkOut (nothing written) when the file or a folder on the way is a link.
 
     A failed append (a full disk) leaves no torn line and no new empty file behind.
     `durable=False` skips the fsync: a kill cannot lose the line, a power cut may.
     """
     _forget(path)
     data = (line.rstrip("\n") + "\n").encode("utf-8")
+    folders_ready(path, within)
     with _appending:
         existed = True
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_APPEND)
-        except FileNotFoundError:
-            existed = False
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                fd = os.open(path, _APPEND_FLAGS)
+            except FileNotFoundError:
+                existed = False
+                fd = os.open(path, _APPEND_FLAGS | os.O_CREAT, 0o644)
+        except OSError as exc:
+            if exc.errno != errno.ELOOP:
+                raise
+            raise link_out(path, path, within) from None
         try:
             try:
                 _append_whole(fd, path, data, os.fstat(fd).st_size, durable=durable)
@@ -159,9 +191,9 @@ def _append_whole(fd: int, path: Path, data: bytes, size: int, *, durable: bool 
         raise
 
 
-def append_text(path: Path, text: str, *, size: int) -> bool:
+def append_text(path: Path, text: str, *, within: Path, size: int) -> bool:
     """Append `text` to `path` if the file is exactly `size` bytes long; False (nothing
-    written) if it is not, or is missing.
+    written) if it is not, or is missing. `within`: the root, as for `atomic_write_text`.
 
     For a file its writer just read whole under the lock (the round log): the new bytes go
     at the end with one fsync, not into a new copy of the file. A failed write (a full
@@ -169,6 +201,7 @@ def append_text(path: Path, text: str, *, size: int) -> bool:
     """
     _forget(path)
     data = text.encode("utf-8")
+    folders_ready(path, within)
     flags = os.O_WRONLY | os.O_APPEND
     for name in ("O_CLOEXEC", "O_NOFOLLOW", "O_NONBLOCK"):  # a link or a FIFO is not appended to
         flags |= getattr(os, name, 0)
@@ -229,10 +262,11 @@ def _lock_key(folder: Path) -> str:
 
 
 @contextmanager
-def locked(folder: Path) -> Iterator[None]:
+def locked(folder: Path, *, within: Path | None) -> Iterator[None]:
     """Hold the folder's lock: an OS lock the kernel drops when its holder dies.
 
     Re-entrant within one thread, so an operation may call another that locks too.
+    `within`: the root the folder is in; its lock file is made as any write of the root.
     """
     held: dict[str, int] = _held.__dict__.setdefault("counts", {})
     key = _lock_key(folder)
@@ -244,6 +278,8 @@ def locked(folder: Path) -> Iterator[None]:
             held[key] -= 1
         return
     memos: dict[str, dict[str, Any]] = _held.__dict__.setdefault("memos", {})
+    if within is not None:
+        folders_ready(folder / LOCK_NAME, within)
     with _os_lock(folder / LOCK_NAME, folder.name):
         held[key] = 1
         memos[key] = {}

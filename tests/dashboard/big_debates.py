@@ -91,5 +91,5 @@ def many_debates(base: Path, count: int) -> tuple[Root, list[str]]:
         template | {"id": debate_id, "topic": f"{template['topic']} (copy {n})"}
         for n, debate_id in enumerate(ids)
     ]
-    atomic_write_json(root.index, entries)
+    atomic_write_json(root.index, entries, within=root.path)
     return root, ids

@@ -234,7 +234,7 @@ def _hostile_debate(run: Council, root: Root) -> str:
                     }
                 ],
                 "dropped": [f"Dropped {ALL}"],
-                "flags": [{"claim": IMG}],
+                "flags": [{"persona": SCRIPT, "claim": IMG}],
             }
         )
     )

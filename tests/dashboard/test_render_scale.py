@@ -194,7 +194,8 @@ def test_an_open_debate_leads_with_the_board_and_says_its_run_stopped(
 ) -> None:
     root, debate_id = long_root
     folder = root.debate(debate_id).folder
-    record_stop(folder, begin_run(folder), "the budget ran out", "round_2_complete")
+    started = begin_run(folder, within=root.path)
+    record_stop(folder, started, "the budget ran out", "round_2_complete", within=root.path)
     text = long_client.get(f"/d/{debate_id}").text
     assert text.index('id="board"') < text.index('id="question"') < text.index('id="matrix"')
     assert "stopped: the budget ran out, resume with dreamcontext council run" in text

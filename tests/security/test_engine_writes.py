@@ -52,7 +52,7 @@ def test_a_run_killed_between_the_synthesis_call_and_its_report_left_no_ok_line(
         [debate_id] = council.ids()
         folder = council.folder(debate_id)
         # Holding the debate's lock stops the run at its first locked write after the call.
-        with locked(folder):
+        with locked(folder, within=folder.parent.parent):
             gate.touch()
             wait_for(lambda: any(r["phase"] == "synthesis" for r in council.usage_lines(debate_id)))
             process.kill()

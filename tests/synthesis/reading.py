@@ -10,7 +10,8 @@ from stub_server import RecordedRequest
 from .chamber import request_task
 
 _ANSWER = re.compile(
-    r'<answer persona="([^"]+)" round="(\d+)"( compressed="true")?>\n(.*?)\n</answer>', re.S
+    r'<answer persona="([^"]+)" round="(\d+)"(?: final="yes")?( compressed="true")?>\n(.*?)\n</answer>',
+    re.S,
 )
 _SEAT = re.compile(
     r"^- seat (\d+): (\S+) R(\d+) (kept verbatim|compressed)"

@@ -67,23 +67,26 @@ def test_over_the_gate_the_synthesizer_reads_compressed_views_and_the_originals_
     assert sorted(reviews["2"]) == sorted(SLUGS)
     assert {r["target"]: r["score"] for r in reviews["2"].values()} == SCORES
 
-    # round-log.md: the two best-reviewed answers, of two personas, keep the top 2 seats; every
-    # persona's reviewed answer is seated before any persona's second answer.
+    # round-log.md: the verbatim seats hold tested material, the final (round-2) answers: the
+    # best-reviewed persona's (delta, of the majority) and the best-reviewed dissenter's
+    # (gamma). Every final answer is seated before any round-1 answer.
     log = council.text(debate_id, "round-log.md")
     assert f"- Gate: {GATE:,} characters; answers: " in log
     assert "Still over the gate" not in log
+    final = council.json_file(debate_id, "verdicts.json")["rounds"]["2"]
+    assert final["gamma"]["stance"] != final["delta"]["stance"] == final["alpha"]["stance"]
     seated = seats(log)
     best_first = sorted(SLUGS, key=lambda slug: -SCORES[slug])
     assert [(s.persona, s.round) for s in seated] == [
-        *((slug, 1) for slug in best_first),
         *((slug, 2) for slug in best_first),
+        *((slug, 1) for slug in best_first),
     ]
     assert [s.seat for s in seated] == list(range(1, 9))
     assert not any(s.compressed for s in seated[:2])
     assert all(s.compressed for s in seated[2:])
     assert all(s.lines_kept == (15, 10) for s in seated[2:])
 
-    # What the synthesizer read: delta R1 and gamma R1 verbatim, every other answer compressed.
+    # What the synthesizer read: delta R2 and gamma R2 verbatim, every other answer compressed.
     [request] = synthesis_calls(stub.requests)
     system, user = messages(request)
     sent = sent_answers(user)
@@ -122,7 +125,7 @@ def test_over_the_gate_the_synthesizer_reads_compressed_views_and_the_originals_
         if slug in ("alpha", "beta"):
             assert compressed.index("## Round 2 —") < compressed.index("## Round 1 —")
         else:
-            assert "## Round 1 —" not in compressed
+            assert "## Round 2 —" not in compressed
 
 
 def test_without_reviews_the_roster_order_seats_the_answers(
@@ -133,10 +136,11 @@ def test_without_reviews_the_roster_order_seats_the_answers(
     assert not (council.folder(debate_id) / "reviews.json").exists()
     log = council.text(debate_id, "round-log.md")
     seated = seats(log)
+    # Roster order, taken alternately from the majority and the dissent (gamma).
     assert [(s.persona, s.compressed) for s in seated] == [
         ("alpha", False),
-        ("beta", False),
-        ("gamma", True),
+        ("gamma", False),
+        ("beta", True),
         ("delta", True),
     ]
     # Two verbatim answers alone nearly fill this gate: the log says the input is still over it.

@@ -216,10 +216,11 @@ def test_a_stale_compressed_view_goes_when_the_new_synthesis_reads_the_originals
     chamber.scores = SCORES
     debate_id = complete_debate(council, stub, tmp_path, "--gate", "30000")
     folder = council.folder(debate_id)
-    # Every persona has a compressed view: the round-2 answers are all compressed, and of the
-    # round-1 answers only gamma's and alpha's, the best reviewed, are read verbatim.
+    # Every persona has a compressed view: the round-1 answers are all compressed, and of the
+    # final (round-2) answers only gamma's (the best reviewed, dissenting) and alpha's (the
+    # best reviewed of the majority) are read verbatim.
     assert sorted(p.parent.name for p in folder.glob("*/compressed.md")) == sorted(SLUGS)
-    assert "## Round 1 —" not in (folder / "gamma" / "compressed.md").read_text(encoding="utf-8")
+    assert "## Round 2 —" not in (folder / "gamma" / "compressed.md").read_text(encoding="utf-8")
 
     # The gate of the first run is remembered: a wider window needs a wider gate too.
     result = council(

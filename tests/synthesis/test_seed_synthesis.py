@@ -67,15 +67,15 @@ def test_a_low_gate_seats_two_personas_verbatim_ties_by_roster_order(
 
     seated = seats(council.text(debate_id, "round-log.md"))
     verbatim = [(s.persona, s.round) for s in seated if not s.compressed]
-    # The reviewed (round-1) answers of the first two personas in the roster, not one
-    # persona's two answers.
-    assert verbatim == [("alpha", 1), ("beta", 1)]
+    # The final (round-2) answers, tested by the critiques: the first persona of the roster
+    # and the first dissenter (gamma), not one persona's two answers nor round-1 answers.
+    assert verbatim == [("alpha", 2), ("gamma", 2)]
     [request] = synthesis_calls(stub.requests)
     sent = sent_answers(messages(request)[1])
     for key in verbatim:
         assert not sent[key].compressed
         assert sent[key].text == entry_body(chamber.answers[key])
-    assert sent[("alpha", 2)].compressed
+    assert sent[("alpha", 1)].compressed
 
 
 def test_the_round_log_states_the_lines_each_compressed_answer_kept(

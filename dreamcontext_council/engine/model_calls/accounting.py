@@ -152,6 +152,8 @@ class Ledger:
     max_calls: int | None = None
     shared: Budget | None = None
     """Limits this run shares with others in the process (an eval's), checked as well."""
+    within: Path | None = None
+    """The root usage.jsonl is written in (see `safe_write`); by default its own folder."""
     own: Budget = field(init=False)
     # Calls whose `pending` line this ledger wrote and that no later line has settled yet.
     _pending: set[str] = field(init=False, default_factory=set)
@@ -245,7 +247,8 @@ class Ledger:
         """
         call = _call_and_outcome(line)
         settles = call is not None and call[0] in self._pending
-        append_line(self.usage_path, line, durable=not settles)
+        within = self.within or self.usage_path.parent
+        append_line(self.usage_path, line, within=within, durable=not settles)
         if call is not None:
             if call[1] == PENDING:
                 self._pending.add(call[0])

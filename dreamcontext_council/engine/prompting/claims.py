@@ -4,9 +4,12 @@ The synthesizer ends its report with a fenced block whose info string is ``claim
 holding a JSON array; each item names a claim, the persona and round that proposed
 it, the personas that supported and challenged it, whether the proposer retracted
 it, and optionally the research notes that back it (``"research": ["<persona>/<note>"]``;
-a bare ``true`` is read as "a note, unnamed"). The engine parses that block out of
-the report, keeps only the notes that exist in the debate (``resolve_research``),
-labels every claim by fixed rules, flags personas that dissent on too many claims,
+a bare ``true`` is read as "a note, unnamed") and the attached files that back it
+(``"attachments": ["design.md"]``). The engine parses that block out of the report,
+keeps only the notes and attachments that exist in the debate (``resolve_research``,
+``resolve_attachments``), labels every claim by fixed rules, states the basis of every
+VERIFIED label (``basis``: research, attachment, or agreement of N personas, said to be
+within one model family when it is), flags personas that dissent on too many claims,
 and renders claims.json and the ``## Claims ledger`` section.
 
 Everything here is pure.
@@ -16,7 +19,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
@@ -28,9 +31,10 @@ from dreamcontext_council.rules.dissent import DissentFlag
 
 LEDGER_TEMPLATE = "files/claims-ledger.md.j2"
 DISSENT_THRESHOLD = 0.4
+UNKNOWN_FAMILY = "?"
 
 _REQUIRED = ("claim", "proposer", "round", "supporters", "challengers", "retracted")
-_OPTIONAL = ("research",)
+_OPTIONAL = ("research", "attachments")
 _WHITESPACE_RE = re.compile(r"\s+")
 _PIPE_RE = re.compile(r"(\\*)\|")
 
@@ -63,6 +67,8 @@ class Claim:
     """A research note backs it."""
     notes: tuple[str, ...] = ()
     """The research notes cited for it, as ``<persona>/<note slug>``."""
+    attachments: tuple[str, ...] = ()
+    """The attached files cited for it, by name."""
 
 
 @dataclass(frozen=True)
@@ -176,6 +182,7 @@ def _parse_claim(item: object, number: int, known: dict[str, str] | None) -> Cla
             f"{where}: field 'retracted' must be true or false, got {json.dumps(item['retracted'])}"
         )
     research, notes = _research(item.get("research", False), where)
+    attachments = _attachments(item.get("attachments", []), where)
 
     proposer = _slug(item["proposer"], f"{where}: field 'proposer'", known)
     supporters = _slugs(item["supporters"], f"{where}: field 'supporters'", known)
@@ -197,6 +204,16 @@ def _parse_claim(item: object, number: int, known: dict[str, str] | None) -> Cla
         retracted=item["retracted"],
         research=research,
         notes=notes,
+        attachments=attachments,
+    )
+
+
+def _attachments(value: object, where: str) -> tuple[str, ...]:
+    if isinstance(value, list) and all(isinstance(n, str) and n.strip() for n in value):
+        return _distinct([n.strip() for n in value])
+    raise FormatError(
+        f"{where}: field 'attachments' must be an array of attached file names "
+        f'like "design.md", got {json.dumps(value)}'
     )
 
 
@@ -229,6 +246,20 @@ def resolve_research(claims: Sequence[Claim], known_notes: Iterable[str]) -> lis
     return resolved
 
 
+def resolve_attachments(claims: Sequence[Claim], attached: Iterable[str]) -> list[Claim]:
+    """The claims with only the attachments the debate has (names compared without case)."""
+    known = {name.lower(): name for name in attached}
+    return [
+        replace(
+            claim,
+            attachments=tuple(
+                dict.fromkeys(known[n.lower()] for n in claim.attachments if n.lower() in known)
+            ),
+        )
+        for claim in claims
+    ]
+
+
 def _slug(value: object, where: str, known: dict[str, str] | None) -> str:
     if not isinstance(value, str) or not value.strip():
         raise FormatError(f"{where} must be a persona slug, got {json.dumps(value)}")
@@ -252,13 +283,15 @@ def label_claim(claim: Claim) -> ClaimLabel:
 
     Retracted → DROPPED; challenged by at least one persona → DISPUTED; supported
     by two or more distinct personas (the proposer counts as one) or backed by a
-    research note → VERIFIED; otherwise UNVERIFIED.
+    research note or an attachment → VERIFIED; otherwise UNVERIFIED.
     """
     if claim.retracted:
         return ClaimLabel.DROPPED
     if claim.challengers:
         return ClaimLabel.DISPUTED
     if len(_distinct((claim.proposer, *claim.supporters))) >= 2 or claim.research:
+        return ClaimLabel.VERIFIED
+    if claim.attachments:
         return ClaimLabel.VERIFIED
     return ClaimLabel.UNVERIFIED
 
@@ -299,7 +332,33 @@ def dissent_flags(
     return flags
 
 
-def _claim_json(item: LabeledClaim, claim_id: str) -> dict[str, Any]:
+def basis(item: LabeledClaim, families: Mapping[str, str] | None = None) -> str:
+    """What a VERIFIED label rests on: research notes, attachments, agreement of N personas
+    (said to be within one model family when every supporter's model is of one); else empty.
+    `families`: persona slug → model family."""
+    if item.label is not ClaimLabel.VERIFIED:
+        return ""
+    claim = item.claim
+    parts = []
+    if claim.notes:
+        parts.append(f"research: {', '.join(claim.notes)}")
+    elif claim.research:
+        parts.append("research")
+    if claim.attachments:
+        parts.append(f"attachment: {', '.join(claim.attachments)}")
+    support = item.support
+    if len(support) >= 2:
+        agreement = f"agreement of {len(support)} personas"
+        found = {(families or {}).get(slug, UNKNOWN_FAMILY) for slug in support}
+        if len(found) == 1 and not found & {UNKNOWN_FAMILY, "unspecified"}:
+            agreement += f", all of one model family ({found.pop()})"
+        parts.append(agreement)
+    return "; ".join(parts)
+
+
+def _claim_json(
+    item: LabeledClaim, claim_id: str, families: Mapping[str, str] | None = None
+) -> dict[str, Any]:
     claim = item.claim
     return {
         "id": claim_id,
@@ -311,10 +370,16 @@ def _claim_json(item: LabeledClaim, claim_id: str) -> dict[str, Any]:
         "label": item.label.value,
         "research": claim.research,
         "notes": list(claim.notes),
+        "attachments": list(claim.attachments),
+        "basis": basis(item, families),
     }
 
 
-def claims_to_json(labeled: Sequence[LabeledClaim], flags: Sequence[DissentFlag]) -> dict[str, Any]:
+def claims_to_json(
+    labeled: Sequence[LabeledClaim],
+    flags: Sequence[DissentFlag],
+    families: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
     """The content of claims.json, keys in a stable order.
 
     ``claims`` holds the claims that were not dropped, numbered ``C1``, ``C2``, ...
@@ -323,8 +388,12 @@ def claims_to_json(labeled: Sequence[LabeledClaim], flags: Sequence[DissentFlag]
     dissent flags with their share rounded to 4 decimals.
     """
     return {
-        "claims": [_claim_json(item, f"C{n}") for n, item in enumerate(_kept(labeled), 1)],
-        "dropped": [_claim_json(item, f"D{n}") for n, item in enumerate(_dropped(labeled), 1)],
+        "claims": [
+            _claim_json(item, f"C{n}", families) for n, item in enumerate(_kept(labeled), 1)
+        ],
+        "dropped": [
+            _claim_json(item, f"D{n}", families) for n, item in enumerate(_dropped(labeled), 1)
+        ],
         "flags": [
             {
                 "persona": flag.persona,
@@ -348,16 +417,17 @@ def _citation(claim: Claim) -> str:
     return f"{claim.proposer} R{claim.round}"
 
 
-def _status(item: LabeledClaim) -> str:
-    """The label, and for a claim research backs, the notes that back it."""
-    if item.label is ClaimLabel.VERIFIED and item.claim.notes:
-        return f"{item.label.value} (research: {', '.join(item.claim.notes)})"
-    if item.label is ClaimLabel.VERIFIED and item.claim.research:
-        return f"{item.label.value} (research)"
-    return item.label.value
+def _status(item: LabeledClaim, families: Mapping[str, str] | None) -> str:
+    """The label; a VERIFIED one with its basis (`basis`)."""
+    found = basis(item, families)
+    return f"{item.label.value} ({found})" if found else item.label.value
 
 
-def render_claims_ledger(labeled: Sequence[LabeledClaim], flags: Sequence[DissentFlag]) -> str:
+def render_claims_ledger(
+    labeled: Sequence[LabeledClaim],
+    flags: Sequence[DissentFlag],
+    families: Mapping[str, str] | None = None,
+) -> str:
     """The ``## Claims ledger`` section of final-report.md, heading included.
 
     A table ``| # | Claim | Status | Proposed by | Challenged by |`` of the claims
@@ -368,7 +438,7 @@ def render_claims_ledger(labeled: Sequence[LabeledClaim], flags: Sequence[Dissen
         {
             "id": f"C{n}",
             "claim": _cell(item.claim.claim),
-            "status": _cell(_status(item)),
+            "status": _cell(_status(item, families)),
             "proposed_by": _cell(_citation(item.claim)),
             "challenged_by": _cell(", ".join(item.dissenters)) or "—",
         }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,16 +59,27 @@ def research_note_ids(files: DebateFiles, roster: list[str]) -> list[str]:
     return found
 
 
-def apply_claims(root: Root, files: DebateFiles, claims: Any) -> LedgerResult:
+def apply_claims(
+    root: Root, files: DebateFiles, claims: Any, families: Mapping[str, str] | None = None
+) -> LedgerResult:
     """Label the claims, write claims.json, raise dissent flags into debate.md.
 
-    A claim counts as backed by research only through notes that exist in the debate.
+    A claim counts as backed by research or an attachment only through notes and files
+    that exist in the debate. `families` (persona → model family) lets a VERIFIED label
+    say when its agreement is within one model family.
     """
+    from dreamcontext_council.engine.prompting.attachments import attachment_paths
+
     roster = files.debate().personas
     checked = claim_rules.resolve_research(claims or [], research_note_ids(files, roster))
+    checked = claim_rules.resolve_attachments(checked, [p.name for p in attachment_paths(files)])
     labeled = claim_rules.label_claims(checked)
     flags = claim_rules.dissent_flags(labeled, roster)
-    atomic_write_json(files.paths.claims, claim_rules.claims_to_json(labeled, flags))
+    atomic_write_json(
+        files.paths.claims,
+        claim_rules.claims_to_json(labeled, flags, families),
+        within=files.root.path,
+    )
     flag_texts = [f"dissent: {f.message}" for f in flags]
     with files.lock():
         debate = files.debate()
@@ -75,7 +87,7 @@ def apply_claims(root: Root, files: DebateFiles, claims: Any) -> LedgerResult:
         if kept + flag_texts != debate.flags:
             debate.meta["flags"] = kept + flag_texts
             files.save_debate(debate)
-    section = claim_rules.render_claims_ledger(labeled, flags)
+    section = claim_rules.render_claims_ledger(labeled, flags, families)
     if claims is None:
         section = "## Claims ledger\n\n_The synthesizer returned no claims block._\n"
     return LedgerResult(section, [f"> **Flag:** {t}" for t in flag_texts])

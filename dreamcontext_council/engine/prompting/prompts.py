@@ -26,14 +26,18 @@ BASELINE_PERSONA = "(baseline)"
 class CheckMaterial:
     """What the check model reads after round N."""
 
-    convergence: int
-    leading: str | None
+    split: bool
+    """The personas do not all back one stance after round N (for the call's task only)."""
     perspectives: list[dict[str, Any]]
     """Every persona's round-1 perspective: slug, stance, conviction, headline, summary."""
     exchanges: list[dict[str, Any]]
     """Each round-2 exchange: critic, target, score ("6/10" or "no score"), points."""
     positions: list[dict[str, Any]]
     """Where each persona stands after round N: slug, stance, conviction, shift, summary."""
+    unanswered: list[dict[str, Any]] = field(default_factory=list)
+    """Critiques their target has not answered in a later round: round, critic, target."""
+    open_questions: list[dict[str, Any]] = field(default_factory=list)
+    """The open questions of each round-N answer: slug, points."""
 
 
 def phase_of(number: int) -> str:
@@ -62,12 +66,17 @@ class RoundMaterial:
     panel: str = ""
     landscape: list[dict[str, Any]] = field(default_factory=list)
     peer: dict[str, str] | None = None
-    critiques: list[dict[str, Any]] = field(default_factory=list)
+    own_previous: dict[str, Any] | None = None
+    """Round 2: the persona's own round-1 answer, whole."""
     directives: list[str] = field(default_factory=list)
     # Round 3 and later: the transcript so far (engine.prompting.transcript).
-    openings: list[dict[str, Any]] = field(default_factory=list)
+    transcript_rounds: list[dict[str, Any]] = field(default_factory=list)
+    """Each earlier round: round, title, answers (slug, text, latest, compressed) of the peers."""
     cross_examinations: list[dict[str, Any]] = field(default_factory=list)
+    """Who cross-examined whom, with the score (no text: it is in the answers)."""
     own_answers: list[dict[str, Any]] = field(default_factory=list)
+    critiques: list[dict[str, Any]] = field(default_factory=list)
+    """The critiques aimed at the persona from the latest cross-examination, whole."""
     transcript_log: str | None = None
     """The round-log bullet when the transcript was compressed to fit its budget."""
 
@@ -104,6 +113,7 @@ def persona_prompt(
         council_size=len(material.personas),
         options=material.options,
         cross_examination=material.peer is not None,
+        round=material.round,
         research={"persona": slug, "max_calls": tools.max_calls} if tools else None,
     )
     user = resources.render(
@@ -118,8 +128,9 @@ def persona_prompt(
         panel=material.panel,
         landscape=material.landscape,
         peer=material.peer,
+        own_previous=material.own_previous,
         critiques=material.critiques,
-        openings=material.openings,
+        transcript_rounds=material.transcript_rounds,
         cross_examinations=material.cross_examinations,
         own_answers=material.own_answers,
         directives=material.directives,
@@ -154,8 +165,9 @@ def baseline_prompt(material: RoundMaterial) -> Prompt:
         panel="",
         landscape=[],
         peer=None,
+        own_previous=None,
         critiques=[],
-        openings=[],
+        transcript_rounds=[],
         cross_examinations=[],
         own_answers=[],
         directives=[],
@@ -176,18 +188,21 @@ def repair_prompt(original: Prompt, previous: str, problem: str) -> Prompt:
 def check_prompt(
     question: str, number: int, rounds_planned: int, material: CheckMaterial
 ) -> Prompt:
-    """The one-word convergence check: round-1 perspectives, round-2 exchanges, round N."""
-    task = {"phase": "check", "round": number, "convergence": material.convergence}
+    """The one-word check: round-1 perspectives, round-2 exchanges, round N, what is unanswered.
+
+    No convergence figure reaches the prompt; the task says only whether the stances are split
+    (the scripted stand-in decides on it)."""
+    task = {"phase": "check", "round": number, "split": material.split}
     user = resources.render(
         "prompts/check.md.j2",
         question=question,
         round=number,
         rounds_planned=rounds_planned,
-        convergence=material.convergence,
-        leading=material.leading,
         perspectives=material.perspectives,
         exchanges=material.exchanges,
         positions=material.positions,
+        unanswered=material.unanswered,
+        open_questions=material.open_questions,
         task_json=_task_json(task),
     )
     return Prompt(resources.render("prompts/check-system.md.j2"), user, CHECK_MAX_TOKENS, task)

@@ -57,7 +57,7 @@ def record_reviews(
         for critic, (target, score) in reviews.items():
             by_critic[critic] = {"target": target, "score": score}
         data["rounds"] = dict(sorted(data["rounds"].items(), key=lambda kv: int(kv[0])))
-        atomic_write_json(files.paths.reviews, data)
+        atomic_write_json(files.paths.reviews, data, within=files.root.path)
 
 
 def answer_scores(data: dict[str, Any]) -> dict[tuple[str, int], float]:

@@ -2,7 +2,9 @@
 
 Under the gate nothing is compressed. Over it the answers are seated, one voice per
 persona first, by the review score each persona's reviewed answer received (or roster
-priority without reviews); the best seats stay verbatim and the rest go through
+priority without reviews); when the answers mark each persona's final one (synthesis
+does), the voices are those final answers, alternating between the majority and the
+dissent. The best seats stay verbatim and the rest go through
 `compression.compress_answer`. Pure: dataclasses in, dataclasses out.
 """
 
@@ -26,14 +28,54 @@ class Answer:
     """The persona's index in the roster (0 = first)."""
     review_score: float | None = None
     """The total score this answer received from its reviewers, or None when unreviewed."""
+    final: bool = False
+    """The persona's last answer: what it holds after the critiques (the tested material)."""
+    dissents: bool = False
+    """A final answer whose stance is not the leading one of the final round."""
 
     def __post_init__(self) -> None:
         if self.review_score is not None and math.isnan(self.review_score):
             raise ValueError(f"review score of {self.persona} R{self.round} is not a number")
 
 
+def _final_seat_order(answers: list[Answer]) -> list[int]:
+    """Seat order when final answers are marked (the rules are in ``seat_answers``)."""
+    best: dict[str, float] = {}
+    for answer in answers:
+        if answer.review_score is not None:
+            best[answer.persona] = max(
+                best.get(answer.persona, answer.review_score), answer.review_score
+            )
+
+    def rank(index: int) -> tuple[int, float, int, str]:
+        answer = answers[index]
+        score = best.get(answer.persona)
+        return (score is None, -(score or 0.0), answer.priority, answer.persona)
+
+    finals = sorted((i for i, a in enumerate(answers) if a.final), key=rank)
+    groups = [
+        [i for i in finals if not answers[i].dissents],
+        [i for i in finals if answers[i].dissents],
+    ]
+    voices: list[int] = []
+    turn = 0 if not finals or not answers[finals[0]].dissents else 1
+    while groups[0] or groups[1]:
+        if not groups[turn]:
+            turn = 1 - turn
+        voices.append(groups[turn].pop(0))
+        turn = 1 - turn
+    place = {answers[i].persona: n for n, i in enumerate(voices)}
+    rest = sorted(
+        (i for i, a in enumerate(answers) if not a.final),
+        key=lambda i: (place.get(answers[i].persona, len(place)), *rank(i), -answers[i].round),
+    )
+    return voices + rest
+
+
 def _seat_order(answers: list[Answer]) -> list[int]:
     """Indices of ``answers`` in seat order (the rules are in ``seat_answers``)."""
+    if any(answer.final for answer in answers):
+        return _final_seat_order(answers)
     scored = any(answer.review_score is not None for answer in answers)
 
     def key(index: int) -> tuple[int, float, int, int, str]:
@@ -73,6 +115,15 @@ def seat_answers(answers: list[Answer]) -> list[Answer]:
     answers follow, in the order of their personas, each persona's answers best
     first (latest first when unreviewed). So the top two seats go to two different
     personas whenever the debate has two.
+
+    When answers are marked ``final`` (synthesis marks each persona's last answer), the
+    seats go first to the final answers, the tested material: the personas ranked by the
+    best review score any of their answers received (unreviewed personas last, then
+    roster priority), taken alternately from the majority and from the dissent (final
+    answers marked ``dissents``), starting with the side of the best-ranked persona, so
+    the top two seats hold the best-reviewed final answer and the best-reviewed final
+    answer of the other side whenever there is a dissent. The earlier answers follow,
+    by the same persona order, latest first.
     """
     return [answers[index] for index in _seat_order(answers)]
 

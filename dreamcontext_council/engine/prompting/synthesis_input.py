@@ -17,6 +17,7 @@ from dreamcontext_council.engine.prompting.seating import (
 from dreamcontext_council.folder import frontmatter_io
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.storage import atomic_write_text
+from dreamcontext_council.rules import metrics
 
 
 @dataclass(frozen=True)
@@ -31,11 +32,18 @@ class CompressionSettings:
 
 def answers_of(files: DebateFiles, snapshot: DebateSnapshot) -> list[Answer]:
     """Every round entry of every persona, roster order then round, each with the total
-    score it received when it was reviewed."""
+    score it received when it was reviewed. Each persona's last answer is marked final,
+    and a final answer whose stance is not the final round's leading one as dissenting."""
     scores = answer_scores(load_reviews(files))
+    verdicts = snapshot.verdicts
+    last_round = max((e.round for p in snapshot.personas for e in p.entries), default=0)
+    lead = metrics.leading(verdicts.round(last_round))
     answers = []
     for priority, persona in enumerate(snapshot.personas):
-        for entry in sorted(persona.entries, key=lambda e: e.round):
+        ordered = sorted(persona.entries, key=lambda e: e.round)
+        for entry in ordered:
+            final = entry is ordered[-1]
+            verdict = verdicts.round(entry.round).get(persona.slug)
             answers.append(
                 Answer(
                     persona.slug,
@@ -43,6 +51,11 @@ def answers_of(files: DebateFiles, snapshot: DebateSnapshot) -> list[Answer]:
                     entry.body,
                     priority,
                     scores.get((persona.slug, entry.round)),
+                    final=final,
+                    dissents=final
+                    and lead is not None
+                    and verdict is not None
+                    and verdict.stance != lead,
                 )
             )
     return answers
@@ -68,7 +81,8 @@ def write_compressed_views(files: DebateFiles, decided: SynthesisInput) -> None:
             path.unlink(missing_ok=True)
             continue
         meta = {"persona": persona, "source": "report.md", "note": "compressed views for synthesis"}
-        atomic_write_text(path, frontmatter_io.render(meta, "\n".join(reversed(views))))
+        text = frontmatter_io.render(meta, "\n".join(reversed(views)))
+        atomic_write_text(path, text, within=files.root.path)
 
 
 def log_compression(files: DebateFiles, decided: SynthesisInput) -> None:
@@ -148,6 +162,7 @@ def build_answers(
             "round": i.answer.round,
             "text": i.view_text,
             "compressed": i.compressed,
+            "final": i.answer.final,
         }
         for i in decided.answers
     ]

@@ -90,7 +90,7 @@ class SoloBaseline:
             now_iso(),
             f"## Solo answer — {today()}\n\n{answer.body}",
         )
-        atomic_write_text(self.files.paths.baseline, text)
+        atomic_write_text(self.files.paths.baseline, text, within=self.files.root.path)
         self.files.append_log(
             f"Solo answer written — {today()}",
             [f"Model: {model}", f"Stance: {verdict.stance} ({verdict.conviction})"],

@@ -34,7 +34,8 @@ def synthesize(root: Root, debate_id: str) -> closing.Manifest:
         if began.changed or not files.paths.synthesis_input.exists():
             values, task = synthesis_values(root, files, compression_of(debate))
             prompt = prompts.synthesis_prompt(values, task)
-            atomic_write_text(files.paths.synthesis_input, synthesis_record(prompt))
+            record = synthesis_record(prompt)
+            atomic_write_text(files.paths.synthesis_input, record, within=root.path)
         listing = closing.synthesis_files(files, debate)
     return closing.Manifest(debate_id, began.changed, [SYNTHESIS_INPUT, *listing])
 

@@ -3,7 +3,10 @@ exactly-CONTINUE rule and the opt-in early stop.
 
 The check follows NiraNexus Council: after round 2 the orchestrator model reads every
 persona's round-1 perspective and a summary of each round-2 cross-examination exchange,
-and only an answer that is exactly CONTINUE runs another round.
+and only an answer that is exactly CONTINUE runs another round. It also reads what is
+still unanswered (the critiques their target has not answered yet, the questions the
+latest answers leave open) and no convergence figure: the seed's orchestrator is "not a
+quorum count", so the share of conviction on the leading option stays out of its prompt.
 """
 
 from __future__ import annotations
@@ -56,6 +59,31 @@ def logged_checks(log: str) -> dict[int, LoggedCheck]:
     return {n: LoggedCheck(n, answer) for n, answer in found if n is not None}
 
 
+CHECK_REASONS = {
+    "CONTINUE": "productive tension remained: open challenges, new evidence, positions still moving",
+    "CONVERGED": "the personas agree, or their disagreement is settled and stated",
+    "DEADLOCKED": "positions are fixed and another round would only repeat them",
+}
+
+
+def check_decisions(log: str, last_round: int, rounds_planned: int) -> list[str]:
+    """For the synthesizer: each check's decision with its reason, and why the debating ended."""
+    lines = []
+    for number, check in sorted(logged_checks(log).items()):
+        word = check.answer.strip().upper()
+        reason = CHECK_REASONS.get(word, "the answer was not CONTINUE")
+        going = "another round" if is_continue(word) else "synthesis"
+        lines.append(f"After round {number}: {check.answer} ({reason}) → {going}.")
+    if last_round not in logged_checks(log):
+        if last_round >= rounds_planned:
+            lines.append(f"After round {last_round}: the {rounds_planned} planned rounds were run.")
+        else:
+            lines.append(
+                f"After round {last_round}: the debate was sent to synthesis without a check."
+            )
+    return lines
+
+
 def check_heading(number: int, answer: str) -> str:
     """The round-log heading of a check; the answer is shown as one token."""
     token = "_".join(answer.strip().split())[:40] or "(empty)"
@@ -88,6 +116,12 @@ def exchange_points(critique: str) -> list[str]:
         more = len(points) - EXCHANGE_POINTS
         points = [*points[:EXCHANGE_POINTS], f"(and {more} more line{'s' * (more > 1)})"]
     return points
+
+
+def answered(entry: Any, critic: str) -> bool:
+    """Whether a later answer takes up a critic's critique: its Reactions to peers name the critic."""
+    reactions = (entry.section("Reactions to peers") or "") if entry else ""
+    return re.search(rf"(?<![\w-]){re.escape(critic)}(?![\w-])", reactions) is not None
 
 
 def check_material(files: DebateFiles, number: int) -> CheckMaterial:
@@ -128,6 +162,7 @@ def check_material(files: DebateFiles, number: int) -> CheckMaterial:
         )
     votes = verdicts.round(number)
     positions = []
+    open_questions = []
     for slug, verdict in votes.items():
         latest = entry(slug, number)
         positions.append(
@@ -139,8 +174,26 @@ def check_material(files: DebateFiles, number: int) -> CheckMaterial:
                 "summary": (latest.executive_summary or "").strip() if latest else "",
             }
         )
+        points = exchange_points(latest.section("Open questions") or "") if latest else []
+        if points:
+            open_questions.append({"slug": slug, "points": points})
+    unanswered = []
+    for key, by_critic in load_reviews(files)["rounds"].items():
+        reviewed = int(key)
+        if reviewed > number:
+            continue
+        for critic, review in by_critic.items():
+            target = str(review.get("target", "?"))
+            later = [entry(target, r) for r in range(reviewed + 1, number + 1)]
+            if not any(answered(e, critic) for e in later):
+                unanswered.append({"round": reviewed, "critic": critic, "target": target})
     return CheckMaterial(
-        metrics.convergence(votes), metrics.leading(votes), perspectives, exchanges, positions
+        len({v.stance for v in votes.values()}) > 1,
+        perspectives,
+        exchanges,
+        positions,
+        unanswered,
+        open_questions,
     )
 
 

@@ -20,7 +20,7 @@ from dreamcontext_council.engine.model_calls.accounting import (
 from dreamcontext_council.engine.model_calls.caller import Caller
 from dreamcontext_council.engine.model_calls.disk_queue import DiskQueue
 from dreamcontext_council.engine.prompting import prompts, transcript
-from dreamcontext_council.engine.prompting.reviews import load_reviews, record_reviews
+from dreamcontext_council.engine.prompting.reviews import record_reviews
 from dreamcontext_council.engine.protocol.answer_cap import (
     DEFAULT_MAX_ANSWER_KB,
     CappedAnswer,
@@ -35,8 +35,9 @@ from dreamcontext_council.engine.protocol.contract import (
 from dreamcontext_council.engine.protocol.pairing import derangement
 from dreamcontext_council.engine.providers.base import Prompt
 from dreamcontext_council.engine.providers.models import ModelSpec, parse_model
-from dreamcontext_council.errors import CouncilError
+from dreamcontext_council.errors import CouncilError, LinkOut
 from dreamcontext_council.folder.paths import Root
+from dreamcontext_council.folder.safe_write import folders_ready
 from dreamcontext_council.folder.storage import atomic_write_text
 from dreamcontext_council.rules.debate import Debate
 from dreamcontext_council.rules.persona import PersonaContext
@@ -96,19 +97,6 @@ def scored_reviews(
     return found
 
 
-def critiques_for(files: DebateFiles, slug: str) -> list[dict[str, object]]:
-    """The round-2 cross-examinations aimed at this persona."""
-    found = []
-    for critic, review in load_reviews(files)["rounds"].get("2", {}).items():
-        if review.get("target") != slug:
-            continue
-        entry = next((e for e in files.entries(critic) if e.round == 2), None)
-        text = entry.section("Cross-examination") if entry else None
-        if text:
-            found.append({"critic": critic, "score": review.get("score"), "text": text})
-    return found
-
-
 def round_material(
     files: DebateFiles,
     debate: Debate,
@@ -138,33 +126,29 @@ def round_material(
     )
     if number == 1:
         return material  # blind: nothing from any peer
-    material.panel = context.panel(number) or ""
-    material.landscape = [
-        {"slug": s, "stance": v.stance, "conviction": v.conviction, "headline": v.headline}
-        for s, v in verdicts.round(number - 1).items()
-    ]
     if number == 2:
+        # The critic reads the arguments: its own round-1 answer, then its peer's whole
+        # answer, then the peers' summaries; no table of stances and convictions.
+        material.panel = context.panel(number) or ""
+        own = next((e for e in files.entries(slug) if e.round == 1), None)
+        if own is not None:
+            material.own_previous = {"round": 1, "text": own.body}
         peer = pairs.get(slug)
         entry = next((e for e in files.entries(peer) if e.round == 1), None) if peer else None
         if peer and entry:
             material.peer = {"slug": peer, "text": entry.body}
-        own = next((e for e in files.entries(slug) if e.round == 1), None)
-        if own is not None:  # seed 002: positions are tested, so the critic keeps its own
-            material.own_answers = [{"round": 1, "text": own.body, "compressed": False}]
-    else:
-        material.critiques = critiques_for(files, slug)
-        seen = transcript.rebuttal_transcript(
-            files,
-            roster,
-            slug,
-            number,
-            material.critiques,
-            budget=transcript_budget,
-        )
-        material.openings = seen.openings
-        material.cross_examinations = seen.cross_examinations
-        material.own_answers = seen.own_answers
-        material.transcript_log = seen.log_line(slug)
+        return material
+    seen = transcript.rebuttal_transcript(files, roster, slug, number, budget=transcript_budget)
+    material.transcript_rounds = seen.rounds
+    material.cross_examinations = seen.cross_examinations
+    material.own_answers = seen.own_answers
+    material.critiques = seen.critiques
+    material.transcript_log = seen.log_line(slug)
+    # The count of stances comes after every argument, for reference only.
+    material.landscape = [
+        {"slug": s, "stance": v.stance, "conviction": v.conviction, "headline": v.headline}
+        for s, v in verdicts.round(number - 1).items()
+    ]
     return material
 
 
@@ -257,6 +241,8 @@ class RoundRunner:
                 result.kept.append(slug)
             elif isinstance(outcome, BudgetReached):
                 result.budget = str(outcome)
+            elif isinstance(outcome, LinkOut):
+                raise outcome  # the folder, not the persona: nothing more is written
             elif isinstance(outcome, CouncilError | ContractError):
                 result.failed[slug] = str(outcome)
             elif isinstance(outcome, BaseException):
@@ -408,6 +394,9 @@ class RoundRunner:
         verdict = answer.verdict
         try:
             with self.files.lock():
+                kept_at = self.files.persona_paths(slug).raw_answer(number)
+                if raw is not None:  # a `raw` link out stops the run before the answer is saved
+                    folders_ready(kept_at, self.root.path)
                 saved = submissions.record_answer(
                     self.root,
                     debate.id,
@@ -421,9 +410,7 @@ class RoundRunner:
                     verdict_before=verdict_before,
                 )
                 if saved and raw is not None:
-                    path = self.files.persona_paths(slug).raw_answer(number)
-                    path.parent.mkdir(exist_ok=True)
-                    atomic_write_text(path, raw)
+                    atomic_write_text(kept_at, raw, within=self.root.path)
         except BaseException as exc:
             # Paid for but not on disk (a full disk): not `ok`, so a rerun asks again.
             failed = with_outcome(usage_line, "failed", f"the answer could not be saved: {exc}")

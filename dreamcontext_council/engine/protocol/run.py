@@ -42,6 +42,7 @@ from dreamcontext_council.errors import ProviderError, RunStopped, StateError
 from dreamcontext_council.folder.leftovers import remove_leftover_staging, remove_leftover_temps
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.run_record import RunRecord, begin_run, end_run, record_stop
+from dreamcontext_council.folder.safe_write import file_ready
 from dreamcontext_council.folder.storage import locked
 from dreamcontext_council.rules.roundlog import persona_failures
 from dreamcontext_council.views.failures import absence_lines, grouped_reasons, shorten_at_word
@@ -114,6 +115,7 @@ class CouncilRun:
             options.max_cost,
             options.max_calls,
             options.shared_budget,
+            within=root.path,
         )
         self.caller = Caller(providers, self.ledger, progress)
         self.progress = progress
@@ -137,6 +139,9 @@ class CouncilRun:
 
     async def run(self) -> RunOutcome:
         """Drive the debate, refusing to if another `run` is driving it already."""
+        # Links out (the run lock, usage.jsonl) are refused before the first call is paid for.
+        file_ready(self.files.paths.folder / RUN_LOCK_NAME, self.root.path)
+        file_ready(self.files.paths.usage, self.root.path)
         lock = FileLock(str(self.files.paths.folder / RUN_LOCK_NAME), timeout=0)
         try:
             lock.acquire()
@@ -147,7 +152,7 @@ class CouncilRun:
             ) from None
         try:
             self._remove_leftover_temps()
-            record = begin_run(self.files.paths.folder)
+            record = begin_run(self.files.paths.folder, within=self.root.path)
             with throttled_submissions(LIVE_REFRESH_S):
                 outcome = await self._recording_stops(record)
         finally:
@@ -185,7 +190,7 @@ class CouncilRun:
         # The folder may be what failed (a full disk): the error the user sees comes first.
         with contextlib.suppress(Exception):
             status = str(self.files.debate().status)
-            record_stop(self.files.paths.folder, record, reason, status)
+            record_stop(self.files.paths.folder, record, reason, status, within=self.root.path)
 
     def _remove_leftover_temps(self) -> None:
         """Delete the temps a killed run (or command) left, and the folders a killed `new`
@@ -196,7 +201,7 @@ class CouncilRun:
         """
         with self.files.lock():
             remove_leftover_temps(self.files.paths.folder)
-        with locked(self.root.council):
+        with locked(self.root.council, within=self.root.path):
             remove_leftover_temps(self.root.council, recursive=False)
         remove_leftover_staging(self.root.council)  # folders a killed `new` was building
         remove_leftover_temps(self.root.live_file.parent, recursive=False)
@@ -295,7 +300,7 @@ class CouncilRun:
         return self.options.synth_model or self.default_model
 
     def _check_model(self) -> str:
-        return self.options.check_model or self.default_model
+        return self.options.check_model or self.options.synth_model or self.default_model
 
     def _round_runner(self) -> RoundRunner:
         return RoundRunner(

@@ -17,6 +17,7 @@ from dreamcontext_council.engine.model_calls.accounting import (
 )
 from dreamcontext_council.engine.model_calls.caller import Caller
 from dreamcontext_council.engine.prompting import prompts
+from dreamcontext_council.engine.prompting.reviews import load_reviews
 from dreamcontext_council.engine.prompting.synthesis_input import (
     CompressionSettings,
     build_answers,
@@ -26,6 +27,7 @@ from dreamcontext_council.engine.protocol.answer_cap import (
     CappedAnswer,
     cap_answer,
 )
+from dreamcontext_council.engine.protocol.convergence import check_decisions
 from dreamcontext_council.engine.providers.base import Prompt
 from dreamcontext_council.engine.providers.models import parse_model
 from dreamcontext_council.errors import CouncilError, StateError
@@ -34,7 +36,7 @@ from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.storage import atomic_write_text, read_text
 from dreamcontext_council.resources import render
 from dreamcontext_council.rules import metrics
-from dreamcontext_council.rules.diversity import diversity
+from dreamcontext_council.rules.diversity import diversity, family_of
 from dreamcontext_council.rules.markdown import normalize_title, sections
 from dreamcontext_council.views.failures import short_council_sentence
 from dreamcontext_council.views.timeline import render_timeline
@@ -73,6 +75,10 @@ def tally_line(files: DebateFiles, number: int) -> str:
     )
 
 
+def _score(value: object) -> str:
+    return f"{value:g}/10" if isinstance(value, int | float) else "no score"
+
+
 def split_sections(text: str) -> dict[str, str]:
     """The model's `##` sections by their normalized title."""
     return {normalize_title(s.title): s.body.strip("\n") for s in sections(text, 2)}
@@ -109,6 +115,16 @@ def synthesis_values(
     ]
     from dreamcontext_council.engine.prompting.attachments import attachments_for_prompt
 
+    reviews = [
+        {
+            "round": int(key),
+            "critic": critic,
+            "target": review.get("target", "?"),
+            "score": _score(review.get("score")),
+        }
+        for key, by_critic in load_reviews(files)["rounds"].items()
+        for critic, review in by_critic.items()
+    ]
     values = {
         "debate_id": debate.id,
         "question": debate.section("Question") or debate.topic,
@@ -119,6 +135,8 @@ def synthesis_values(
         "attachments": attachments_for_prompt(files),
         "research": research,
         "answers": answers,
+        "reviews": reviews,
+        "decisions": check_decisions(files.log(), number, debate.rounds_planned),
     }
     final = snapshot.verdicts.round(number)
     task = {
@@ -167,7 +185,7 @@ class Synthesizer:
                 )
             report = self.files.paths.final_report
             if report.exists():
-                kept = keep_previous_report(report)
+                kept = keep_previous_report(report, within=self.root.path)
                 self.files.append_log(
                     f"Resynthesis — {today()}", [f"Previous report kept as {kept.name}"]
                 )
@@ -182,7 +200,9 @@ class Synthesizer:
         """Call the synthesizer, repair once if sections or claims are missing, write the report."""
         values, task = self.input_values()
         prompt = prompts.synthesis_prompt(values, task)
-        atomic_write_text(self.files.paths.synthesis_input, synthesis_record(prompt))
+        atomic_write_text(
+            self.files.paths.synthesis_input, synthesis_record(prompt), within=self.root.path
+        )
         spec = parse_model(self.model)
         number = self.files.debate().current_round
         completion, line = await self.caller.ask(
@@ -195,7 +215,8 @@ class Synthesizer:
             # Paid for, but only quoted in the repair request: a rerun asks again.
             await self.caller.append(with_outcome(line, BROKEN))
             repair = repair_prompt(prompt, capped.text, "; ".join(problems) + ".")
-            atomic_write_text(self.files.paths.synthesis_input, synthesis_record(prompt, repair))
+            record = synthesis_record(prompt, repair)
+            atomic_write_text(self.files.paths.synthesis_input, record, within=self.root.path)
             completion, line = await self.caller.ask(
                 spec, repair, persona=SYNTHESIS_CALLER, round=number, phase="repair"
             )
@@ -214,7 +235,9 @@ class Synthesizer:
         )
         try:
             if capped.truncated:
-                atomic_write_text(self.files.paths.synthesis_raw, completion.text)
+                atomic_write_text(
+                    self.files.paths.synthesis_raw, completion.text, within=self.root.path
+                )
             self.write(draft, used)
         except Exception as exc:
             await self.caller.append(
@@ -249,9 +272,11 @@ class Synthesizer:
         snapshot = load_snapshot(self.root, self.files.id)
         debate = snapshot.debate
         number = debate.current_round
-        ledger = apply_claims(self.root, self.files, draft.claims)
+        models = snapshot.persona_models()
+        families = {slug: family_of(model) for slug, model in models.items()}
+        ledger = apply_claims(self.root, self.files, draft.claims, families)
         verdict = draft.sections.get(normalize_title(VERDICT), "").strip("\n")
-        mix = diversity(snapshot.persona_models().values())
+        mix = diversity(models.values())
         verdict += f"\n\nModel diversity: {mix.line()}."
         short = short_council_sentence(absences(self.files, debate))
         if short:
@@ -285,7 +310,9 @@ class Synthesizer:
             "rounds": number,
         }
         atomic_write_text(
-            self.files.paths.final_report, frontmatter_io.render(meta, "\n\n".join(parts))
+            self.files.paths.final_report,
+            frontmatter_io.render(meta, "\n\n".join(parts)),
+            within=self.root.path,
         )
         self.files.append_log(f"Synthesis written — {today()}", [f"Synthesizer: {model}"])
 
@@ -314,7 +341,7 @@ def solo_section(snapshot: DebateSnapshot) -> str | None:
     return f"## {SOLO_SECTION}\n\n" + "\n".join(lines)
 
 
-def keep_previous_report(report: Path) -> Path:
+def keep_previous_report(report: Path, *, within: Path) -> Path:
     """Copy final-report.md to final-report.<UTC stamp>.md; never over an earlier copy.
 
     When an earlier copy already holds the same bytes (a resynthesis that failed and
@@ -330,7 +357,7 @@ def keep_previous_report(report: Path) -> Path:
     while kept.exists():  # two resyntheses within one second
         number += 1
         kept = report.with_name(f"final-report.{stamp}-{number}.md")
-    atomic_write_text(kept, text)
+    atomic_write_text(kept, text, within=within)
     return kept
 
 

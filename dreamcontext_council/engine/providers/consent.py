@@ -182,7 +182,7 @@ def _allow(files: DebateFiles, section: str, wanted: set[str], env: Mapping[str,
         return
     path = trust_file(env)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with locked(path.parent):
+    with locked(path.parent, within=None):  # the user's config folder: trusted
         data = _load(path)
         key = folder_key(files)
         known = set(data[section].get(key, []))
@@ -197,6 +197,7 @@ def _allow(files: DebateFiles, section: str, wanted: set[str], env: Mapping[str,
                 for name, entries in data.items()
                 if entries or name == COMMANDS
             },
+            within=None,
         )
 
 

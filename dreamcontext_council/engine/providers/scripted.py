@@ -103,8 +103,11 @@ def persona_answer(task: dict[str, Any]) -> str:
         lines += [
             "",
             "### Cross-examination",
-            f"**{peer}** states its position without numbers; the rollback cost is assumed, not shown.",
-            f"It leaves out how {lens} changes the outcome.",
+            f"> {peer} backs its option with conviction.",
+            f"- Major: **{peer}** states its position without numbers; the rollback cost is "
+            "assumed, not shown.",
+            f"- Minor: it leaves out how {lens} changes the outcome.",
+            f"- Strongest point: {peer} names the option it backs and why.",
             f"Score: {score}/10",
         ]
     lines += [
@@ -123,8 +126,8 @@ def persona_answer(task: dict[str, Any]) -> str:
 
 
 def check_answer(task: dict[str, Any]) -> str:
-    """CONTINUE while convergence is under 85%, else CONVERGED."""
-    return "CONTINUE" if int(task.get("convergence", 100)) < 85 else "CONVERGED"
+    """CONTINUE while the personas' stances are split, else CONVERGED."""
+    return "CONTINUE" if task.get("split") else "CONVERGED"
 
 
 def synthesis_answer(task: dict[str, Any]) -> str:

@@ -342,7 +342,13 @@ async def _auto_personas(
     spec = parse_model(request.check_model or request.model or default_model(request.env))
     caller = Caller(
         providers,
-        Ledger(files.paths.usage, prices, request.max_cost, request.max_calls),
+        Ledger(
+            files.paths.usage,
+            prices,
+            request.max_cost,
+            request.max_calls,
+            within=files.root.path,
+        ),
         QuietProgress(),
     )
     prompt = prompts.personas_prompt(debate.topic, debate.options, AUTO_COUNT)

@@ -20,6 +20,7 @@ from dreamcontext_council.engine.protocol.answer_cap import DEFAULT_MAX_ANSWER_K
 from dreamcontext_council.engine.providers.keys import url_without_credentials
 from dreamcontext_council.engine.providers.models import default_model
 from dreamcontext_council.errors import StateError, UsageError
+from dreamcontext_council.folder.safe_write import file_ready
 from dreamcontext_council.rules.run_settings import (
     DEFAULT_MAX_TOOL_CALLS,
     DEFAULT_RETRIES,
@@ -138,6 +139,7 @@ def record(
     file only what the user named this time (engine/providers/consent.py), never what was recorded.
     """
     assert request.model is not None, "settle() names the run's model"
+    file_ready(files.paths.folder / run_lock, files.root.path)  # a link is not opened
     lock = FileLock(str(files.paths.folder / run_lock), timeout=0)
     try:
         lock.acquire()
