@@ -2,9 +2,8 @@
 
 The prompts of every phase are rendered for a copy of the reference debate (with an
 attachment, a cross-examination seed and round-2 review scores added), from the same
-builders `run` uses; the
-`##` sections of each user message must be the table's, in the table's order, and a
-section the table does not mark optional (`?`) must be there.
+builders `run` uses; the `##` sections of each user message must be the table's, in the
+table's order, and a section the table does not mark optional (`?`) must be there.
 """
 
 from __future__ import annotations
