@@ -102,7 +102,8 @@ def test_a_call_waiting_on_the_disk_does_not_stall_the_others(workdir: Path, run
         async with Client(server(workdir), read_timeout_seconds=120) as client:
             with anyio.fail_after(90):
                 async with anyio.create_task_group() as calls:
-                    with locked(folder):  # another writer holds the debate (up to 60 s)
+                    # another writer holds the debate (up to 60 s)
+                    with locked(folder, within=workdir / "_dream_context"):
                         calls.start_soon(append, client)
                         await anyio.sleep(0)  # the append goes out first
                         listed = await client.call_tool("council_list", {"which": "all"})
