@@ -13,7 +13,7 @@ from pathlib import Path
 from dreamcontext_council.actions.files import DebateFiles
 from dreamcontext_council.folder.paths import Root
 
-from .support import OPTIONS, TOPIC, Council
+from .support import OPTIONS, TOPIC, Council, entry
 
 SLUGS = ("risk-auditor", "growth-cfo", "user-advocate")
 HAND_ONLY = {"Your persona", "Facts new since round", "Attachment files", "What to submit"}
@@ -198,3 +198,55 @@ def test_a_debate_started_without_a_seed_keeps_the_protocol_it_began_with(
     assert not (council.folder(debate_id) / "reviews.json").exists()
     sent = sent_user_message(council.folder(debate_id), "risk-auditor", 2)
     assert "cross-examination assignment" not in sent
+
+
+def hold_round_by_hand(council: Council, debate_id: str, number: int, stances: list[str]) -> None:
+    """Round N by hand: each persona's verdict and entry (a scored critique in round 2)."""
+    assert council("round", "start", debate_id, str(number)).code == 0
+    pairs = council.meta(debate_id).get("cross_examination") or {}
+    for slug, stance in zip(SLUGS, stances, strict=True):
+        args = ["--stance", stance, "--conviction", "80", "--headline", f"{slug} backs {stance}"]
+        assert council("verdict", debate_id, slug, str(number), *args).code == 0
+        body = entry(f"{slug} backs {stance} in round {number}.")
+        if number == 2 and slug in pairs:
+            body += f"### Cross-examination\n- {pairs[slug]} skips the rollback.\n\nScore: 7/10\n"
+        appended = council("report", "append", debate_id, slug, "--round", str(number), input=body)
+        assert appended.code == 0, appended.err
+
+
+def test_round_end_early_stop_is_the_numeric_stop_run_early_stop_uses(council: Council) -> None:
+    debate_id = council.new(TOPIC, "--options", OPTIONS, "--rounds", "3")
+    for slug in SLUGS:
+        council.add_persona(debate_id, slug, model="scripted")
+    hold_round_by_hand(council, debate_id, 1, ["A", "A", "A"])
+    first = council("round", "end", debate_id, "1", "--early-stop")
+    assert first.code == 0 and "No early stop" in first.out  # one round is not two
+    hold_round_by_hand(council, debate_id, 2, ["A", "A", "A"])
+
+    ended = council("round", "end", debate_id, "2", "--early-stop", "--json")
+
+    assert ended.code == 0, ended.err
+    assert ended.json()["early_stop"] is True
+    assert "## Convergence check after round 2 — CONVERGED" in council.log(debate_id)
+    assert "Early stop (--early-stop): 90% or more in two rounds in a row." in council.log(
+        debate_id
+    )
+    ran = council("run", debate_id)  # `run` reads the stop as its own check: no check call
+    assert ran.code == 0, ran.err
+    assert council.status(debate_id) == "complete"
+    assert not [c for c in council.usage(debate_id) if c["phase"] == "check"]
+    assert not any(
+        e.round == 3 for e in DebateFiles(Root(council.root), debate_id).entries("growth-cfo")
+    )
+
+
+def test_without_early_stop_a_unanimous_round_is_not_a_stop(council: Council) -> None:
+    debate_id = council.new(TOPIC, "--options", OPTIONS, "--rounds", "3")
+    for slug in SLUGS:
+        council.add_persona(debate_id, slug, model="scripted")
+    for number in (1, 2):
+        hold_round_by_hand(council, debate_id, number, ["A", "A", "A"])
+        ended = council("round", "end", debate_id, str(number))
+        assert ended.code == 0 and "early stop" not in ended.out.lower()
+    assert "Convergence check" not in council.log(debate_id)
+    assert council("round", "start", debate_id, "3").code == 0  # the orchestrator decides
