@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from dreamcontext_council.actions.closing import begin_synthesis, complete_debate, promote
-    from dreamcontext_council.actions.context import round_context
     from dreamcontext_council.actions.convene import create_agent, list_agents, new_debate
     from dreamcontext_council.actions.interlude import inject_fact, queue_directive
     from dreamcontext_council.actions.rounds import end_round, extend_rounds, start_round
@@ -37,7 +36,6 @@ if TYPE_CHECKING:
 
 _HOMES = {
     "dreamcontext_council.actions.closing": ("begin_synthesis", "complete_debate", "promote"),
-    "dreamcontext_council.actions.context": ("round_context",),
     "dreamcontext_council.actions.convene": ("create_agent", "list_agents", "new_debate"),
     "dreamcontext_council.actions.interlude": ("inject_fact", "queue_directive"),
     "dreamcontext_council.actions.rounds": ("end_round", "extend_rounds", "start_round"),
@@ -92,6 +90,5 @@ __all__ = [
     "queue_directive",
     "record_verdict",
     "require_root",
-    "round_context",
     "start_round",
 ]

@@ -298,7 +298,17 @@ class Chair:
             f"peer point R{number}",
         )
         summary = f"{slug} thinks round {number} points to option {stance}."
-        self.ok("report", "append", debate_id, slug, "--round", str(number), input=entry(summary))
+        body = entry(summary)
+        peer = self.assignment(debate_id, slug) if number == 2 else None
+        if peer:  # round 2 with an assignment: the critique and its score, or it is refused
+            body += f"### Cross-examination\n- {peer} ignores the cutover window.\n\nScore: 6/10\n"
+        self.ok("report", "append", debate_id, slug, "--round", str(number), input=body)
+
+    def assignment(self, debate_id: str, slug: str) -> str | None:
+        """The peer `slug` cross-examines in round 2, as debate.md records it."""
+        meta = frontmatter.loads((self.folder(debate_id) / "debate.md").read_text("utf-8"))
+        pairs = meta.metadata.get("cross_examination") or {}
+        return pairs.get(slug) if isinstance(pairs, dict) else None
 
     def play_round(self, debate_id: str, number: int, votes: Mapping[str, tuple[str, int]]) -> None:
         self.ok("round", "start", debate_id, str(number))

@@ -106,7 +106,7 @@ def test_round_context_shows_both_directives_on_the_reference(
     debate_md.write_text(text.replace("status: complete", "status: round_2_running"))
     page = ref_cli("round-context", fixture_root.id, "growth-cfo")
     assert page.code == 0, page.err
-    directives = page.out.split("## Directives for round 2", 1)[1]
+    directives = page.out.split("## Directives for you this round", 1)[1]
     assert "- What does the migration cost in engineer-weeks?" in directives
     assert "- Steelman option B for this round." in directives
 
@@ -116,7 +116,7 @@ def test_round_context_of_a_closed_debate_shows_its_last_round(
 ) -> None:
     page = ref_cli("round-context", fixture_root.id, "growth-cfo").out
     assert "Round: 2 of 2 (status: complete)" in page
-    directives = page.split("## Directives for round 2", 1)[1]
+    directives = page.split("## Directives for you this round", 1)[1]
     assert "- What does the migration cost in engineer-weeks?" in directives
     assert "- Steelman option B for this round." in directives
 
@@ -134,9 +134,15 @@ def test_round_context_shows_every_queued_directive(chair: Chair, cli: Runner) -
     before_start = cli("round-context", debate_id, "growth-cfo").out
     chair.ok("round", "start", debate_id, "2")
     during = cli("round-context", debate_id, "growth-cfo").out
-    for page in (before_start, during):
-        section = page.split("## Directives for round 2", 1)[1].split("## What to submit")[0]
-        assert [line[2:] for line in section.split("\n") if line.startswith("- ")] == questions
+    peer = chair.assignment(debate_id, "growth-cfo")
+    assigned = [f"Cross-examine {peer}: find the factual errors"]
+    for page, added in ((before_start, []), (during, assigned)):
+        section = page.split("## Directives for you this round", 1)[1].split("## What to submit")[0]
+        found = [line[2:] for line in section.split("\n") if line.startswith("- ")]
+        assert found[: len(questions)] == questions
+        assert [
+            line[: len(a)] for line, a in zip(found[len(questions) :], added, strict=True)
+        ] == added
     other = cli("round-context", debate_id, "risk-auditor").out
     assert "engineer-weeks" not in other
 

@@ -251,7 +251,11 @@ def test_repeating_a_command_that_took_effect_changes_nothing(
 ) -> None:
     debate_id = debated
     summary = "user-advocate thinks round 2 points to option B."
-    argv = [a.replace("{id}", debate_id).replace("{entry}", entry(summary)) for a in args]
+    peer = chair.assignment(debate_id, "user-advocate")
+    critique = f"### Cross-examination\n- {peer} ignores the cutover window.\n\nScore: 6/10\n"
+    argv = [
+        a.replace("{id}", debate_id).replace("{entry}", entry(summary) + critique) for a in args
+    ]
     first = cli(*argv)
     assert first.code == 0, first.err
     before = tree_bytes(chair.root, live_heartbeat=True)

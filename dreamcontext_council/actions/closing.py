@@ -14,7 +14,7 @@ from dreamcontext_council.folder import frontmatter_io
 from dreamcontext_council.folder.names import check_slug, new_knowledge_id, slugify
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.storage import atomic_write_text, read_text
-from dreamcontext_council.rules.debate import Status
+from dreamcontext_council.rules.debate import Debate, Status
 from dreamcontext_council.rules.markdown import find_section, normalize_title, sections
 
 KNOWLEDGE_SLUG_LIMIT = 80
@@ -38,6 +38,22 @@ class Manifest:
     files: list[str]
 
 
+def synthesis_files(files: DebateFiles, debate: Debate) -> list[str]:
+    """What the synthesizer reads, relative to the debate folder: a persona's compressed.md
+    (the views it was given) in place of its report.md when there is one."""
+    listing = ["debate.md", "verdicts.json", "round-log.md"]
+    for slug in debate.personas:
+        paths = files.persona_paths(slug)
+        if paths.compressed.exists():
+            listing.append(f"{slug}/compressed.md")
+        elif paths.report.exists():
+            listing.append(f"{slug}/report.md")
+        listing += [f"{slug}/researches/{e['slug']}.md" for e in files.research_index(slug)]
+    if files.paths.attachments.is_dir():
+        listing += [f"attachments/{p.name}" for p in sorted(files.paths.attachments.iterdir())]
+    return listing
+
+
 def begin_synthesis(root: Root, debate_id: str) -> Manifest:
     """Status → synthesizing (needs the last started round complete); list what to read."""
     files = DebateFiles(root, debate_id)
@@ -46,16 +62,7 @@ def begin_synthesis(root: Root, debate_id: str) -> Manifest:
         status = debate.status
         changed = status.phase != "synthesizing"
         # The manifest is read before the status changes, so a broken file changes nothing.
-        listing = ["debate.md", "verdicts.json", "round-log.md"]
-        for slug in debate.personas:
-            paths = files.persona_paths(slug)
-            if paths.compressed.exists():
-                listing.append(f"{slug}/compressed.md")
-            elif paths.report.exists():
-                listing.append(f"{slug}/report.md")
-            listing += [f"{slug}/researches/{e['slug']}.md" for e in files.research_index(slug)]
-        if files.paths.attachments.is_dir():
-            listing += [f"attachments/{p.name}" for p in sorted(files.paths.attachments.iterdir())]
+        listing = synthesis_files(files, debate)
         if changed:
             refusal = synthesis_refusal(debate_id, status, debate.current_round)
             if refusal is not None:

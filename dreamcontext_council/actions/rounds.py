@@ -31,13 +31,15 @@ def start_round(
     *,
     directives: Mapping[str, str] | None = None,
     seed: int | None = None,
+    pairs: Mapping[str, str] | None = None,
 ) -> RoundChange:
     """Start round N; for N >= 2 inject the round N-1 cross-context panel into every persona once.
 
     `directives` (persona → text) are queued for round N in the same write of each context
     file as its panel, as `queue_directive` would queue them (once; empty text refused).
-    `seed`, the pairing seed of a run, is recorded in the same write of debate.md when the
-    debate has none yet."""
+    `seed`, the cross-examination seed, is recorded in the same write of debate.md when the
+    debate has none yet, and so are `pairs` (critic → peer, round 2's cross-examination)
+    under `cross_examination`."""
     queued = {slug: " ".join(text.split()) for slug, text in (directives or {}).items()}
     for slug, text in queued.items():
         if not text or "\x00" in text:
@@ -72,6 +74,8 @@ def start_round(
         debate.meta["current_round"] = number
         if seed is not None:
             debate.meta.setdefault("seed", seed)
+        if pairs:
+            debate.meta["cross_examination"] = dict(pairs)
         files.save_debate(debate)
         files.append_log(
             f"Round {number} started — {today()}", [f"Personas: {', '.join(debate.personas)}"]

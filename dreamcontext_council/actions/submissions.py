@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -110,22 +111,36 @@ class ReportResult:
 
 
 def append_report(
-    root: Root, debate_id: str, slug: str, body: str, *, number: int | None = None
+    root: Root,
+    debate_id: str,
+    slug: str,
+    body: str,
+    *,
+    number: int | None = None,
+    vet: Callable[[RoundEntry], None] | None = None,
 ) -> ReportResult:
     """Add the persona's round entry (newest on top); a later entry for the round replaces it.
 
     An entry left inside an open code fence is closed before it is stored, so it cannot hide
-    the older entries below it; the warnings and the round log say so."""
+    the older entries below it; the warnings and the round log say so. `vet`, a rule of the
+    protocol above this layer, sees the entry once the round and every file it reads are
+    checked, under the lock, and refuses it by raising: then nothing is written."""
     check_length(
         body,
         limits.MAX_ENTRY_CHARS,
         "The round entry",
         "Keep the entry to its sections and put long material in a research note.",
     )
-    return _append_report(DebateFiles(root, debate_id), slug, body, number)
+    return _append_report(DebateFiles(root, debate_id), slug, body, number, vet)
 
 
-def _append_report(files: DebateFiles, slug: str, body: str, number: int | None) -> ReportResult:
+def _append_report(
+    files: DebateFiles,
+    slug: str,
+    body: str,
+    number: int | None,
+    vet: Callable[[RoundEntry], None] | None = None,
+) -> ReportResult:
     debate_id = files.id
     cleaned, named = clean_entry_body(body)
     check_entry_body(cleaned)
@@ -147,6 +162,8 @@ def _append_report(files: DebateFiles, slug: str, body: str, number: int | None)
         previous = next((e for e in entries if e.round == number), None)
         replaced = previous is not None
         entry = RoundEntry(number, today(), cleaned)
+        if vet is not None:
+            vet(entry)
         entries = with_entry(entries, entry)
         files.save_entries(slug, entries)
         _count_entries(files, slug, context, entries)

@@ -236,11 +236,16 @@ def _round_result(change: rounds.RoundChange, as_json: bool) -> None:
 def round_start(debate_id: str, number: int, as_json: bool) -> None:
     """Start round N; from round 2 inject the cross-context panel into every persona (once).
 
+    Round 1 records the cross-examination seed; round 2 pairs each persona with the peer it
+    cross-examines (recorded in debate.md, queued as a directive), as `run` does.
+
     \b
     Example:
       dreamcontext council round start council_AbC12345 1
     """
-    _round_result(rounds.start_round(current_root(), debate_id, number), as_json)
+    from dreamcontext_council.engine.protocol.cross_exam import open_round
+
+    _round_result(open_round(current_root(), debate_id, number), as_json)
 
 
 @round_group.command("end")
@@ -249,16 +254,37 @@ def round_start(debate_id: str, number: int, as_json: bool) -> None:
 @click.option(
     "--excuse", multiple=True, help="A persona whose missing report is accepted (repeatable)."
 )
+@click.option(
+    "--early-stop",
+    is_flag=True,
+    help="End the debating when this round and the last reach 90% convergence (as run --early-stop).",
+)
 @root_option
 @json_option
-def round_end(debate_id: str, number: int, excuse: tuple[str, ...], as_json: bool) -> None:
+def round_end(
+    debate_id: str, number: int, excuse: tuple[str, ...], early_stop: bool, as_json: bool
+) -> None:
     """Close round N; fails naming every persona whose report is missing.
 
     \b
     Example:
       dreamcontext council round end council_AbC12345 1
     """
-    _round_result(rounds.end_round(current_root(), debate_id, number, excused=excuse), as_json)
+    if not early_stop:
+        _round_result(rounds.end_round(current_root(), debate_id, number, excused=excuse), as_json)
+        return
+    from dreamcontext_council.engine.protocol.by_hand import close_round
+
+    ended = close_round(current_root(), debate_id, number, excused=excuse, early_stop=True)
+    message = ended.change.message
+    if ended.early_stop:
+        message += (
+            " Early stop: 90% convergence or more in two rounds running; run "
+            f"`dreamcontext council synthesize {debate_id}`."
+        )
+    else:
+        message += " No early stop: convergence is not 90% or more in two rounds running."
+    emit(ended.change.__dict__ | {"early_stop": ended.early_stop}, as_json, message)
 
 
 @round_group.command("extend")
@@ -323,17 +349,24 @@ def question(debate_id: str, slug: str, text: tuple[str, ...], as_json: bool) ->
 @root_option
 @json_option
 def synthesize(debate_id: str, as_json: bool) -> None:
-    """Move to synthesizing and print the files the synthesizer must read.
+    """Move to synthesizing, write synthesis-input.md and print what the synthesizer reads.
+
+    synthesis-input.md is the synthesizer's prompt as `run` sends it: every answer,
+    compressed over the gate by the same rules.
 
     \b
     Example:
       dreamcontext council synthesize council_AbC12345
     """
-    manifest = closing.begin_synthesis(current_root(), debate_id)
+    from dreamcontext_council.engine.protocol.by_hand import synthesize as begin
+
+    manifest = begin(current_root(), debate_id)
 
     def text() -> str:
         lines = [
-            f"{debate_id} is synthesizing. The synthesizer reads (relative to the debate folder):"
+            f"{debate_id} is synthesizing. The synthesizer reads synthesis-input.md first: the "
+            "record it weighs, every answer compressed over the gate as `run` gives it. Then, "
+            "relative to the debate folder:"
         ]
         lines += [f"  {f}" for f in manifest.files]
         lines.append(

@@ -5,7 +5,6 @@ from __future__ import annotations
 import click
 
 from dreamcontext_council.actions import submissions
-from dreamcontext_council.actions.context import round_context
 from dreamcontext_council.actions.files import read_body
 from dreamcontext_council.cli.base import (
     ROUND_NUMBER,
@@ -38,6 +37,8 @@ def round_context_command(debate_id: str, slug: str) -> None:
     Example:
       dreamcontext council round-context council_AbC12345 risk-auditor
     """
+    from dreamcontext_council.engine.protocol.round_page import round_context
+
     echo(round_context(current_root(), debate_id, slug).rstrip("\n"))
 
 
@@ -108,14 +109,16 @@ def report_append(
 
     \b
     Required: Executive Summary, Position, Reasoning, Reactions to peers, Open questions
-    Optional: Cross-examination
+    Round 2, with a cross-examination assignment: Cross-examination, ending `Score: N/10`
 
     \b
     Example:
       dreamcontext council report append council_AbC12345 risk-auditor --round 1 < entry.md
     """
     text = read_body(body, read_stdin_bytes(body), "report")
-    result = submissions.append_report(current_root(), debate_id, slug, text, number=number)
+    from dreamcontext_council.engine.protocol.cross_exam import append_entry
+
+    result = append_entry(current_root(), debate_id, slug, text, number=number)
     for message in result.warnings:
         warn(message)
     verb = "replaced" if result.replaced else "added"

@@ -122,7 +122,7 @@ EntryBody = Annotated[
         max_length=limits.MAX_ENTRY_CHARS,
         description="The round entry in markdown with the ### sections Executive "
         "Summary, Position, Reasoning, Reactions to peers, Open questions "
-        "(Cross-examination optional).",
+        "(in round 2, with an assignment, Cross-examination ending `Score: N/10`).",
     ),
 ]
 KnowledgeName = Annotated[

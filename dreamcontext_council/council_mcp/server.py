@@ -273,7 +273,7 @@ def build_server(settings: ServerSettings) -> MCPServer:
         verdict (council_verdict) and its round entry (council_report_append)."""
 
         def context() -> RoundContext:
-            from dreamcontext_council.actions.context import round_context
+            from dreamcontext_council.engine.protocol.round_page import round_context
 
             text = round_context(root(), debate_id, persona)
             return RoundContext(id=debate_id, persona=persona, text=text)
@@ -323,9 +323,9 @@ def build_server(settings: ServerSettings) -> MCPServer:
         """Add a persona's round entry to its report.md (replacing its entry for that round)."""
 
         def append() -> ReportAppended:
-            from dreamcontext_council.actions import submissions
+            from dreamcontext_council.engine.protocol.cross_exam import append_entry
 
-            result = submissions.append_report(root(), debate_id, persona, body, number=round)
+            result = append_entry(root(), debate_id, persona, body, number=round)
             return ReportAppended(
                 id=debate_id,
                 persona=persona,

@@ -32,15 +32,19 @@ _FENCE = re.compile(r"^[ ]{0,3}(`{3,}|~{3,})")
 _HEADING = re.compile(r"^[ ]{0,3}#{1,6}\s")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _NOT_WORD = re.compile(r"[^\w\s]+")
+_SCORE_LINE = re.compile(r"^\W*score\W*\d{1,2}(?:\.\d+)?\W*/\W*10\W*$", re.I)
+"""A cross-examination's `Score: N/10` line: every round-2 critic must write one, so it is
+a mark of the protocol, not content."""
 
 
 def normalised_sentences(text: str) -> set[str]:
     """The text's sentences, lower-cased, punctuation and markup dropped, spaces collapsed.
 
-    Headings and fences are not sentences; neither is a fragment of fewer than three words."""
+    Headings, fences and a critique's `Score: N/10` line are not sentences; neither is a
+    fragment of fewer than three words."""
     found: set[str] = set()
     for line in text.split("\n"):
-        if _HEADING.match(line) or _FENCE.match(line):
+        if _HEADING.match(line) or _FENCE.match(line) or _SCORE_LINE.match(line):
             continue
         for piece in _SENTENCE_END.split(line.strip()):
             words = _NOT_WORD.sub(" ", piece.lower()).split()

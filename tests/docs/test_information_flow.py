@@ -1,9 +1,9 @@
 """docs/engine.md's information-flow table against the prompts the engine renders.
 
 The prompts of every phase are rendered for a copy of the reference debate (with an
-attachment and round-2 review scores added), from the same builders `run` uses; the
-`##` sections of each user message must be the table's, in the table's order, and a
-section the table does not mark optional (`?`) must be there.
+attachment, a cross-examination seed and round-2 review scores added), from the same
+builders `run` uses; the `##` sections of each user message must be the table's, in the
+table's order, and a section the table does not mark optional (`?`) must be there.
 """
 
 from __future__ import annotations
@@ -65,6 +65,10 @@ def rendered(reference: Reference) -> dict[str, list[str]]:
     attachments.mkdir()
     (attachments / "design.md").write_text("# Design\n\nSessions move to Postgres.\n")
     debate = files.debate()
+    # A seed, as this tool's round 1 records one: the Node tool's debate has none and
+    # would keep its own protocol, with no cross-examination to render.
+    debate.meta["seed"] = 7
+    files.save_debate(debate)
     roster = debate.personas
     record_reviews(
         files, 2, {c: (p, 6.0) for c, p in cross_exam_pairs(files, debate, roster).items()}

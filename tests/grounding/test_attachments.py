@@ -117,7 +117,7 @@ def test_round_context_lists_the_attachments(council: Council, plan: Path, schem
     result = council("round-context", debate_id, "risk-auditor")
 
     assert result.code == 0, result.err
-    section = attachment_section(result.out)
+    section = result.out.split("## Attachment files\n", 1)[1].split("\n## ")[0]
     copied = council.folder(debate_id) / "attachments"
     assert f"- `{copied / 'plan.md'}` ({len(PLAN.encode())} bytes)" in section
     assert f"- `{copied / '0042_sessions.sql'}` ({len(SCHEMA.encode())} bytes)" in section

@@ -92,7 +92,9 @@ def test_a_call_waiting_on_the_disk_does_not_stall_the_others(workdir: Path, run
     appended: list[CallToolResult] = []
 
     async def append(client: Client) -> None:
-        arguments = {"debate_id": running, "persona": "growth-cfo", "round": 2, "body": entry()}
+        # growth-cfo cross-examines a peer in round 2: its entry ends with the score.
+        body = entry() + "### Cross-examination\n- The cutover is unpriced.\n\nScore: 6/10\n"
+        arguments = {"debate_id": running, "persona": "growth-cfo", "round": 2, "body": body}
         appended.append(await client.call_tool("council_report_append", arguments))
         order.append("council_report_append")
 
@@ -100,9 +102,8 @@ def test_a_call_waiting_on_the_disk_does_not_stall_the_others(workdir: Path, run
         async with Client(server(workdir), read_timeout_seconds=120) as client:
             with anyio.fail_after(90):
                 async with anyio.create_task_group() as calls:
-                    with locked(
-                        folder, within=workdir / "_dream_context"
-                    ):  # another writer holds it
+                    # another writer holds the debate (up to 60 s)
+                    with locked(folder, within=workdir / "_dream_context"):
                         calls.start_soon(append, client)
                         await anyio.sleep(0)  # the append goes out first
                         listed = await client.call_tool("council_list", {"which": "all"})

@@ -220,7 +220,9 @@ def test_a_tool_error_carries_the_cli_one_line_message(workdir: Path, chair: Cha
     hold(workdir, scenario)
 
 
-def test_a_persona_can_sit_on_a_council_through_mcp(workdir: Path, running: str) -> None:
+def test_a_persona_can_sit_on_a_council_through_mcp(
+    workdir: Path, running: str, chair: Chair
+) -> None:
     async def scenario(client: Client) -> None:
         context = data(
             await client.call_tool(
@@ -228,6 +230,8 @@ def test_a_persona_can_sit_on_a_council_through_mcp(workdir: Path, running: str)
             )
         )
         assert TOPIC in context["text"]
+        peer = chair.assignment(running, "growth-cfo")
+        assert f"## Your cross-examination assignment: {peer}" in context["text"]
         recorded = data(
             await client.call_tool(
                 "council_verdict",
@@ -245,7 +249,13 @@ def test_a_persona_can_sit_on_a_council_through_mcp(workdir: Path, running: str)
         appended = data(
             await client.call_tool(
                 "council_report_append",
-                {"debate_id": running, "persona": "growth-cfo", "round": 2, "body": entry()},
+                {
+                    "debate_id": running,
+                    "persona": "growth-cfo",
+                    "round": 2,
+                    "body": entry()
+                    + f"### Cross-examination\n- {peer} skips the p99.\nScore: 5/10\n",
+                },
             )
         )
         assert appended["round"] == 2 and not appended["replaced"]

@@ -42,9 +42,10 @@ def play(chair: Chair) -> str:
                 "--conviction", "60", "--headline", f"{slug} backs {stance}",
                 "--concession", "none",
             )  # fmt: skip
-            chair.ok(
-                "report", "append", debate_id, slug, "--round", str(number), input=entry(summary)
-            )
+            body = entry(summary)
+            if number == 2:  # the assigned critique; two words and a score add no sentence
+                body += "### Cross-examination\n- Unpriced cutover.\n\nScore: 6/10\n"
+            chair.ok("report", "append", debate_id, slug, "--round", str(number), input=body)
         chair.ok("round", "end", debate_id, str(number))
     return debate_id
 
@@ -144,9 +145,11 @@ def test_anchoring_is_shown_only_once_the_debate_has_its_verdict(
                 "verdict", debate_id, slug, str(number), "--stance", stance,
                 "--conviction", "60", "--headline", f"{slug} backs {stance}",
             )  # fmt: skip
+            body = entry(f"{slug} backs {stance} in round {number}.")
+            if number == 2:  # the assigned critique round 2 asks for
+                body += "### Cross-examination\n- Unpriced cutover.\n\nScore: 6/10\n"
             chair.ok(
-                "report", "append", debate_id, slug, "--round", str(number),
-                input=entry(f"{slug} backs {stance} in round {number}."),
+                "report", "append", debate_id, slug, "--round", str(number), input=body
             )  # fmt: skip
 
     def anchor_shown() -> bool:
@@ -169,3 +172,10 @@ def test_anchoring_is_shown_only_once_the_debate_has_its_verdict(
     chair.ok("round", "end", debate_id, "2")
     assert anchor_shown()
     assert "ANCHOR   verdict B = round-1 majority" in cli("board", debate_id, "--plain").out
+
+
+def test_a_critique_score_line_is_not_a_sentence() -> None:
+    text = (
+        "- The rollback is unpriced.\nScore: 6/10\n**Score: 7.5 / 10**\nThe score of 6/10 is fair."
+    )
+    assert normalised_sentences(text) == {"the rollback is unpriced", "the score of 6 10 is fair"}

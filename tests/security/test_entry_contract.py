@@ -54,6 +54,11 @@ def hold_two_rounds(chair: Chair, broken: str) -> str:
     return debate_id
 
 
+def critique(summary: str) -> str:
+    """A round-2 entry of a critic: the required sections, then its scored cross-examination."""
+    return entry(summary) + "### Cross-examination\n- The cutover is unpriced.\n\nScore: 6/10\n"
+
+
 def one_line_error(result: Result) -> str:
     assert result.code != 0, result.out
     assert "Traceback" not in result.err, result.err
@@ -75,7 +80,7 @@ def test_an_entry_ending_in_an_open_fence_keeps_the_older_entries(
     chair: Chair, council: Runner, root_path: Path
 ) -> None:
     debate_id = hold_two_rounds(chair, "risk-auditor")
-    body = entry(summary_of("risk-auditor", 2)) + UNCLOSED
+    body = critique(summary_of("risk-auditor", 2)) + UNCLOSED
 
     appended = council("report", "append", debate_id, "risk-auditor", "--round", "2", input=body)
 
@@ -184,7 +189,8 @@ def test_a_report_quoted_in_a_code_block_stays_one_entry(
     debate_id = hold_two_rounds(chair, "risk-auditor")
     quoted = "## Round 1 — 2026-11-30\n\n### Executive Summary\nA quoted summary."
     body = (
-        entry(summary_of("risk-auditor", 2)) + f"\n\nWhat I wrote:\n\n```markdown\n{quoted}\n```\n"
+        critique(summary_of("risk-auditor", 2))
+        + f"\n\nWhat I wrote:\n\n```markdown\n{quoted}\n```\n"
     )
 
     appended = council("report", "append", debate_id, "risk-auditor", "--round", "2", input=body)

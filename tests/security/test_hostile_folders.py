@@ -264,6 +264,9 @@ def _conviction(folder: Path) -> None:
     (folder / "verdicts.json").write_text(json.dumps(data), encoding="utf-8")
 
 
+CRITIQUE = entry("x") + "### Cross-examination\n- The cutover is unpriced.\n\nScore: 5/10\n"
+"""A round-2 entry a critic may append: its cross-examination ends with the score."""
+
 IMPOSSIBLE: dict[str, tuple[str, Callable[[Path], None], tuple[str, ...]]] = {
     "round 0": (
         "status",
@@ -311,7 +314,7 @@ IMPOSSIBLE: dict[str, tuple[str, Callable[[Path], None], tuple[str, ...]]] = {
         lambda f: _edit(
             f / "growth-cfo" / "context-and-persona.md", "round_entries: 1", "round_entries: -1"
         ),
-        ("report", "append", "{id}", "growth-cfo", "--round", "2", "--body", entry("x")),
+        ("report", "append", "{id}", "growth-cfo", "--round", "2", "--body", CRITIQUE),
     ),
 }
 

@@ -60,6 +60,7 @@ BASE_VALUES = {
     "concession": "The cutover risk is real and needs a rehearsal.",
     "preset": "engineering",
     "dollars": "1",
+    "score": "6",
 }
 BETWEEN_ROUNDS = {("council", "inject"), ("council", "question"), ("council", "round", "extend")}
 SHELL_UNSAFE = set('"$`\\')
@@ -129,7 +130,8 @@ class Agent:
 
     def run(self, command: PackCommand, extra: dict[str, str] | None = None) -> str:
         values = self.values | (extra or {})
-        out = self.shell.run(fill(command, values), command.stdin, command.where)
+        stdin = command.stdin and PLACEHOLDER.sub(lambda m: values[m.group(1)], command.stdin)
+        out = self.shell.run(fill(command, values), stdin, command.where)
         path = path_of(command)
         self.outputs.setdefault(path, []).append(out)
         if path == ("council", "new"):
@@ -313,7 +315,12 @@ def test_agent_following_skill_md_runs_a_whole_debate(shell: Shell) -> None:
         assert "What does the migration cost in engineer-weeks?" in context
         assert (folder / slug / "researches" / "postgres-write-throughput.md").is_file()
 
+    # Round 2 was a cross-examination: each persona critiqued its assigned peer and scored it.
+    reviews = json.loads((folder / "reviews.json").read_text(encoding="utf-8"))
+    assert sorted(reviews["rounds"]["2"]) == sorted(PERSONAS)
+    assert {r["score"] for r in reviews["rounds"]["2"].values()} == {6.0}
     round_contexts = agent.outputs[("council", "round-context")]
+    assert any("Critiques aimed at you" in out for out in round_contexts)
     assert any("What does the migration cost in engineer-weeks?" in out for out in round_contexts)
     board = agent.outputs[("council", "board")][-1]
     assert "risk-auditor" in board and "\x1b[" not in board

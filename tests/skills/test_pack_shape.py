@@ -42,8 +42,10 @@ def test_protocol_states_the_report_contract_the_cli_enforces() -> None:
     text = PROTOCOL_MD.read_text(encoding="utf-8")
     for title in REQUIRED_SECTIONS:
         assert f"| `### {title}` | yes |" in text
-    for title in OPTIONAL_SECTIONS:
-        assert f"| `### {title}` | no |" in text
+    # The one optional section is required of a round-2 critic, with its score.
+    assert OPTIONAL_SECTIONS == ("Cross-examination",)
+    row = next(line for line in text.split("\n") if line.startswith("| `### Cross-examination` |"))
+    assert "round 2" in row and "Score: N/10" in row
 
 
 def test_protocol_has_a_conviction_rubric_covering_0_to_100() -> None:

@@ -37,13 +37,22 @@ def record_review(
 
 
 def record_reviews(
-    files: DebateFiles, number: int, reviews: Mapping[str, tuple[str, float | None]]
+    files: DebateFiles,
+    number: int,
+    reviews: Mapping[str, tuple[str, float | None]],
+    *,
+    whole_round: bool = False,
 ) -> None:
-    """Store critics' scores of their peers, critic → (target, score), in one write."""
+    """Store critics' scores of their peers, critic → (target, score), in one write.
+
+    With `whole_round`, `reviews` is every review of the round, in its order: the round's
+    record is replaced, so it reads as one written at once."""
     if not reviews:
         return
     with files.lock():
         data = load_reviews(files)
+        if whole_round:
+            data["rounds"][str(number)] = {}
         by_critic = data["rounds"].setdefault(str(number), {})
         for critic, (target, score) in reviews.items():
             by_critic[critic] = {"target": target, "score": score}

@@ -64,14 +64,92 @@ class RoundResult:
     budget: str | None = None
 
 
+PAIRS_KEY = "cross_examination"
+"""debate.md's record of round 2's pairs, critic → peer, written as round 2 starts."""
+
+
 def cross_exam_pairs(files: DebateFiles, debate: Debate, roster: list[str]) -> dict[str, str]:
-    """critic → peer for round 2, from the seed recorded in debate.md.
+    """critic → peer for round 2: the pairs debate.md records, else those the seed gives.
 
     Only personas with a round-1 answer are paired: one that failed round 1 or joined
-    at the interlude has nothing to be critiqued on.
+    at the interlude has nothing to be critiqued on. A debate with no seed (one the Node
+    tool started) has no cross-examination: it keeps its own protocol.
     """
+    recorded = debate.meta.get(PAIRS_KEY)
+    if isinstance(recorded, dict) and recorded:
+        return {str(c): str(p) for c, p in recorded.items() if isinstance(p, str)}
+    if not debate.meta.get("seed"):
+        return {}
     answered = [s for s in roster if any(e.round == 1 for e in files.entries(s))]
-    return derangement(answered, int(debate.meta.get("seed") or 0))
+    return derangement(answered, int(debate.meta["seed"]))
+
+
+def scored_reviews(
+    files: DebateFiles, pairs: dict[str, str]
+) -> dict[str, tuple[str, float | None]]:
+    """critic → (peer, the `Score: N/10` of its round-2 `### Cross-examination`), for each
+    critic with a round-2 entry: what reviews.json records, from `run` or by hand alike."""
+    found: dict[str, tuple[str, float | None]] = {}
+    for critic, peer in pairs.items():
+        entry = next((e for e in files.entries(critic) if e.round == 2), None)
+        if entry:
+            found[critic] = (peer, review_score(entry.section("Cross-examination")))
+    return found
+
+
+def round_material(
+    files: DebateFiles,
+    debate: Debate,
+    slug: str,
+    number: int,
+    roster: list[str],
+    context: PersonaContext,
+    verdicts: Verdicts,
+    *,
+    attachments: list[dict[str, object]],
+    transcript_budget: int,
+    pairs: dict[str, str],
+) -> prompts.RoundMaterial:
+    """What the persona sees in round N, for `run`'s prompt and `round-context` alike;
+    `verdicts` as they stood when the round began, `pairs` round 2's critic → peer."""
+    material = prompts.RoundMaterial(
+        debate_id=debate.id,
+        topic=debate.topic,
+        question=debate.section("Question") or debate.topic,
+        round=number,
+        rounds_planned=debate.rounds_planned,
+        facts=debate.facts(),
+        options=debate.options or verdicts.options,
+        personas=roster,
+        attachments=list(attachments),
+        directives=context.directives(number),
+    )
+    if number == 1:
+        return material  # blind: nothing from any peer
+    if number == 2:
+        # The critic reads the arguments: its own round-1 answer, then its peer's whole
+        # answer, then the peers' summaries; no table of stances and convictions.
+        material.panel = context.panel(number) or ""
+        own = next((e for e in files.entries(slug) if e.round == 1), None)
+        if own is not None:
+            material.own_previous = {"round": 1, "text": own.body}
+        peer = pairs.get(slug)
+        entry = next((e for e in files.entries(peer) if e.round == 1), None) if peer else None
+        if peer and entry:
+            material.peer = {"slug": peer, "text": entry.body}
+        return material
+    seen = transcript.rebuttal_transcript(files, roster, slug, number, budget=transcript_budget)
+    material.transcript_rounds = seen.rounds
+    material.cross_examinations = seen.cross_examinations
+    material.own_answers = seen.own_answers
+    material.critiques = seen.critiques
+    material.transcript_log = seen.log_line(slug)
+    # The count of stances comes after every argument, for reference only.
+    material.landscape = [
+        {"slug": s, "stance": v.stance, "conviction": v.conviction, "headline": v.headline}
+        for s, v in verdicts.round(number - 1).items()
+    ]
+    return material
 
 
 @dataclass
@@ -106,48 +184,19 @@ class RoundRunner:
         verdicts: Verdicts,
     ) -> prompts.RoundMaterial:
         """What the persona sees this round; `verdicts` as they stood when the round began."""
-        material = prompts.RoundMaterial(
-            debate_id=debate.id,
-            topic=debate.topic,
-            question=debate.section("Question") or debate.topic,
-            round=number,
-            rounds_planned=debate.rounds_planned,
-            facts=debate.facts(),
-            options=debate.options or verdicts.options,
-            personas=roster,
-            attachments=list(self.attachments),
-            directives=context.directives(number),
+        pairs = self._pairs(debate, participants(self.files, debate, 2)) if number == 2 else {}
+        return round_material(
+            self.files,
+            debate,
+            slug,
+            number,
+            roster,
+            context,
+            verdicts,
+            attachments=self.attachments,
+            transcript_budget=self.transcript_budget,
+            pairs=pairs,
         )
-        if number == 1:
-            return material  # blind: nothing from any peer
-        if number == 2:
-            # The critic reads the arguments: its own round-1 answer, then its peer's whole
-            # answer, then the peers' summaries; no table of stances and convictions.
-            material.panel = context.panel(number) or ""
-            own = next((e for e in self.files.entries(slug) if e.round == 1), None)
-            if own is not None:
-                material.own_previous = {"round": 1, "text": own.body}
-            peer = self._pairs(debate, participants(self.files, debate, 2)).get(slug)
-            entry = (
-                next((e for e in self.files.entries(peer) if e.round == 1), None) if peer else None
-            )
-            if peer and entry:
-                material.peer = {"slug": peer, "text": entry.body}
-            return material
-        seen = transcript.rebuttal_transcript(
-            self.files, roster, slug, number, budget=self.transcript_budget
-        )
-        material.transcript_rounds = seen.rounds
-        material.cross_examinations = seen.cross_examinations
-        material.own_answers = seen.own_answers
-        material.critiques = seen.critiques
-        material.transcript_log = seen.log_line(slug)
-        # The count of stances comes after every argument, for reference only.
-        material.landscape = [
-            {"slug": s, "stance": v.stance, "conviction": v.conviction, "headline": v.headline}
-            for s, v in verdicts.round(number - 1).items()
-        ]
-        return material
 
     def _pairs(self, debate: Debate, roster: list[str]) -> dict[str, str]:
         if self._pairing is None:
@@ -388,9 +437,4 @@ class RoundRunner:
 
     def _record_reviews(self, debate: Debate, roster: list[str]) -> None:
         """Each critic's score from its round-2 entry into reviews.json (same values on a rerun)."""
-        found: dict[str, tuple[str, float | None]] = {}
-        for critic, peer in self._pairs(debate, roster).items():
-            entry = next((e for e in self.files.entries(critic) if e.round == 2), None)
-            if entry:
-                found[critic] = (peer, review_score(entry.section("Cross-examination")))
-        record_reviews(self.files, 2, found)
+        record_reviews(self.files, 2, scored_reviews(self.files, self._pairs(debate, roster)))

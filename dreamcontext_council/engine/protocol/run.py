@@ -17,19 +17,21 @@ from filelock import FileLock, Timeout
 from dreamcontext_council.actions import closing
 from dreamcontext_council.actions.files import DebateFiles, today
 from dreamcontext_council.actions.live_state import refresh_live, throttled_submissions
-from dreamcontext_council.actions.rounds import absences, end_round, missing_reports, start_round
-from dreamcontext_council.engine.model_calls.accounting import BudgetReached, Ledger
+from dreamcontext_council.actions.rounds import absences, end_round, missing_reports
+from dreamcontext_council.engine.model_calls.accounting import (
+    BudgetReached,
+    Ledger,
+)
 from dreamcontext_council.engine.model_calls.caller import Caller
 from dreamcontext_council.engine.model_calls.progress import Progress
 from dreamcontext_council.engine.prompting.synthesis_input import CompressionSettings
 from dreamcontext_council.engine.protocol import convergence as conv
+from dreamcontext_council.engine.protocol.cross_exam import open_round
 from dreamcontext_council.engine.protocol.only import only_round
-from dreamcontext_council.engine.protocol.pairing import new_seed
 from dreamcontext_council.engine.protocol.plan import RunPlan
+from dreamcontext_council.engine.protocol.round_page import transcript_budget
 from dreamcontext_council.engine.protocol.rounds import (
-    CROSS_EXAM_DIRECTIVE,
     RoundRunner,
-    cross_exam_pairs,
 )
 from dreamcontext_council.engine.protocol.synthesis import Synthesizer
 from dreamcontext_council.engine.providers.models import parse_model
@@ -205,7 +207,7 @@ class CouncilRun:
                     closing.complete_debate(self.root, self.id)
                     continue
                 if status.phase == "created":
-                    start_round(self.root, self.id, 1, seed=new_seed())
+                    open_round(self.root, self.id, 1)
                     continue
                 if status.phase == "running":
                     await self._run_round(status.round)
@@ -216,8 +218,7 @@ class CouncilRun:
                 if step == "synthesis":
                     closing.begin_synthesis(self.root, self.id)
                 else:
-                    directives = self._cross_exam_directives(status.round + 1)
-                    start_round(self.root, self.id, status.round + 1, directives=directives)
+                    open_round(self.root, self.id, status.round + 1)
         except BudgetReached as stop:
             self.files.append_log(f"Run stopped by budget — {today()}", [str(stop)])
             return self._outcome(
@@ -309,10 +310,7 @@ class CouncilRun:
 
     def _transcript_budget(self) -> int:
         """The rebuttal transcript's budget: the synthesis gate (--gate, else 0.6 × --window)."""
-        settings = self.compression
-        if settings.gate_chars is not None:
-            return settings.gate_chars
-        return int(settings.window_chars * settings.gate_ratio)
+        return transcript_budget(self.compression)
 
     async def _answer_only(self, slugs: list[str]) -> RunOutcome:
         """`--only`: these personas' pending calls of the running round; the round stays open."""
@@ -341,16 +339,6 @@ class CouncilRun:
         from dreamcontext_council.engine.prompting.attachments import attachments_for_prompt
 
         return attachments_for_prompt(self.files)
-
-    def _cross_exam_directives(self, number: int) -> dict[str, str]:
-        """Round 2: each critic's cross-examination directive, queued as the round starts."""
-        if number != 2:
-            return {}
-        debate = self.files.debate()
-        return {
-            critic: CROSS_EXAM_DIRECTIVE.format(peer=peer)
-            for critic, peer in cross_exam_pairs(self.files, debate, debate.personas).items()
-        }
 
     async def _next_step(self, number: int) -> str:
         """After round N is complete: another round, an interlude or synthesis."""

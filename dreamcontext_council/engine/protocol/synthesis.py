@@ -88,6 +88,69 @@ def missing_required(found: dict[str, str]) -> list[str]:
     return [t for t in REQUIRED if not found.get(normalize_title(t), "").strip()]
 
 
+def synthesis_values(
+    root: Root, files: DebateFiles, compression: CompressionSettings
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Prompt values and the structured task for the synthesis call: what the synthesizer
+    reads, whether `run` calls it or `synthesize` records it for a synthesizer by hand.
+    Over the gate the answers are compressed (compressed.md, round-log.md)."""
+    snapshot = load_snapshot(root, files.id)
+    debate = snapshot.debate
+    number = debate.current_round
+    answers = build_answers(root, files, snapshot, compression)
+
+    def note(persona: str, slug: str) -> str:
+        path = files.persona_paths(persona).researches / f"{slug}.md"
+        return files.read(path) if path.exists() else ""
+
+    research = [
+        {
+            "persona": p.slug,
+            "id": f"{p.slug}/{item.get('slug')}",
+            "topic": item.get("topic", ""),
+            "text": note(p.slug, str(item.get("slug"))),
+        }
+        for p in snapshot.personas
+        for item in p.research
+    ]
+    from dreamcontext_council.engine.prompting.attachments import attachments_for_prompt
+
+    reviews = [
+        {
+            "round": int(key),
+            "critic": critic,
+            "target": review.get("target", "?"),
+            "score": _score(review.get("score")),
+        }
+        for key, by_critic in load_reviews(files)["rounds"].items()
+        for critic, review in by_critic.items()
+    ]
+    values = {
+        "debate_id": debate.id,
+        "question": debate.section("Question") or debate.topic,
+        "facts": debate.facts(),
+        "options": snapshot.verdicts.options or debate.options,
+        "timeline": render_timeline(snapshot),
+        "tally": tally_line(files, number),
+        "attachments": attachments_for_prompt(files),
+        "research": research,
+        "answers": answers,
+        "reviews": reviews,
+        "decisions": check_decisions(files.log(), number, debate.rounds_planned),
+    }
+    final = snapshot.verdicts.round(number)
+    task = {
+        "phase": "synthesis",
+        "debate": debate.id,
+        "topic": debate.topic,
+        "round": number,
+        "personas": debate.personas,
+        "options": values["options"],
+        "verdicts": {s: {"stance": v.stance, "conviction": v.conviction} for s, v in final.items()},
+    }
+    return values, task
+
+
 @dataclass
 class SynthesisDraft:
     """The synthesizer's answer, parsed."""
@@ -131,62 +194,7 @@ class Synthesizer:
 
     def input_values(self) -> tuple[dict[str, Any], dict[str, Any]]:
         """Prompt values and the structured task for the synthesis call."""
-        snapshot = load_snapshot(self.root, self.files.id)
-        debate = snapshot.debate
-        number = debate.current_round
-        answers = build_answers(self.root, self.files, snapshot, self.compression)
-        research = [
-            {
-                "persona": p.slug,
-                "id": f"{p.slug}/{note.get('slug')}",
-                "topic": note.get("topic", ""),
-                "text": self._note(p.slug, str(note.get("slug"))),
-            }
-            for p in snapshot.personas
-            for note in p.research
-        ]
-        from dreamcontext_council.engine.prompting.attachments import attachments_for_prompt
-
-        reviews = [
-            {
-                "round": int(key),
-                "critic": critic,
-                "target": review.get("target", "?"),
-                "score": _score(review.get("score")),
-            }
-            for key, by_critic in load_reviews(self.files)["rounds"].items()
-            for critic, review in by_critic.items()
-        ]
-        values = {
-            "debate_id": debate.id,
-            "question": debate.section("Question") or debate.topic,
-            "facts": debate.facts(),
-            "options": snapshot.verdicts.options or debate.options,
-            "timeline": render_timeline(snapshot),
-            "tally": tally_line(self.files, number),
-            "attachments": attachments_for_prompt(self.files),
-            "research": research,
-            "answers": answers,
-            "reviews": reviews,
-            "decisions": check_decisions(self.files.log(), number, debate.rounds_planned),
-        }
-        final = snapshot.verdicts.round(number)
-        task = {
-            "phase": "synthesis",
-            "debate": debate.id,
-            "topic": debate.topic,
-            "round": number,
-            "personas": debate.personas,
-            "options": values["options"],
-            "verdicts": {
-                s: {"stance": v.stance, "conviction": v.conviction} for s, v in final.items()
-            },
-        }
-        return values, task
-
-    def _note(self, persona: str, slug: str) -> str:
-        path = self.files.persona_paths(persona).researches / f"{slug}.md"
-        return self.files.read(path) if path.exists() else ""
+        return synthesis_values(self.root, self.files, self.compression)
 
     async def run(self) -> None:
         """Call the synthesizer, repair once if sections or claims are missing, write the report."""

@@ -1,0 +1,75 @@
+"""Round starts and round-2 reviews, one protocol for `run` and the hand-driven commands.
+
+NiraNexus Council (seed 002): in round 2 "models are paired. Each critiques a specific
+peer's Round 1 output", by a shuffle drawn anew for every debate. Round 1 records the
+debate's seed in debate.md; round 2 draws the pairs from it (engine/pairing.py), records
+them under `cross_examination` and queues each critic's assignment, whoever drives the
+debate. A debate with no seed, one the Node tool started, keeps its own protocol: no
+assignment, no score.
+"""
+
+from __future__ import annotations
+
+from dreamcontext_council.actions import submissions
+from dreamcontext_council.actions.files import DebateFiles
+from dreamcontext_council.actions.rounds import RoundChange, participants, start_round
+from dreamcontext_council.engine.prompting.reviews import record_reviews
+from dreamcontext_council.engine.protocol.contract import review_score
+from dreamcontext_council.engine.protocol.pairing import new_seed
+from dreamcontext_council.engine.protocol.rounds import (
+    CROSS_EXAM_DIRECTIVE,
+    cross_exam_pairs,
+    scored_reviews,
+)
+from dreamcontext_council.errors import UsageError
+from dreamcontext_council.folder.paths import Root
+from dreamcontext_council.rules.report import RoundEntry
+
+
+def open_round(root: Root, debate_id: str, number: int) -> RoundChange:
+    """Start round N as the protocol has it: round 1 records a seed (a debate that has one
+    keeps it), round 2 assigns and records the cross-examination pairs and queues each
+    critic's directive in the same write as its panel."""
+    if number == 1:
+        return start_round(root, debate_id, 1, seed=new_seed())
+    files = DebateFiles(root, debate_id)
+    debate = files.debate()
+    if number != 2 or str(debate.status) != "round_1_complete":
+        return start_round(root, debate_id, number)  # refuses, or already running
+    pairs = cross_exam_pairs(files, debate, participants(files, debate, 2))
+    directives = {critic: CROSS_EXAM_DIRECTIVE.format(peer=peer) for critic, peer in pairs.items()}
+    return start_round(root, debate_id, 2, directives=directives, pairs=pairs)
+
+
+def append_entry(
+    root: Root, debate_id: str, slug: str, body: str, *, number: int | None = None
+) -> submissions.ReportResult:
+    """`report append`: the round entry, as `submissions.append_report` adds it, and for a
+    round-2 critic its review in reviews.json, as `run` records it.
+
+    A critic's round-2 entry without a `### Cross-examination` ending in `Score: N/10` is
+    refused with nothing written, as `run` refuses such an answer (engine/contract.py),
+    once the round and the files are checked as for any entry."""
+    files = DebateFiles(root, debate_id)
+    pairs: dict[str, str] = {}
+
+    def vet(entry: RoundEntry) -> None:
+        if entry.round != 2:
+            return
+        debate = files.debate()
+        pairs.update(cross_exam_pairs(files, debate, participants(files, debate, 2)))
+        peer = pairs.get(slug)
+        if peer is not None and review_score(entry.section("Cross-examination")) is None:
+            raise UsageError(
+                f"The round 2 entry of {slug} needs a `### Cross-examination` section on "
+                f"{peer}'s round 1 answer ending in a line `Score: N/10`; add it and run "
+                "`report append` again."
+            )
+
+    with files.lock():
+        result = submissions.append_report(root, debate_id, slug, body, number=number, vet=vet)
+        if slug in pairs:
+            # Every critic's review so far, in the pairs' order: the record `run` writes
+            # at once for the round, whatever order the entries came in.
+            record_reviews(files, 2, scored_reviews(files, pairs), whole_round=True)
+    return result

@@ -1,0 +1,132 @@
+"""round-context: what a persona driven by hand reads, built as `run`'s prompt is built.
+
+The page holds the persona, then the round's material rendered by the very prompt `run`
+sends (engine/rounds.round_material and engine/prompts.persona_prompt: the question,
+facts, options, attachments, panel, landscape, round 2's peer answer, round 3's
+transcript and the critiques aimed at the persona, compressed by the same rules), then
+the commands that submit the answer in place of the prompt's machine-readable line.
+"""
+
+from __future__ import annotations
+
+from dreamcontext_council import resources
+from dreamcontext_council.actions.files import DebateFiles
+from dreamcontext_council.actions.rounds import participants
+from dreamcontext_council.actions.snapshot import load_snapshot
+from dreamcontext_council.engine.prompting import prompts
+from dreamcontext_council.engine.prompting.attachments import attachments_for_prompt
+from dreamcontext_council.engine.prompting.synthesis_input import CompressionSettings
+from dreamcontext_council.engine.protocol.rounds import cross_exam_pairs, round_material
+from dreamcontext_council.folder.paths import Root
+from dreamcontext_council.folder.safe_read import inside
+from dreamcontext_council.rules.debate import Debate, bounded_round
+from dreamcontext_council.rules.report import REQUIRED_SECTIONS
+from dreamcontext_council.rules.run_settings import DEFAULT_WINDOW
+from dreamcontext_council.rules.verdicts import Verdicts
+
+_CALL_LINE = "<!-- council-call "
+
+
+def compression_of(debate: Debate) -> CompressionSettings:
+    """The gate a debate's `run:` settings record (`--gate`, `--window`), else the default."""
+    settings = debate.run_settings
+    return CompressionSettings(
+        gate_chars=settings.gate, window_chars=settings.window or DEFAULT_WINDOW
+    )
+
+
+def transcript_budget(settings: CompressionSettings) -> int:
+    """The rebuttal transcript's budget: the synthesis gate (--gate, else 0.6 × --window)."""
+    if settings.gate_chars is not None:
+        return settings.gate_chars
+    return int(settings.window_chars * settings.gate_ratio)
+
+
+def _fact_round(fact: str) -> int | None:
+    if fact.startswith("**[Interlude R"):
+        digits = fact[len("**[Interlude R") :].split("]", 1)[0]
+        return bounded_round(digits)
+    return None
+
+
+def page_round(debate: Debate) -> int:
+    """The round a page is for: the running one; else the next (a closed debate: its last)."""
+    status = debate.status
+    in_round = status.phase in ("running", "synthesizing", "complete")
+    return max(debate.current_round if in_round else debate.current_round + 1, 1)
+
+
+def round_message(
+    files: DebateFiles, debate: Debate, slug: str, number: int, verdicts: Verdicts | None = None
+) -> tuple[str, str | None]:
+    """The user message `run` would send `slug` in round N, without its title line and its
+    machine-readable call line (the sections a persona driven by hand reads), and the peer
+    it cross-examines, if any."""
+    context = files.context(slug)
+    material = round_material(
+        files,
+        debate,
+        slug,
+        number,
+        participants(files, debate, number),
+        context,
+        verdicts if verdicts is not None else files.verdicts(),
+        attachments=attachments_for_prompt(files),
+        transcript_budget=transcript_budget(compression_of(debate)),
+        pairs=cross_exam_pairs(files, debate, participants(files, debate, 2))
+        if number == 2
+        else {},
+    )
+    prompt = prompts.persona_prompt(slug, context.persona_text, context.aspects, material)
+    lines = prompt.user.split("\n")
+    if lines and lines[0].startswith("# "):
+        lines = lines[1:]
+    kept = [line for line in lines if not line.startswith(_CALL_LINE)]
+    return "\n".join(kept).strip("\n"), (str(material.peer["slug"]) if material.peer else None)
+
+
+def round_context(root: Root, debate_id: str, slug: str) -> str:
+    """The persona's page for its round: persona, the round's material, how to submit."""
+    files = DebateFiles(root, debate_id)
+    debate = files.debate()
+    files.require_persona(debate, slug)
+    context = files.context(slug)  # its own file conflicted: nothing to stand on, named
+    # A file a merge left conflict markers in is left out of the page and named at its top.
+    snapshot = load_snapshot(root, debate_id, around_conflicts=True)
+    number = page_round(debate)
+    message, peer = round_message(files, debate, slug, number, snapshot.verdicts)
+    status = debate.status
+    last_finished = debate.current_round if status.phase != "running" else debate.current_round - 1
+    new_facts = [
+        f for f in debate.facts() if (r := _fact_round(f)) is not None and r >= last_finished > 0
+    ]
+    attachment_files = []
+    if files.paths.attachments.is_dir():
+        # Full paths: a persona sub-agent reads them from wherever it runs; a link out of
+        # the debate is refused rather than handed to it.
+        attachment_files = [
+            {"path": str(p), "size": inside(p, files.paths.folder).stat().st_size}
+            for p in sorted(files.paths.attachments.iterdir())
+            if p.is_file() and not p.name.startswith(".")
+        ]
+    return resources.render(
+        "views/round-context.md.j2",
+        debate_id=debate.id,
+        topic=debate.topic,
+        round=number,
+        rounds_planned=debate.rounds_planned,
+        status=str(status),
+        persona={
+            "slug": slug,
+            "model": context.model,
+            "aspects": context.aspects,
+            "text": context.persona_text,
+        },
+        material=message,
+        new_facts=new_facts,
+        last_finished=last_finished,
+        attachment_files=attachment_files,
+        peer=peer,
+        sections=REQUIRED_SECTIONS,
+        conflicts=snapshot.conflicts,
+    )
