@@ -205,3 +205,14 @@ def test_dry_run_says_where_each_model_came_from(council: Council) -> None:
     assert "  check_model: openai:o3-mini (from DREAMCONTEXT_CHECK_MODEL)" in lines
     personas = {c["persona"] for c in summary["plan"] if c["phase"] == "persona"}
     assert personas == {p.slug for p in PRESETS["engineering"]}
+
+
+def test_a_wrong_personas_variable_names_itself(council: Council) -> None:
+    result = council.proc(
+        "run", "--topic", "Should we ship the beta?", "--dry-run", "--yes",
+        env={"DREAMCONTEXT_PERSONAS": "no-such-preset"},
+    )  # fmt: skip
+
+    assert result.code == 2
+    [line] = result.err.strip().splitlines()
+    assert "DREAMCONTEXT_PERSONAS: --personas 'no-such-preset' is neither a preset" in line

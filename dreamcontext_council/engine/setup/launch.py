@@ -89,7 +89,12 @@ def _planned(request: Launch) -> tuple[RunPlan, DebateFiles | None]:
         options = convene.parse_options(request.options_spec)
         spec, source = personas_setting(request, defaults)
         if spec != "auto":
-            roster = load_roster(spec)
+            try:
+                roster = load_roster(spec)
+            except UsageError as wrong:  # DREAMCONTEXT_PERSONAS: say which setting it was
+                if source == "--personas":
+                    raise
+                raise UsageError(f"{source}: {wrong}") from None
             check_roster_size(roster, f"--personas {spec}" if source == "--personas" else source)
         if not request.yes:
             preflight(topic, attached=bool(attachments))
