@@ -30,9 +30,8 @@ def register(cli: click.Group, council: click.Group) -> None:
 @click.option(
     "--personas",
     "personas_spec",
-    default="cognitive",
-    show_default=True,
-    help="Preset (cognitive, engineering), roster file (docs/personas.md), or auto (with --topic).",
+    help="Preset (cognitive, engineering), roster file (docs/personas.md), or auto (with --topic) "
+    "[default: DREAMCONTEXT_PERSONAS, a council.toml, else cognitive].",
 )
 @click.option(
     "--options", "options_spec", help='Registered options for a new debate, as "A=…,B=…".'
@@ -67,7 +66,9 @@ def register(cli: click.Group, council: click.Group) -> None:
     "--baseline-model", help="Model for the --baseline solo answer (default: the synthesis model)."
 )
 @click.option(
-    "--model", help="Model for personas that name none (default: from the keys set, else scripted)."
+    "--model",
+    help="Model for personas that name none (default: recorded, DREAMCONTEXT_MODEL, a "
+    "council.toml, else from the keys set, else scripted).",
 )
 @click.option(
     "--allow-command",
@@ -167,7 +168,7 @@ def register(cli: click.Group, council: click.Group) -> None:
 def run(
     debate_id: str | None,
     topic: str | None,
-    personas_spec: str,
+    personas_spec: str | None,
     options_spec: str | None,
     rounds: int | None,
     interrupt: bool,

@@ -18,6 +18,7 @@ from dreamcontext_council.engine.providers import (
     sdk_provider,
     tool_turn,
 )
+from dreamcontext_council.engine.setup import defaults
 from dreamcontext_council.rules.run_settings import DEFAULT_RETRIES, DEFAULT_TIMEOUT
 
 PAGE = (Path(__file__).resolve().parents[2] / "docs" / "providers.md").read_text(encoding="utf-8")
@@ -116,3 +117,14 @@ def test_run_options_and_their_defaults() -> None:
 def test_the_tools_section_quotes_the_budget_answer() -> None:
     assert "## Tools (MCP) and providers" in PAGE
     assert f"`{tool_turn.BUDGET_SPENT}`" in PAGE
+
+
+def test_every_defaults_setting_and_variable_is_documented() -> None:
+    section = PAGE[PAGE.index("### Defaults you set once") :]
+    section = section[: section.index("\n### ")]
+    for key in defaults.KEYS:
+        assert f"`{key}`" in section, key
+    for variable in defaults.ENV_NAMES.values():
+        assert f"`{variable}`" in section, variable
+    assert f"`_dream_context/{defaults.FILE_NAME}`" in section
+    assert f"{defaults.MAX_FILE_BYTES // 1024} KiB" in section

@@ -11,12 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from dreamcontext_council.engine.model_calls.accounting import Budget, PriceTable
 from dreamcontext_council.engine.model_calls.progress import Progress
 from dreamcontext_council.engine.prompting.synthesis_input import CompressionSettings
 from dreamcontext_council.engine.protocol.answer_cap import DEFAULT_MAX_ANSWER_KB
+from dreamcontext_council.engine.providers.consent import FileDefault
 from dreamcontext_council.engine.providers.keys import url_without_credentials
 from dreamcontext_council.engine.providers.registry import ProviderSettings
 from dreamcontext_council.rules.roster import PersonaSpec
@@ -48,7 +50,9 @@ class Seats:
 
     `model` is the run's model (every persona that names none); the other three are
     None where they follow it. `personas` are the debate's (or the roster's) personas;
-    `auto` is true when `--personas auto` is still to write them.
+    `auto` is true when `--personas auto` is still to write them. `sources` says where
+    each setting of `MODEL_FIELDS` that is set came from (`--model`, `debate.md run.model`,
+    `DREAMCONTEXT_MODEL`, `_dream_context/council.toml`, the user's file, the default).
     """
 
     model: str
@@ -57,6 +61,7 @@ class Seats:
     baseline_model: str | None = None
     personas: tuple[PersonaSeat, ...] = ()
     auto: bool = False
+    sources: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
     def check(self) -> str:
         """The model of the orchestrator's calls (the convergence check, `--personas auto`):
@@ -70,6 +75,12 @@ class Seats:
         """The solo answer's model: `--baseline-model`, else the synthesis model."""
         return self.baseline_model or self.synthesis()
 
+    def described(self, name: str) -> str:
+        """A setting of `MODEL_FIELDS` as the user reads it: `openai:gpt-4o (from …)`."""
+        model = getattr(self, name)
+        source = self.sources.get(name)
+        return f"{model} (from {source})" if source else str(model)
+
     def models(self) -> dict[str, str | None]:
         """Each setting of `MODEL_FIELDS` by name: the one list of fields that name a model."""
         return {name: getattr(self, name) for name in MODEL_FIELDS}
@@ -77,9 +88,11 @@ class Seats:
 
 @dataclass(frozen=True)
 class Endpoints:
-    """Where the calls go: `base_url` for OpenAI-compatible servers (None: the default)."""
+    """Where the calls go: `base_url` for OpenAI-compatible servers (None: the default, or
+    `OPENAI_BASE_URL`, which the SDK reads itself); `source` says where it came from."""
 
     base_url: str | None = None
+    source: str | None = None
 
 
 @dataclass(frozen=True)
@@ -151,10 +164,14 @@ class Consent:
     """What the user named on this command line: its naming is the consent to it.
 
     `commands` are the `command:` models and `--allow-command`s given (never a
-    recorded one); `base_url` is the `--base-url` given."""
+    recorded one), and those the user's own defaults chose (the environment, their config
+    file); `base_url` is the `--base-url` given, or the user's file's. `asked` are the
+    programs and URL the project's file chose, which run only when named
+    (`consent.require_named_defaults`)."""
 
     commands: frozenset[str] = frozenset()
     base_url: str | None = None
+    asked: tuple[FileDefault, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -46,9 +46,15 @@ def trust_file(env: Mapping[str, str]) -> Path:
     """Where allowances are kept: `$DREAMCONTEXT_TRUST_FILE`, else the user's config dir."""
     if env.get(TRUST_FILE_ENV):
         return Path(env[TRUST_FILE_ENV]).expanduser().resolve()
+    return config_dir(env) / TRUST_FILE_NAME
+
+
+def config_dir(env: Mapping[str, str]) -> Path:
+    """The user's own config folder, outside every repository: `$XDG_CONFIG_HOME/dreamcontext`
+    (when absolute), else `~/.config/dreamcontext`."""
     config = env.get("XDG_CONFIG_HOME") or ""
     base = Path(config) if Path(config).is_absolute() else _home(env) / ".config"
-    return (base / "dreamcontext" / TRUST_FILE_NAME).resolve()
+    return (base / "dreamcontext").resolve()
 
 
 def _home(env: Mapping[str, str]) -> Path:
@@ -156,6 +162,50 @@ def require_base_url(files: DebateFiles, recorded: str | None, env: Mapping[str,
         f"trust it, run `dreamcontext council run {files.id} --base-url {shlex.quote(shown)}` "
         "to allow it for this debate."
     )
+
+
+@dataclass(frozen=True)
+class FileDefault:
+    """A `command:` model or a server URL that a file the user did not name on this command
+    line chose for the run: the project's `_dream_context/council.toml` (engine/setup/defaults.py).
+
+    `setting` is its key (`model`, `synth_model`, `base_url`), `source` the file."""
+
+    setting: str
+    value: str
+    source: str
+
+
+def require_named_defaults(
+    asked: Iterable[FileDefault], named: Iterable[str], *, calls_openai: bool
+) -> None:
+    """Raise `ConsentRequired` unless every program and server URL a project file chose was
+    named by the user this time: a committed file is someone else's input, like a folder.
+
+    A command runs when its command line was named (`--allow-command`, a model flag); a URL
+    that would receive the key (the run calls an `openai:` model) is used only through
+    `--base-url`, which then comes first anyway. Nothing is written either way."""
+    allowed = set(named)
+    for item in asked:
+        if item.setting == "base_url":
+            if not calls_openai:
+                continue
+            shown = visible(item.value)
+            raise ConsentRequired(
+                f"{item.source} sets base_url = `{shown}`, which you have not named: its "
+                "calls, with your API key, would go there; the project's file is someone "
+                f"else's input, so if you trust it, pass `--base-url {shlex.quote(shown)}`."
+            )
+        line = command_line(item.value)
+        if line is None or line in allowed:
+            continue
+        shown = visible(line)
+        raise ConsentRequired(
+            f"{item.source} sets {item.setting} = `{COMMAND_PREFIX}{shown}`, a program you "
+            "have not named: the project's file is someone else's input, so if you trust it, "
+            f"pass `--allow-command {shlex.quote(shown)}` (or name the model in your own "
+            "config file)."
+        )
 
 
 def allow_commands(files: DebateFiles, commands: Iterable[str], env: Mapping[str, str]) -> None:

@@ -18,7 +18,11 @@ from dreamcontext_council.engine.prompting.transcript import (
     DEFAULT_BUDGET_CHARS as TRANSCRIPT_BUDGET_CHARS,
 )
 from dreamcontext_council.engine.protocol.plan import RunPlan
+from dreamcontext_council.engine.providers.consent import visible
+from dreamcontext_council.engine.providers.keys import url_without_credentials
 from dreamcontext_council.engine.providers.models import parse_model
+from dreamcontext_council.engine.providers.registry import BASE_URL_ENVS
+from dreamcontext_council.rules.run_settings import MODEL_FIELDS
 
 # Rough prompt sizes in tokens: persona prompts grow with the round, synthesis with everything.
 OPENING_INPUT = 1_500
@@ -130,6 +134,7 @@ def estimate_run(plan: RunPlan, files: DebateFiles | None) -> dict[str, Any]:
     for call in calls:
         by_phase[call["phase"]] = by_phase.get(call["phase"], 0) + 1
     lines.append("  " + ", ".join(f"{n} {phase}" for phase, n in by_phase.items()))
+    lines += _settings_lines(plan)
     if tool_calls:
         lines.append(
             f"  Each persona turn may make up to {tool_calls} tool calls (--tools); its cost is "
@@ -147,6 +152,19 @@ def estimate_run(plan: RunPlan, files: DebateFiles | None) -> dict[str, Any]:
         "cost_usd": round(total, 6),
         "plan": calls,
     }
+
+
+def _settings_lines(plan: RunPlan) -> list[str]:
+    """The models set and the server URL, each with where it came from (a flag, the record,
+    a default: `model: openai:gpt-4o (from _dream_context/council.toml)`)."""
+    seats = plan.seats
+    lines = [f"  {name}: {seats.described(name)}" for name in MODEL_FIELDS if getattr(seats, name)]
+    endpoints = plan.endpoints
+    url = endpoints.base_url or plan.env.get(BASE_URL_ENVS["openai"])
+    if url and endpoints.source:
+        shown = visible(url_without_credentials(url)[0])
+        lines.append(f"  base_url: {shown} (from {endpoints.source})")
+    return lines
 
 
 def _attachment_tokens(plan: RunPlan, files: DebateFiles | None) -> int:

@@ -29,7 +29,7 @@ from dreamcontext_council.engine.providers.models import default_model, parse_mo
 from dreamcontext_council.engine.providers.registry import ProviderSet
 from dreamcontext_council.engine.research import session as research
 from dreamcontext_council.engine.setup import remembered
-from dreamcontext_council.engine.setup.plan import resolve
+from dreamcontext_council.engine.setup.plan import defaults_for, personas_setting, resolve
 from dreamcontext_council.engine.setup.preflight import ModelUse, model_uses
 from dreamcontext_council.engine.setup.preflight import check as check_providers
 from dreamcontext_council.engine.setup.request import Launch
@@ -79,6 +79,7 @@ def _planned(request: Launch) -> tuple[RunPlan, DebateFiles | None]:
     if request.debate_id and request.attach:
         raise UsageError("--attach goes with --topic; attach files when the debate is created.")
     only = _only(request)
+    defaults = defaults_for(request, None)
     prices = load_prices(request.prices)
     attachments = check_attachments(request.attach)
     roster: list[PersonaSpec] | None = None
@@ -86,9 +87,15 @@ def _planned(request: Launch) -> tuple[RunPlan, DebateFiles | None]:
     if request.topic:
         topic = convene.check_topic(request.topic)
         options = convene.parse_options(request.options_spec)
-        if request.personas_spec != "auto":
-            roster = load_roster(request.personas_spec)
-            check_roster_size(roster, f"--personas {request.personas_spec}")
+        spec, source = personas_setting(request, defaults)
+        if spec != "auto":
+            try:
+                roster = load_roster(spec)
+            except UsageError as wrong:  # DREAMCONTEXT_PERSONAS: say which setting it was
+                if source == "--personas":
+                    raise
+                raise UsageError(f"{source}: {wrong}") from None
+            check_roster_size(roster, f"--personas {spec}" if source == "--personas" else source)
         if not request.yes:
             preflight(topic, attached=bool(attachments))
     files: DebateFiles | None = None
@@ -114,6 +121,7 @@ def _planned(request: Launch) -> tuple[RunPlan, DebateFiles | None]:
         only=only,
         options=options,
         attachments=attachments,
+        defaults=defaults,
     )
     return plan, files
 

@@ -5,10 +5,16 @@ The options given this time, what the debate recorded of its last run (debate.md
 `resolve`; every step after it (consent, pre-flight, the estimate, the record, the
 run) reads the `RunPlan` it returns, never the options. An option given wins, else
 the recorded setting, else the default; a flag cannot be unsaid on a resume.
+
+The models, the personas and the server URL have defaults a user sets once
+(engine/setup/defaults.py), below the recorded setting: the environment, then the
+project's `_dream_context/council.toml`, then the user's own `council.toml`, then the
+built-in default. The plan says where each came from (`Seats.sources`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import TypeVar
@@ -31,9 +37,17 @@ from dreamcontext_council.engine.protocol.plan import (
 from dreamcontext_council.engine.providers import consent
 from dreamcontext_council.engine.providers.models import default_model
 from dreamcontext_council.engine.research import session as research
+from dreamcontext_council.engine.setup.defaults import (
+    BASE_URL,
+    ENV_NAMES,
+    PERSONAS,
+    Defaults,
+    read_defaults,
+)
 from dreamcontext_council.engine.setup.remembered import persona_model
 from dreamcontext_council.engine.setup.request import Launch
 from dreamcontext_council.errors import UsageError
+from dreamcontext_council.folder.paths import Root, find_root
 from dreamcontext_council.rules.roster import PersonaSpec
 from dreamcontext_council.rules.run_settings import (
     DEFAULT_MAX_TOOL_CALLS,
@@ -47,6 +61,8 @@ from dreamcontext_council.rules.run_settings import (
 T = TypeVar("T")
 D = TypeVar("D")
 
+DEFAULT_PERSONAS = "cognitive"
+
 
 def resolve(
     request: Launch,
@@ -58,15 +74,19 @@ def resolve(
     only: list[str] | None = None,
     options: list[dict[str, str]] | None = None,
     attachments: list[Path] | None = None,
+    defaults: Defaults | None = None,
 ) -> RunPlan:
     """The plan of this run: `request` settled against `previous`, then the defaults.
 
     `files` is the debate a resume runs (None: `request.topic` makes one from `roster`,
     None for `--personas auto`); `prices`, `only`, `options` and `attachments` are the
-    request's, already read and checked. Raises `UsageError` for options that say
+    request's, already read and checked; `defaults` the layers below the recorded
+    settings (None: read them, `defaults_for`). Raises `UsageError` for options that say
     opposite things or a recorded URL whose credentials were not stored, and reads the
     tools file (engine/research/session.py) without asking consent for it.
     """
+    if defaults is None:
+        defaults = defaults_for(request, files)
     tools_plan = _research(request, files, previous)
     if previous.base_url_secret and request.base_url is None:
         raise UsageError(
@@ -76,7 +96,10 @@ def resolve(
     tools = request.tools or previous.tools
     if tools_plan is not None or request.no_tools:  # else what was recorded stays recorded
         tools = str(tools_plan.path) if tools_plan else None
-    models = {name: getattr(request, name) or getattr(previous, name) for name in MODEL_FIELDS}
+    chosen = {name: _model(name, request, previous, defaults) for name in MODEL_FIELDS}
+    if chosen["model"] is None:
+        chosen["model"] = (default_model(request.env), _default_source(request.env))
+    models = {name: c[0] if c else None for name, c in chosen.items()}
     run_model = models["model"] or default_model(request.env)
     seats = Seats(
         model=run_model,
@@ -84,8 +107,25 @@ def resolve(
         synth_model=models["synth_model"],
         baseline_model=models["baseline_model"],
         personas=_personas(files, roster, previous, run_model),
-        auto=files is None and request.personas_spec == "auto",
+        auto=files is None and personas_setting(request, defaults)[0] == "auto",
+        sources=MappingProxyType({name: c[1] for name, c in chosen.items() if c}),
     )
+    base_url, url_source, url_named = _base_url(request, previous, defaults)
+    used = {  # the defaults this plan took, by setting
+        name: setting
+        for name, source in (
+            *((n, c[1] if c else None) for n, c in chosen.items()),
+            (BASE_URL, url_source),
+        )
+        if (setting := defaults.get(name)) is not None and setting.source == source
+    }
+    asked = [
+        consent.FileDefault(name, setting.value, setting.source)
+        for name, setting in used.items()
+        if not setting.trusted
+    ]
+    # The models the user's own defaults chose (environment, their file) are theirs, named.
+    own = [s.value for name, s in used.items() if s.trusted and name in MODEL_FIELDS]
     new = None
     if files is None and request.topic is not None:
         new = NewDebate(
@@ -102,7 +142,7 @@ def resolve(
         debate_id=request.debate_id,
         new=new,
         seats=seats,
-        endpoints=Endpoints(base_url=request.base_url or previous.base_url),
+        endpoints=Endpoints(base_url=base_url, source=url_source),
         limits=Limits(
             timeout=_first(request.timeout, previous.timeout, DEFAULT_TIMEOUT),
             retries=_first(request.retries, previous.retries, DEFAULT_RETRIES),
@@ -134,8 +174,9 @@ def resolve(
             dry_run=request.dry_run,
         ),
         consent=Consent(
-            commands=frozenset(_named_commands(request)),
-            base_url=request.base_url,  # else the folder's own, which needs consent
+            commands=frozenset(_named_commands(request) | consent.named_commands(own)),
+            base_url=url_named,  # else the folder's own, which needs consent
+            asked=tuple(asked),
         ),
         previous=previous,
         env=MappingProxyType(dict(request.env)),
@@ -147,6 +188,63 @@ def resolve(
         on_created=request.on_created,
         cancelled_as=request.cancelled_as,
     )
+
+
+def defaults_for(request: Launch, files: DebateFiles | None) -> Defaults:
+    """The defaults layers of a run: the environment, the project's file in the root (the
+    debate's, else the one `request` names or finds), the user's file."""
+    root: Root | None = files.root if files is not None else find_root(request.root)
+    return read_defaults(request.env, root if root is not None and root.path.is_dir() else None)
+
+
+def personas_setting(request: Launch, defaults: Defaults) -> tuple[str, str]:
+    """The personas of a new debate and where that came from: `--personas`, else the
+    defaults (`DREAMCONTEXT_PERSONAS`, a `council.toml`), else the cognitive preset."""
+    if request.personas_spec is not None:
+        return request.personas_spec, "--personas"
+    setting = defaults.get(PERSONAS)
+    if setting is not None:
+        return setting.value, setting.source
+    return DEFAULT_PERSONAS, "the default"
+
+
+def _model(
+    name: str, request: Launch, previous: RunSettings, defaults: Defaults
+) -> tuple[str, str] | None:
+    """A setting of `MODEL_FIELDS` and where it came from: the flag, the record, a default."""
+    if given := getattr(request, name):
+        return given, "--" + name.replace("_", "-")
+    if recorded := getattr(previous, name):
+        return recorded, f"debate.md run.{name}"
+    setting = defaults.get(name)
+    return (setting.value, setting.source) if setting is not None else None
+
+
+def _default_source(env: Mapping[str, str]) -> str:
+    if env.get("ANTHROPIC_API_KEY"):
+        return "the default: ANTHROPIC_API_KEY is set"
+    if env.get("OPENAI_API_KEY"):
+        return "the default: OPENAI_API_KEY is set"
+    return "the default: no API key is set"
+
+
+def _base_url(
+    request: Launch, previous: RunSettings, defaults: Defaults
+) -> tuple[str | None, str | None, str | None]:
+    """The server URL, where it came from, and the URL the user named (consent's, None: a
+    recorded URL or the project's, which need consent, or none at all).
+
+    `OPENAI_BASE_URL` stays the SDK's to read: it is not put in the plan, nor recorded."""
+    if request.base_url:
+        return request.base_url, "--base-url", request.base_url
+    if previous.base_url:
+        return previous.base_url, "debate.md run.base_url", None
+    setting = defaults.get(BASE_URL)
+    if setting is None:
+        return None, None, None
+    if setting.source == ENV_NAMES[BASE_URL]:
+        return None, setting.source, None
+    return setting.value, setting.source, setting.value if setting.trusted else None
 
 
 def _first(given: T | None, stored: T | None, default: D) -> T | D:

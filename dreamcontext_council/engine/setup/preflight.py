@@ -283,19 +283,23 @@ def check(plan: RunPlan, files: DebateFiles | None, uses: list[ModelUse]) -> str
 
     `plan.consent.base_url` is the `--base-url` given this time; without one, the URL the folder
     recorded gets the calls (and the key) only with consent, checked before any server
-    is so much as connected to. Returns None when the run can start. A `--dry-run` gets
+    is so much as connected to; so do the programs and URL the project's `council.toml`
+    chose. Returns None when the run can start. A `--dry-run` gets
     the one line that says what would fail; a run gets `ConsentRequired` or
     `ProviderUnavailable` (exit 2).
     """
-    if files is not None:
-        try:
+    try:
+        consent.require_named_defaults(
+            plan.consent.asked, plan.consent.commands, calls_openai=_calls_openai(uses)
+        )
+        if files is not None:
             consent.require_consent(files, set(plan.consent.commands), plan.env)
             if plan.consent.base_url is None and _calls_openai(uses):
                 consent.require_base_url(files, plan.endpoints.base_url, plan.env)
-        except ConsentRequired as refused:
-            if not plan.flags.dry_run:
-                raise
-            return str(refused)
+    except ConsentRequired as refused:
+        if not plan.flags.dry_run:
+            raise
+        return str(refused)
     problems = find_problems(plan, uses)
     if not problems:
         return None

@@ -15,7 +15,9 @@ class Launch:
 
     debate_id: str | None = None
     topic: str | None = None
-    personas_spec: str = "cognitive"
+    personas_spec: str | None = (
+        None  # None: the defaults (engine/setup/defaults.py), else cognitive
+    )
     options_spec: str | None = None
     rounds: int | None = None  # None: the default, compact (2) for a debate with attachments
     interrupt: bool = False
