@@ -91,10 +91,19 @@ def timeline(debate_id: str, as_json: bool) -> None:
     "--unpromoted", "mode", flag_value="unpromoted", help="Complete debates not yet promoted."
 )
 @click.option("--all", "mode", flag_value="all", help="Every debate.")
+@click.option(
+    "--evals",
+    "with_evals",
+    is_flag=True,
+    help="Also list the debates `council eval` made (left out by default).",
+)
 @root_option
 @json_option
-def list_debates(mode: str | None, as_json: bool) -> None:
+def list_debates(mode: str | None, with_evals: bool, as_json: bool) -> None:
     """Debates, newest first (default: those still in progress).
+
+    The debates an eval made, one per question, are left out unless --evals is given;
+    each eval's page on the dashboard links its questions' debates.
 
     \b
     Example:
@@ -103,11 +112,16 @@ def list_debates(mode: str | None, as_json: bool) -> None:
     from dreamcontext_council.actions.index import load_index
     from dreamcontext_council.actions.run_state import with_run_states
     from dreamcontext_council.views import listing
+    from dreamcontext_council.views.eval_names import eval_debates
 
     chosen = mode or "active"
     root = current_root()
-    entries = with_run_states(root, listing.filter_debates(load_index(root), chosen))
-    emit(entries, as_json, lambda: listing.render_list(entries, chosen))
+    entries = listing.filter_debates(load_index(root), chosen)
+    left_out = 0
+    if not with_evals:
+        entries, left_out = listing.without_evals(entries, eval_debates(root))
+    entries = with_run_states(root, entries)
+    emit(entries, as_json, lambda: listing.render_list(entries, chosen, left_out))
 
 
 @click.command()
