@@ -73,6 +73,14 @@ class BackgroundRuns:
     def get(self, debate_id: str) -> BackgroundRun | None:
         return self.by_id.get(debate_id)
 
+    async def close(self) -> None:
+        """Stop every run still going and wait for each to record why it stopped; their
+        outcome is kept on the run (see `_finish`), so nothing is left unretrieved."""
+        going = [run.task for run in self.by_id.values() if run.task and not run.task.done()]
+        for task in going:
+            task.cancel()
+        await asyncio.gather(*going, return_exceptions=True)
+
     async def start(self, request: Launch) -> BackgroundRun:
         """Start the run; return once its debate exists and every check passed.
 

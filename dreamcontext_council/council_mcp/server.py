@@ -7,10 +7,11 @@ import errno
 from collections.abc import Callable
 from typing import Annotated, Literal
 
+import anyio
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
-from mcp.types import CallToolResult, TextContent
+from mcp.types import CallToolResult, Resource, TextContent
 from pydantic import BaseModel, Field
 
 from dreamcontext_council.council_mcp import reading
@@ -63,6 +64,9 @@ INSTRUCTIONS = (
     "Every file of a debate is a resource: council://<id>/<path>."
 )
 MAX_WAIT_SECONDS = 600
+# Under the 60 s that common clients (Claude Desktop, the TypeScript SDK) give a request:
+# a default wait returns before the client gives up on it.
+DEFAULT_WAIT_SECONDS = 25
 _NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
 
 
@@ -92,13 +96,22 @@ def failure(exc: CouncilError | OSError) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
 
 
-def build_server(settings: ServerSettings) -> MCPServer:
+def build_server(settings: ServerSettings, runs: BackgroundRuns | None = None) -> MCPServer:
     """The server with every tool and the `council://` resources registered."""
-    server: MCPServer = CouncilServer(SERVER_NAME, instructions=INSTRUCTIONS)
-    runs = BackgroundRuns()
+    runs = runs if runs is not None else BackgroundRuns()
 
     def root() -> Root:
         return require_root(settings.root)
+
+    def recent() -> list[Resource]:
+        return [
+            Resource(uri=uri, name=name, description=topic, mime_type=reading.mime_type(uri))
+            for uri, name, topic in reading.recent_debate_files(root())
+        ]
+
+    server: MCPServer = CouncilServer(
+        SERVER_NAME, instructions=INSTRUCTIONS, version=package_version(), recent=recent
+    )
 
     def status_of(debate_id: str) -> DebateStatus:
         from dreamcontext_council.actions.snapshot import load_snapshot
@@ -182,8 +195,14 @@ def build_server(settings: ServerSettings) -> MCPServer:
         debate_id: DebateId,
         ctx: Context,
         timeout_seconds: Annotated[
-            float, Field(gt=0, le=MAX_WAIT_SECONDS, description="Return after this long at most.")
-        ] = 60,
+            float,
+            Field(
+                gt=0,
+                le=MAX_WAIT_SECONDS,
+                description="Return after this long at most. Keep it under the client's "
+                "request timeout (often 60 s).",
+            ),
+        ] = DEFAULT_WAIT_SECONDS,
     ) -> Annotated[CallToolResult, DebateStatus]:
         """Follow a debate this server is running until its run stops (complete, paused at an
         interlude, failed) or the timeout passes, sending a progress notification for each
@@ -371,6 +390,16 @@ def build_server(settings: ServerSettings) -> MCPServer:
     return server
 
 
+def package_version() -> str:
+    """The installed package's version, for serverInfo."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("dreamcontext-council")
+    except PackageNotFoundError:
+        return "unknown"
+
+
 def _server_run(run: BackgroundRun | None) -> ServerRun | None:
     if run is None:
         return None
@@ -407,4 +436,11 @@ async def _follow(run: BackgroundRun, ctx: Context, timeout: float) -> None:
 
 async def serve(settings: ServerSettings) -> None:
     """Run the server on stdin/stdout until the client closes it."""
-    await build_server(settings).run_stdio_async()
+    runs = BackgroundRuns()
+    try:
+        await build_server(settings, runs).run_stdio_async()
+    finally:
+        # The client went away: runs still going stop here (run.json says the server shut
+        # down) and end before the event loop does.
+        with anyio.CancelScope(shield=True):
+            await runs.close()
