@@ -14,6 +14,7 @@ from dreamcontext_council.cli.base import (
     read_debate,
     root_option,
 )
+from dreamcontext_council.cli.completion import complete_debate_id, complete_persona
 
 # Each command imports only what it reads with: these commands are the ones people and
 # agents run most, and a cold start pays for every module it loads.
@@ -26,7 +27,7 @@ def register_reading(council: click.Group) -> None:
 
 
 @click.command()
-@click.argument("debate_id")
+@click.argument("debate_id", shell_complete=complete_debate_id)
 @click.argument("number", type=ROUND_NUMBER)
 @root_option
 @json_option
@@ -44,7 +45,7 @@ def summaries(debate_id: str, number: int, as_json: bool) -> None:
 
 
 @click.command()
-@click.argument("debate_id")
+@click.argument("debate_id", shell_complete=complete_debate_id)
 @click.option(
     "--round",
     "number",
@@ -70,7 +71,7 @@ def board(debate_id: str, number: int | None, plain: bool, as_json: bool) -> Non
 
 
 @click.command()
-@click.argument("debate_id")
+@click.argument("debate_id", shell_complete=complete_debate_id)
 @root_option
 @json_option
 def timeline(debate_id: str, as_json: bool) -> None:
@@ -125,7 +126,7 @@ def list_debates(mode: str | None, with_evals: bool, as_json: bool) -> None:
 
 
 @click.command()
-@click.argument("debate_id")
+@click.argument("debate_id", shell_complete=complete_debate_id)
 @root_option
 @json_option
 def show(debate_id: str, as_json: bool) -> None:
@@ -142,8 +143,8 @@ def show(debate_id: str, as_json: bool) -> None:
 
 
 @click.command()
-@click.argument("debate_id")
-@click.argument("slug")
+@click.argument("debate_id", shell_complete=complete_debate_id)
+@click.argument("slug", shell_complete=complete_persona)
 @click.argument("number", type=ROUND_NUMBER)
 @click.option(
     "--part",
