@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import errno
 from collections.abc import Callable
 from typing import Annotated, Literal
@@ -49,7 +48,7 @@ from dreamcontext_council.council_mcp.results import (
     ServerRun,
     VerdictRecorded,
 )
-from dreamcontext_council.council_mcp.runs import BackgroundRun, BackgroundRuns
+from dreamcontext_council.council_mcp.runs import BackgroundRun, BackgroundRuns, follow
 from dreamcontext_council.council_mcp.starting import ServerSettings, start_debate
 from dreamcontext_council.errors import CouncilError, NotFoundError
 from dreamcontext_council.folder.paths import Root, require_root
@@ -210,7 +209,7 @@ def build_server(settings: ServerSettings, runs: BackgroundRuns | None = None) -
         following."""
         run = runs.get(debate_id)
         if run is not None and run.state == "running":
-            await _follow(run, ctx, timeout_seconds)
+            await follow(run, ctx, timeout_seconds)
         return await answer(lambda: status_of(debate_id))
 
     @server.tool()
@@ -269,6 +268,9 @@ def build_server(settings: ServerSettings, runs: BackgroundRuns | None = None) -
             Literal["active", "unpromoted", "all"],
             Field(description="active (not complete), unpromoted (complete), or all."),
         ] = "active",
+        evals: Annotated[
+            bool, Field(description="Also list the debates council eval made (like --evals).")
+        ] = False,
     ) -> Annotated[CallToolResult, DebateList]:
         """Debates of the project, newest first, each with its status and run state."""
 
@@ -276,10 +278,14 @@ def build_server(settings: ServerSettings, runs: BackgroundRuns | None = None) -
             from dreamcontext_council.actions.index import load_index
             from dreamcontext_council.actions.run_state import with_run_states
             from dreamcontext_council.views import listing
+            from dreamcontext_council.views.eval_names import eval_debates
 
             current = root()
             entries = listing.filter_debates(load_index(current), which)
-            return DebateList(debates=with_run_states(current, entries))
+            left_out = 0
+            if not evals:
+                entries, left_out = listing.without_evals(entries, eval_debates(current))
+            return DebateList(debates=with_run_states(current, entries), evals_left_out=left_out)
 
         return await answer(listed)
 
@@ -406,32 +412,6 @@ def _server_run(run: BackgroundRun | None) -> ServerRun | None:
     return ServerRun(
         state=run.state, message=run.last_message(), events=run.progress.count, stopped=run.stopped
     )
-
-
-async def _follow(run: BackgroundRun, ctx: Context, timeout: float) -> None:
-    """Send the run's events as progress notifications on this request until it stops."""
-    queue: asyncio.Queue[tuple[int, str]] = asyncio.Queue()
-    run.progress.listeners.add(queue)
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    try:
-        # The events so far first (the last KEPT_EVENTS), for a client that comes in late.
-        for count, message in list(run.progress.recent):
-            await ctx.report_progress(count, None, message)
-        sent = run.progress.recent[-1][0] if run.progress.recent else 0
-        while not run.done.is_set():
-            left = deadline - loop.time()
-            if left <= 0:
-                return
-            try:
-                count, message = await asyncio.wait_for(queue.get(), left)
-            except TimeoutError:
-                return
-            if count > sent:
-                await ctx.report_progress(count, None, message)
-                sent = count
-    finally:
-        run.progress.listeners.discard(queue)
 
 
 async def serve(settings: ServerSettings) -> None:

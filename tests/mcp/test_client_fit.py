@@ -8,8 +8,9 @@ from __future__ import annotations
 from importlib.metadata import version
 from pathlib import Path
 
+from debate_story import run_process
 from mcp import Client
-from test_server import error_text, hold
+from test_server import data, error_text, hold, server_environment
 
 from dreamcontext_council import new_debate
 from dreamcontext_council.council_mcp.reading import RECENT_DEBATES
@@ -77,5 +78,26 @@ def test_an_argument_error_is_one_line(workdir: Path) -> None:
             assert "\n" not in text, text
             assert "http" not in text, text
             assert text.startswith(f"{tool} refused its arguments; nothing was done."), text
+
+    hold(workdir, scenario)
+
+
+def test_council_list_leaves_eval_debates_out_unless_asked(workdir: Path) -> None:
+    questions = workdir / "set.jsonl"
+    questions.write_text(
+        '{"id": "ship", "question": "Ship it?", "options": {"A": "Ship", "B": "Wait"}, '
+        '"answer": "A"}\n',
+        encoding="utf-8",
+    )
+    env = server_environment(workdir)
+    assert run_process(["eval", str(questions)], cwd=workdir, env=env).code == 0
+    mine = run_process(["new", "Adopt Postgres?"], cwd=workdir, env=env).out.split()[-1]
+
+    async def scenario(client: Client) -> None:
+        plain = data(await client.call_tool("council_list", {"which": "all"}))
+        assert [d["id"] for d in plain["debates"]] == [mine]
+        assert plain["evals_left_out"] == 1
+        every = data(await client.call_tool("council_list", {"which": "all", "evals": True}))
+        assert len(every["debates"]) == 2 and every["evals_left_out"] == 0
 
     hold(workdir, scenario)
