@@ -56,11 +56,11 @@ SPILLS = """() => {
 def one_line(page: Any, selector: str) -> bool:
     """The element's text sits on one line: its height is that of a single line box."""
     return bool(
-        page.eval_on_selector(
-            selector,
+        page.locator(selector).first.evaluate(
             """el => { const r = document.createRange(); r.selectNodeContents(el);
                        const lines = new Set([...r.getClientRects()].map(b => Math.round(b.top)));
                        return lines.size === 1; }""",
+            timeout=5000,
         )
     )
 
@@ -185,7 +185,11 @@ def test_the_complete_debate_fits_its_cards(
         assert card["x"] <= chip["x"] and chip["x"] + chip["width"] <= card["x"] + card["width"]
         for selector in ("#created-at", "#updated-at"):
             assert one_line(page, selector), selector
-        assert one_line(page, "#report-decision-card > h3")
+        # The decision card's column heads stay whole words: no "Chose" / "n".
+        heads = page.locator("#report-decision-card th")
+        assert heads.count() == 5
+        for n in range(heads.count()):
+            assert one_line(page, f"#report-decision-card th >> nth={n}"), n
         # The verdict is on the first screen, on a phone too.
         assert box(page, "#report-verdict")["y"] < page.viewport_size["height"]
         # The claims ledger's claim column is wide enough to read a sentence.
