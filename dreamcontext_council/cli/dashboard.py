@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from dreamcontext_council.cli.base import current_root, echo, read_debate, root_option, warn
+from dreamcontext_council.cli.completion import complete_debate_id
 
 
 def register(cli: click.Group, council: click.Group) -> None:
@@ -61,7 +62,7 @@ def serve(port: int, host: str, allow_remote: bool, open_browser: bool) -> None:
 
 
 @click.command()
-@click.argument("debate_id")
+@click.argument("debate_id", shell_complete=complete_debate_id)
 @root_option
 def watch(debate_id: str) -> None:
     """The board in the terminal, redrawn when the debate's files change; Ctrl-C stops.
@@ -80,7 +81,7 @@ def watch(debate_id: str) -> None:
 
 
 @click.command()
-@click.argument("debate_id")
+@click.argument("debate_id", shell_complete=complete_debate_id)
 @click.option(
     "--format",
     "fmt",

@@ -7,6 +7,7 @@ import sys
 import click
 
 from dreamcontext_council.cli.base import current_root, emit, json_option, root_option
+from dreamcontext_council.cli.completion import complete_debate_id
 
 
 def register(cli: click.Group, council: click.Group) -> None:
@@ -15,7 +16,7 @@ def register(cli: click.Group, council: click.Group) -> None:
 
 
 @click.command()
-@click.argument("debate_ids", nargs=-1, metavar="[DEBATE_ID]...")
+@click.argument("debate_ids", nargs=-1, metavar="[DEBATE_ID]...", shell_complete=complete_debate_id)
 @click.option("--repair", is_flag=True, help="Repair what can be repaired from the files.")
 @root_option
 @json_option

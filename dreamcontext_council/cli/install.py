@@ -156,7 +156,13 @@ _MCP_OUTCOMES = {
 
 
 def _mcp_line(change: client_config.ConfigChange) -> str:
-    return _MCP_OUTCOMES[change.outcome].format(path=change.path)
+    line = _MCP_OUTCOMES[change.outcome].format(path=change.path)
+    if change.command and change.command != client_config.COMMAND:
+        line += (
+            f" `{client_config.COMMAND}` is not on PATH, so it runs {change.command}; "
+            "run install-skill --mcp --force again after moving this installation."
+        )
+    return line
 
 
 def _mcp_json(change: client_config.ConfigChange | None) -> dict[str, str]:

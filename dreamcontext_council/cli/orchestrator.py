@@ -18,6 +18,7 @@ from dreamcontext_council.cli.base import (
     read_stdin_bytes,
     root_option,
 )
+from dreamcontext_council.cli.completion import complete_debate_id, complete_persona
 from dreamcontext_council.folder.paths import Root, root_for_new
 from dreamcontext_council.rules.grounding import check_attachments
 from dreamcontext_council.rules.roster import PersonaSpec, load_roster
@@ -140,7 +141,7 @@ def agent() -> None:
 
 
 @agent.command("create")
-@click.argument("debate_id")
+@click.argument("debate_id", shell_complete=complete_debate_id)
 @click.argument("slug")
 @click.option(
     "--model",
@@ -194,7 +195,7 @@ def _allow_named_models(root: Root, debate_id: str, models: list[str]) -> None:
 
 
 @agent.command("list")
-@click.argument("debate_id")
+@click.argument("debate_id", shell_complete=complete_debate_id)
 @root_option
 @json_option
 def agent_list(debate_id: str, as_json: bool) -> None:
@@ -229,7 +230,7 @@ def _round_result(change: rounds.RoundChange, as_json: bool) -> None:
 
 
 @round_group.command("start")
-@click.argument("debate_id")
+@click.argument("debate_id", shell_complete=complete_debate_id)
 @click.argument("number", type=ROUND_NUMBER)
 @root_option
 @json_option
@@ -249,7 +250,7 @@ def round_start(debate_id: str, number: int, as_json: bool) -> None:
 
 
 @round_group.command("end")
-@click.argument("debate_id")
+@click.argument("debate_id", shell_complete=complete_debate_id)
 @click.argument("number", type=ROUND_NUMBER)
 @click.option(
     "--excuse", multiple=True, help="A persona whose missing report is accepted (repeatable)."
@@ -288,7 +289,7 @@ def round_end(
 
 
 @round_group.command("extend")
-@click.argument("debate_id")
+@click.argument("debate_id", shell_complete=complete_debate_id)
 @click.option("--by", type=int, default=1, show_default=True, help="How many rounds to add.")
 @root_option
 @json_option
@@ -303,7 +304,7 @@ def round_extend(debate_id: str, by: int, as_json: bool) -> None:
 
 
 @click.command()
-@click.argument("debate_id")
+@click.argument("debate_id", shell_complete=complete_debate_id)
 @click.argument("fact", nargs=-1, required=True)
 @root_option
 @json_option
@@ -323,8 +324,8 @@ def inject(debate_id: str, fact: tuple[str, ...], as_json: bool) -> None:
 
 
 @click.command()
-@click.argument("debate_id")
-@click.argument("slug")
+@click.argument("debate_id", shell_complete=complete_debate_id)
+@click.argument("slug", shell_complete=complete_persona)
 @click.argument("text", nargs=-1, required=True)
 @root_option
 @json_option
@@ -345,7 +346,7 @@ def question(debate_id: str, slug: str, text: tuple[str, ...], as_json: bool) ->
 
 
 @click.command()
-@click.argument("debate_id")
+@click.argument("debate_id", shell_complete=complete_debate_id)
 @root_option
 @json_option
 def synthesize(debate_id: str, as_json: bool) -> None:
@@ -378,7 +379,7 @@ def synthesize(debate_id: str, as_json: bool) -> None:
 
 
 @click.command()
-@click.argument("debate_id")
+@click.argument("debate_id", shell_complete=complete_debate_id)
 @root_option
 @json_option
 def complete(debate_id: str, as_json: bool) -> None:
@@ -397,7 +398,7 @@ def complete(debate_id: str, as_json: bool) -> None:
 
 
 @click.command()
-@click.argument("debate_id")
+@click.argument("debate_id", shell_complete=complete_debate_id)
 @click.option(
     "--to",
     "to",

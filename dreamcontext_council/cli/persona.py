@@ -16,6 +16,7 @@ from dreamcontext_council.cli.base import (
     root_option,
     warn,
 )
+from dreamcontext_council.cli.completion import complete_debate_id, complete_persona
 
 
 def register_persona(council: click.Group) -> None:
@@ -27,8 +28,8 @@ def register_persona(council: click.Group) -> None:
 
 
 @click.command("round-context")
-@click.argument("debate_id")
-@click.argument("slug")
+@click.argument("debate_id", shell_complete=complete_debate_id)
+@click.argument("slug", shell_complete=complete_persona)
 @root_option
 def round_context_command(debate_id: str, slug: str) -> None:
     """Everything the persona needs this round, including all queued directives.
@@ -43,8 +44,8 @@ def round_context_command(debate_id: str, slug: str) -> None:
 
 
 @click.command()
-@click.argument("debate_id")
-@click.argument("slug")
+@click.argument("debate_id", shell_complete=complete_debate_id)
+@click.argument("slug", shell_complete=complete_persona)
 @click.argument("number", type=ROUND_NUMBER)
 @click.option(
     "--stance",
@@ -96,8 +97,8 @@ def report() -> None:
 
 
 @report.command("append")
-@click.argument("debate_id")
-@click.argument("slug")
+@click.argument("debate_id", shell_complete=complete_debate_id)
+@click.argument("slug", shell_complete=complete_persona)
 @click.option("--round", "number", type=ROUND_NUMBER, help="The round (default: the current one).")
 @click.option("--body", help="The round entry (else read from stdin).")
 @root_option
@@ -131,8 +132,8 @@ def research() -> None:
 
 
 @research.command("add")
-@click.argument("debate_id")
-@click.argument("slug")
+@click.argument("debate_id", shell_complete=complete_debate_id)
+@click.argument("slug", shell_complete=complete_persona)
 @click.argument("topic", nargs=-1, required=True)
 @click.option("--body", help="The note (else read from stdin).")
 @root_option
@@ -153,8 +154,8 @@ def research_add(
 
 
 @research.command("list")
-@click.argument("debate_id")
-@click.argument("slug")
+@click.argument("debate_id", shell_complete=complete_debate_id)
+@click.argument("slug", shell_complete=complete_persona)
 @root_option
 @json_option
 def research_list(debate_id: str, slug: str, as_json: bool) -> None:

@@ -14,6 +14,7 @@ from dreamcontext_council.cli.base import (
     read_debate,
     root_option,
 )
+from dreamcontext_council.cli.completion import complete_debate_id, complete_persona
 
 # Each command imports only what it reads with: these commands are the ones people and
 # agents run most, and a cold start pays for every module it loads.
@@ -26,7 +27,7 @@ def register_reading(council: click.Group) -> None:
 
 
 @click.command()
-@click.argument("debate_id")
+@click.argument("debate_id", shell_complete=complete_debate_id)
 @click.argument("number", type=ROUND_NUMBER)
 @root_option
 @json_option
@@ -44,7 +45,7 @@ def summaries(debate_id: str, number: int, as_json: bool) -> None:
 
 
 @click.command()
-@click.argument("debate_id")
+@click.argument("debate_id", shell_complete=complete_debate_id)
 @click.option(
     "--round",
     "number",
@@ -70,7 +71,7 @@ def board(debate_id: str, number: int | None, plain: bool, as_json: bool) -> Non
 
 
 @click.command()
-@click.argument("debate_id")
+@click.argument("debate_id", shell_complete=complete_debate_id)
 @root_option
 @json_option
 def timeline(debate_id: str, as_json: bool) -> None:
@@ -91,10 +92,19 @@ def timeline(debate_id: str, as_json: bool) -> None:
     "--unpromoted", "mode", flag_value="unpromoted", help="Complete debates not yet promoted."
 )
 @click.option("--all", "mode", flag_value="all", help="Every debate.")
+@click.option(
+    "--evals",
+    "with_evals",
+    is_flag=True,
+    help="Also list the debates `council eval` made (left out by default).",
+)
 @root_option
 @json_option
-def list_debates(mode: str | None, as_json: bool) -> None:
+def list_debates(mode: str | None, with_evals: bool, as_json: bool) -> None:
     """Debates, newest first (default: those still in progress).
+
+    The debates an eval made, one per question, are left out unless --evals is given;
+    each eval's page on the dashboard links its questions' debates.
 
     \b
     Example:
@@ -103,15 +113,20 @@ def list_debates(mode: str | None, as_json: bool) -> None:
     from dreamcontext_council.actions.index import load_index
     from dreamcontext_council.actions.run_state import with_run_states
     from dreamcontext_council.views import listing
+    from dreamcontext_council.views.eval_names import eval_debates
 
     chosen = mode or "active"
     root = current_root()
-    entries = with_run_states(root, listing.filter_debates(load_index(root), chosen))
-    emit(entries, as_json, lambda: listing.render_list(entries, chosen))
+    entries = listing.filter_debates(load_index(root), chosen)
+    left_out = 0
+    if not with_evals:
+        entries, left_out = listing.without_evals(entries, eval_debates(root))
+    entries = with_run_states(root, entries)
+    emit(entries, as_json, lambda: listing.render_list(entries, chosen, left_out))
 
 
 @click.command()
-@click.argument("debate_id")
+@click.argument("debate_id", shell_complete=complete_debate_id)
 @root_option
 @json_option
 def show(debate_id: str, as_json: bool) -> None:
@@ -128,8 +143,8 @@ def show(debate_id: str, as_json: bool) -> None:
 
 
 @click.command()
-@click.argument("debate_id")
-@click.argument("slug")
+@click.argument("debate_id", shell_complete=complete_debate_id)
+@click.argument("slug", shell_complete=complete_persona)
 @click.argument("number", type=ROUND_NUMBER)
 @click.option(
     "--part",

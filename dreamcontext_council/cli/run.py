@@ -16,6 +16,7 @@ from dreamcontext_council.cli.base import (
     json_option,
     root_option,
 )
+from dreamcontext_council.cli.completion import complete_debate_id
 from dreamcontext_council.rules.limits import MAX_CALLS, MAX_COST_USD
 
 
@@ -25,7 +26,7 @@ def register(cli: click.Group, council: click.Group) -> None:
 
 
 @click.command()
-@click.argument("debate_id", required=False)
+@click.argument("debate_id", required=False, shell_complete=complete_debate_id)
 @click.option("--topic", help="Create a debate with this question and run it.")
 @click.option(
     "--personas",

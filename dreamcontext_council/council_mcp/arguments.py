@@ -10,13 +10,17 @@ naming the argument and its limit.
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable
 from typing import Annotated, Any
 
+import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult, InputRequiredResult
+from mcp.types import CallToolResult, InputRequiredResult, Resource, Tool
 from pydantic import Field, ValidationError
 
+from dreamcontext_council.errors import CouncilError
 from dreamcontext_council.rules import limits
 
 SHOWN_UNKNOWN = 10  # unknown arguments named in a refusal; the rest are counted
@@ -136,11 +140,33 @@ KnowledgeName = Annotated[
 
 class CouncilServer(MCPServer):
     """The SDK's server, strict about arguments: unknown ones and invalid ones are a
-    one-line tool error naming them."""
+    one-line tool error naming them. Tool descriptions are the docstrings without their
+    source indentation; `recent` adds resources to resources/list (read when asked)."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, recent: Callable[[], list[Resource]] | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
         self._accepted: dict[str, list[str]] | None = None
+        self._recent = recent
+
+    async def list_tools(self) -> list[Tool]:
+        tools = await super().list_tools()
+        return [
+            tool.model_copy(update={"description": inspect.cleandoc(tool.description)})
+            if tool.description
+            else tool
+            for tool in tools
+        ]
+
+    async def list_resources(self) -> list[Resource]:
+        listed = await super().list_resources()
+        if self._recent is None:
+            return listed
+        try:
+            return listed + await anyio.to_thread.run_sync(self._recent)
+        except (CouncilError, OSError):
+            return listed  # no root, or an index that cannot be read: the template still works
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None

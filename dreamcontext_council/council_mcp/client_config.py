@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,18 +17,36 @@ CONFIG_NAME = ".mcp.json"
 SERVER_NAME = "dreamcontext-council"
 
 
+COMMAND = "dreamcontext"
+
+
+def server_command() -> tuple[str, list[str]]:
+    """How a client starts the server: `dreamcontext` when it is on this PATH; else the
+    absolute path of this installation's `dreamcontext` (next to its Python); else this
+    Python with `-m dreamcontext_council`."""
+    if shutil.which(COMMAND):
+        return COMMAND, []
+    beside = Path(sys.executable).parent / COMMAND
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return str(beside), []
+    return sys.executable, ["-m", "dreamcontext_council"]
+
+
 def server_entry() -> dict[str, Any]:
-    """The entry that starts the council server: `dreamcontext council mcp`, from PATH."""
-    return {"type": "stdio", "command": "dreamcontext", "args": ["council", "mcp"], "env": {}}
+    """The entry that starts the council server: `dreamcontext council mcp`."""
+    command, prefix = server_command()
+    return {"type": "stdio", "command": command, "args": [*prefix, "council", "mcp"], "env": {}}
 
 
 @dataclass(frozen=True)
 class ConfigChange:
     """What happened to `.mcp.json`: `added`, `unchanged`, `kept` (a different entry is
-    there and was left alone), `replaced`, `removed` or `absent`."""
+    there and was left alone), `replaced`, `removed` or `absent`; `command` is what the
+    entry runs when it was written."""
 
     path: Path
     outcome: str
+    command: str = ""
 
 
 def add_server(target: Path, *, force: bool = False) -> ConfigChange:
@@ -45,7 +66,7 @@ def add_server(target: Path, *, force: bool = False) -> ConfigChange:
         return ConfigChange(path, "kept")
     servers[SERVER_NAME] = wanted
     atomic_write_json(path, config, within=None)  # the project's own .mcp.json
-    return ConfigChange(path, "added" if current is None else "replaced")
+    return ConfigChange(path, "added" if current is None else "replaced", wanted["command"])
 
 
 def remove_server(target: Path) -> ConfigChange:

@@ -6,11 +6,15 @@ import os
 from pathlib import Path
 
 from dreamcontext_council.actions.files import DebateFiles
-from dreamcontext_council.errors import NotFoundError
+from dreamcontext_council.errors import CouncilError, NotFoundError
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.rules.markdown import find_section, sections
 
 SCHEME = "council"
+# resources/list: the main files of the newest debates, so a client that browses resources
+# has something to show; every other file is read through the template.
+RECENT_DEBATES = 20
+MAIN_FILES = ("debate.md", "final-report.md")
 # Enough for any debate (a persona has a handful of files); a folder stuffed with more is cut.
 MAX_LISTED_FILES = 1000
 
@@ -56,6 +60,29 @@ def debate_file_uris(root: Root, debate_id: str) -> list[str]:
             if len(found) >= MAX_LISTED_FILES:
                 return found
     return found
+
+
+def recent_debate_files(root: Root, limit: int = RECENT_DEBATES) -> list[tuple[str, str, str]]:
+    """(uri, name, description) of the main files of the `limit` newest debates, newest
+    first, from the index: debate.md, and final-report.md once it is written."""
+    from dreamcontext_council.actions.index import load_index
+
+    found = []
+    for entry in load_index(root)[:limit]:
+        debate_id = str(entry.get("id") or "")
+        topic = " ".join(str(entry.get("topic") or "").split())[:200]
+        try:
+            folder = DebateFiles(root, debate_id).paths.folder
+        except CouncilError:
+            continue
+        for name in MAIN_FILES:
+            if (folder / name).is_file():
+                found.append((resource_uri(debate_id, name), f"{debate_id}/{name}", topic))
+    return found
+
+
+def mime_type(uri: str) -> str:
+    return "application/json" if uri.endswith(".json") else "text/markdown"
 
 
 def final_report_part(text: str, debate_id: str, section: str | None) -> tuple[str, list[str]]:

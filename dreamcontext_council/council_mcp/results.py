@@ -68,6 +68,7 @@ class DebateList(BaseModel):
     """Debates, newest first, as `dreamcontext council list --json` prints them."""
 
     debates: list[dict[str, Any]]
+    evals_left_out: int = 0  # debates `council eval` made, left out unless asked for
 
 
 class RoundContext(BaseModel):

@@ -5,12 +5,15 @@ from __future__ import annotations
 import asyncio
 import sys
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dreamcontext_council.engine.model_calls.progress import PlainProgress
 from dreamcontext_council.engine.setup.launch import launch
 from dreamcontext_council.engine.setup.request import Launch
 from dreamcontext_council.errors import CouncilError, RunStopped, StateError
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import Context
 
 # The last events a run keeps for a client that starts waiting late.
 KEPT_EVENTS = 200
@@ -73,6 +76,14 @@ class BackgroundRuns:
     def get(self, debate_id: str) -> BackgroundRun | None:
         return self.by_id.get(debate_id)
 
+    async def close(self) -> None:
+        """Stop every run still going and wait for each to record why it stopped; their
+        outcome is kept on the run (see `_finish`), so nothing is left unretrieved."""
+        going = [run.task for run in self.by_id.values() if run.task and not run.task.done()]
+        for task in going:
+            task.cancel()
+        await asyncio.gather(*going, return_exceptions=True)
+
     async def start(self, request: Launch) -> BackgroundRun:
         """Start the run; return once its debate exists and every check passed.
 
@@ -132,3 +143,29 @@ def _finish(run: BackgroundRun, task: asyncio.Task[dict[str, Any]]) -> None:
         run.stopped = result.get("stopped")
     run.progress.note(run.message)  # the last event says how it ended
     run.done.set()
+
+
+async def follow(run: BackgroundRun, ctx: Context, timeout: float) -> None:
+    """Send the run's events as progress notifications on this request until it stops."""
+    queue: asyncio.Queue[tuple[int, str]] = asyncio.Queue()
+    run.progress.listeners.add(queue)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    try:
+        # The events so far first (the last KEPT_EVENTS), for a client that comes in late.
+        for count, message in list(run.progress.recent):
+            await ctx.report_progress(count, None, message)
+        sent = run.progress.recent[-1][0] if run.progress.recent else 0
+        while not run.done.is_set():
+            left = deadline - loop.time()
+            if left <= 0:
+                return
+            try:
+                count, message = await asyncio.wait_for(queue.get(), left)
+            except TimeoutError:
+                return
+            if count > sent:
+                await ctx.report_progress(count, None, message)
+                sent = count
+    finally:
+        run.progress.listeners.discard(queue)

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
 import errno
 from collections.abc import Callable
 from typing import Annotated, Literal
 
+import anyio
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
-from mcp.types import CallToolResult, TextContent
+from mcp.types import CallToolResult, Resource, TextContent
 from pydantic import BaseModel, Field
 
 from dreamcontext_council.council_mcp import reading
@@ -48,7 +48,7 @@ from dreamcontext_council.council_mcp.results import (
     ServerRun,
     VerdictRecorded,
 )
-from dreamcontext_council.council_mcp.runs import BackgroundRun, BackgroundRuns
+from dreamcontext_council.council_mcp.runs import BackgroundRun, BackgroundRuns, follow
 from dreamcontext_council.council_mcp.starting import ServerSettings, start_debate
 from dreamcontext_council.errors import CouncilError, NotFoundError
 from dreamcontext_council.folder.paths import Root, require_root
@@ -63,6 +63,9 @@ INSTRUCTIONS = (
     "Every file of a debate is a resource: council://<id>/<path>."
 )
 MAX_WAIT_SECONDS = 600
+# Under the 60 s that common clients (Claude Desktop, the TypeScript SDK) give a request:
+# a default wait returns before the client gives up on it.
+DEFAULT_WAIT_SECONDS = 25
 _NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
 
 
@@ -92,13 +95,22 @@ def failure(exc: CouncilError | OSError) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
 
 
-def build_server(settings: ServerSettings) -> MCPServer:
+def build_server(settings: ServerSettings, runs: BackgroundRuns | None = None) -> MCPServer:
     """The server with every tool and the `council://` resources registered."""
-    server: MCPServer = CouncilServer(SERVER_NAME, instructions=INSTRUCTIONS)
-    runs = BackgroundRuns()
+    runs = runs if runs is not None else BackgroundRuns()
 
     def root() -> Root:
         return require_root(settings.root)
+
+    def recent() -> list[Resource]:
+        return [
+            Resource(uri=uri, name=name, description=topic, mime_type=reading.mime_type(uri))
+            for uri, name, topic in reading.recent_debate_files(root())
+        ]
+
+    server: MCPServer = CouncilServer(
+        SERVER_NAME, instructions=INSTRUCTIONS, version=package_version(), recent=recent
+    )
 
     def status_of(debate_id: str) -> DebateStatus:
         from dreamcontext_council.actions.snapshot import load_snapshot
@@ -182,8 +194,14 @@ def build_server(settings: ServerSettings) -> MCPServer:
         debate_id: DebateId,
         ctx: Context,
         timeout_seconds: Annotated[
-            float, Field(gt=0, le=MAX_WAIT_SECONDS, description="Return after this long at most.")
-        ] = 60,
+            float,
+            Field(
+                gt=0,
+                le=MAX_WAIT_SECONDS,
+                description="Return after this long at most. Keep it under the client's "
+                "request timeout (often 60 s).",
+            ),
+        ] = DEFAULT_WAIT_SECONDS,
     ) -> Annotated[CallToolResult, DebateStatus]:
         """Follow a debate this server is running until its run stops (complete, paused at an
         interlude, failed) or the timeout passes, sending a progress notification for each
@@ -191,7 +209,7 @@ def build_server(settings: ServerSettings) -> MCPServer:
         following."""
         run = runs.get(debate_id)
         if run is not None and run.state == "running":
-            await _follow(run, ctx, timeout_seconds)
+            await follow(run, ctx, timeout_seconds)
         return await answer(lambda: status_of(debate_id))
 
     @server.tool()
@@ -250,6 +268,9 @@ def build_server(settings: ServerSettings) -> MCPServer:
             Literal["active", "unpromoted", "all"],
             Field(description="active (not complete), unpromoted (complete), or all."),
         ] = "active",
+        evals: Annotated[
+            bool, Field(description="Also list the debates council eval made (like --evals).")
+        ] = False,
     ) -> Annotated[CallToolResult, DebateList]:
         """Debates of the project, newest first, each with its status and run state."""
 
@@ -257,10 +278,14 @@ def build_server(settings: ServerSettings) -> MCPServer:
             from dreamcontext_council.actions.index import load_index
             from dreamcontext_council.actions.run_state import with_run_states
             from dreamcontext_council.views import listing
+            from dreamcontext_council.views.eval_names import eval_debates
 
             current = root()
             entries = listing.filter_debates(load_index(current), which)
-            return DebateList(debates=with_run_states(current, entries))
+            left_out = 0
+            if not evals:
+                entries, left_out = listing.without_evals(entries, eval_debates(current))
+            return DebateList(debates=with_run_states(current, entries), evals_left_out=left_out)
 
         return await answer(listed)
 
@@ -371,6 +396,16 @@ def build_server(settings: ServerSettings) -> MCPServer:
     return server
 
 
+def package_version() -> str:
+    """The installed package's version, for serverInfo."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("dreamcontext-council")
+    except PackageNotFoundError:
+        return "unknown"
+
+
 def _server_run(run: BackgroundRun | None) -> ServerRun | None:
     if run is None:
         return None
@@ -379,32 +414,13 @@ def _server_run(run: BackgroundRun | None) -> ServerRun | None:
     )
 
 
-async def _follow(run: BackgroundRun, ctx: Context, timeout: float) -> None:
-    """Send the run's events as progress notifications on this request until it stops."""
-    queue: asyncio.Queue[tuple[int, str]] = asyncio.Queue()
-    run.progress.listeners.add(queue)
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    try:
-        # The events so far first (the last KEPT_EVENTS), for a client that comes in late.
-        for count, message in list(run.progress.recent):
-            await ctx.report_progress(count, None, message)
-        sent = run.progress.recent[-1][0] if run.progress.recent else 0
-        while not run.done.is_set():
-            left = deadline - loop.time()
-            if left <= 0:
-                return
-            try:
-                count, message = await asyncio.wait_for(queue.get(), left)
-            except TimeoutError:
-                return
-            if count > sent:
-                await ctx.report_progress(count, None, message)
-                sent = count
-    finally:
-        run.progress.listeners.discard(queue)
-
-
 async def serve(settings: ServerSettings) -> None:
     """Run the server on stdin/stdout until the client closes it."""
-    await build_server(settings).run_stdio_async()
+    runs = BackgroundRuns()
+    try:
+        await build_server(settings, runs).run_stdio_async()
+    finally:
+        # The client went away: runs still going stop here (run.json says the server shut
+        # down) and end before the event loop does.
+        with anyio.CancelScope(shield=True):
+            await runs.close()

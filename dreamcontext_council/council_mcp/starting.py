@@ -74,7 +74,7 @@ async def start_debate(
         yes=yes,
         root=settings.root,
         env=dict(os.environ),
-        cancelled_as="stopped: the MCP server shut down",
+        cancelled_as="the MCP server shut down",
     )
     return await runs.start(request)
 

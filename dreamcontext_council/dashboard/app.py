@@ -1,7 +1,8 @@
 """The dashboard as a Starlette app, built apart from the server so tests need no port.
 
 Routes (all GET/HEAD; anything else is 405):
-  /                       the list of debates, a page at a time (?q=, ?status=, ?page=)
+  /                       the list of debates, a page at a time (?q=, ?status=, ?page=;
+                          ?evals=1 lists the debates an eval made too)
   /fragment/list          the list's rows for the same parameters, re-fetched on live updates
   /d/{id}                 one debate
   /d/{id}/fragment        the debate's live part, re-fetched on live updates; with
@@ -71,7 +72,7 @@ from dreamcontext_council.views.debate_page import (
     persona_transcript,
     status_tone,
 )
-from dreamcontext_council.views.eval_names import eval_ids
+from dreamcontext_council.views.eval_names import eval_debates, eval_ids
 from dreamcontext_council.views.safe_markdown import render_markdown
 
 CSP = (
@@ -220,6 +221,8 @@ def create_app(
             status=params.get("status", ""),
             page=int(page) if page.isascii() and page.isdigit() and len(page) < 7 else 1,
             tone_of=status_tone,
+            eval_debates=eval_debates(root).keys(),
+            evals=params.get("evals", "") == "1",
         )
 
     def list_page(request: Request) -> Response:

@@ -22,7 +22,11 @@ from markupsafe import Markup
 from dreamcontext_council.errors import FormatError
 from dreamcontext_council.evaluation.folder import METHODS, EvalFolder
 from dreamcontext_council.folder.safe_read import read_bytes
-from dreamcontext_council.views.eval_results import METHOD_TITLES, accuracy_cost_svg
+from dreamcontext_council.views.eval_results import (
+    METHOD_TITLES,
+    accuracy_cost_svg,
+    stand_in_line,
+)
 
 
 @dataclass(frozen=True)
@@ -62,6 +66,7 @@ class Results:
     methods: list[MethodLine]
     questions: int
     written: str
+    stand_in: str = ""  # said when the scripted stand-in gave answers (see stand_in_line)
 
 
 def _bad_results(path: Path, what: str) -> FormatError:
@@ -131,8 +136,13 @@ def read_results(folder: EvalFolder) -> Results | None:
     if not lines:
         raise _bad_results(path, "has no figures for any method")
     questions = int(_number(parsed.get("questions"), path, "questions"))
+    # Written since the stand-in is named; an older results.json has neither count.
+    scripted = int(_number(parsed.get("stand_in_calls", 0), path, "stand_in_calls"))
+    calls = int(_number(parsed.get("calls", scripted), path, "calls"))
     stamp = dt.datetime.fromtimestamp(written, dt.UTC)
-    return Results(lines, questions, stamp.strftime("%Y-%m-%d %H:%M UTC"))
+    return Results(
+        lines, questions, stamp.strftime("%Y-%m-%d %H:%M UTC"), stand_in_line(scripted, calls)
+    )
 
 
 def accuracy_cost_plot(results: Results) -> Markup:

@@ -79,6 +79,17 @@ def method_usage(root: Root, folder: EvalFolder, qid: str) -> dict[str, dict[str
     return totals
 
 
+def stand_in_calls(root: Root, folder: EvalFolder) -> tuple[int, int]:
+    """How many of the eval's calls the scripted stand-in answered, and how many calls
+    there were, from each question's debate's usage.jsonl."""
+    scripted = total = 0
+    for debate_id in folder.debates().values():
+        for record in calls_of(debate_usage(DebateFiles(root, debate_id))):
+            total += 1
+            scripted += record.get("provider") == "scripted"
+    return scripted, total
+
+
 def question_rows(
     root: Root, folder: EvalFolder, questions: list[EvalQuestion], answer_type: str, samples: int
 ) -> list[dict[str, Any]]:
@@ -104,7 +115,11 @@ def question_rows(
 def write_results(root: Root, folder: EvalFolder, total_wall_s: float) -> dict[str, Any]:
     """results.json, results.md and accuracy-cost.svg from what the folder holds."""
     from dreamcontext_council.rules.eval_scores import method_summary
-    from dreamcontext_council.views.eval_results import accuracy_cost_svg, results_markdown
+    from dreamcontext_council.views.eval_results import (
+        accuracy_cost_svg,
+        results_markdown,
+        stand_in_line,
+    )
 
     settings = folder.settings()
     questions = folder.questions()
@@ -113,10 +128,13 @@ def write_results(root: Root, folder: EvalFolder, total_wall_s: float) -> dict[s
     methods = [m for m in METHODS if m != "self-consistency" or samples]
     rows = question_rows(root, folder, questions, answer_type, samples)
     summary = method_summary(rows, methods)
+    scripted, calls = stand_in_calls(root, folder)
     results = {
         "id": folder.id,
         "answer_type": answer_type,
         "questions": len(rows),
+        "calls": calls,
+        "stand_in_calls": scripted,
         "wall_s_this_run": round(total_wall_s, 3),
         "methods": summary,
         "rows": rows,
@@ -124,7 +142,7 @@ def write_results(root: Root, folder: EvalFolder, total_wall_s: float) -> dict[s
     atomic_write_json(folder.path / "results.json", results, within=root.path)
     atomic_write_text(
         folder.path / "results.md",
-        results_markdown(folder.id, summary, rows, answer_type),
+        results_markdown(folder.id, summary, rows, answer_type, stand_in_line(scripted, calls)),
         within=root.path,
     )
     atomic_write_text(

@@ -7,7 +7,7 @@ only for the rows shown, or for the debates still open when the filter needs it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
@@ -52,10 +52,19 @@ class DebateList:
     pages: int
     query: str
     status: str
+    evals: bool = False  # the debates an eval made are listed too
+    eval_debates: int = 0  # how many debates under the root an eval made
 
-    def link(self, page: int) -> str:
-        """The query string of another page of the same search."""
-        params = [("q", self.query), ("status", self.status), ("page", str(page))]
+    def link(self, page: int, *, evals: bool | None = None) -> str:
+        """The query string of another page of the same search (`evals`: with or without
+        the eval debates, instead of as now)."""
+        shown = self.evals if evals is None else evals
+        params = [
+            ("q", self.query),
+            ("status", self.status),
+            ("evals", "1" if shown else ""),
+            ("page", str(page)),
+        ]
         return "?" + urlencode([(k, v) for k, v in params if v and (k != "page" or page > 1)])
 
 
@@ -88,9 +97,12 @@ def debate_list(
     page: int = 1,
     size: int = PAGE_SIZE,
     tone_of: Callable[[str], str],
+    eval_debates: Collection[str] = (),
+    evals: bool = False,
 ) -> DebateList:
     """The page `page` of the debates whose id, topic or status hold every word of `query`
     and that belong to the `status` group (see STATUS_FILTERS); newest first as indexed.
+    The debates an eval made (`eval_debates`) are left out unless `evals`.
 
     `run_of` reads a debate's run state; it is called for the rows shown, and for every
     debate still open only when the filter is `running` or `stopped`."""
@@ -107,6 +119,8 @@ def debate_list(
 
     kept = []
     for entry in entries:
+        if not evals and str(entry.get("id")) in eval_debates:
+            continue
         if not _words_match(entry, words):
             continue
         if status:
@@ -126,6 +140,8 @@ def debate_list(
         pages,
         query,
         status,
+        evals,
+        sum(1 for entry in entries if str(entry.get("id")) in eval_debates),
     )
 
 

@@ -28,6 +28,7 @@ from dreamcontext_council.views.persona_page import (
 )
 from dreamcontext_council.views.report_page import (
     ClaimsLedger,
+    Elsewhere,
     ReportCard,
     claims_ledger,
     knowledge_file,
@@ -341,8 +342,14 @@ def build_debate_page(snapshot: DebateSnapshot, *, on_demand: bool = False) -> D
         _persona_view(persona, snapshot, targets, render=not on_demand)
         for persona in snapshot.personas
     ]
-    cards = report_cards(snapshot, targets)
     claims = claims_ledger(snapshot, targets)
+    measures = snapshot.measures()
+    elsewhere = Elsewhere(
+        diversity=bool(snapshot.personas),  # the Models stat
+        measures=bool(measures.novelty),  # the measures under the stats
+        flags=bool(claims and claims.flags),  # the claims ledger's Flags
+    )
+    cards = report_cards(snapshot, targets, elsewhere)
     status = str(debate.status)
     run = snapshot.run_state()
     created = debate.meta.get("created_at")
@@ -412,7 +419,7 @@ def build_debate_page(snapshot: DebateSnapshot, *, on_demand: bool = False) -> D
         run_state=run.state if run else "",
         run_line=run.line() if run else "",
         on_demand=on_demand,
-        measures=measures.lines() if (measures := snapshot.measures()).novelty else [],
+        measures=measures.lines() if measures.novelty else [],
         solo=solo.line() if (solo := snapshot.solo_comparison()) else "",
         solo_lacking=solo.lacking if solo else [],
     )

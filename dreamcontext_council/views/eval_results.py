@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from html import escape
 from typing import Any
 
@@ -19,17 +20,39 @@ COLOURS = {
 }
 
 
+def stand_in_line(scripted: int, calls: int) -> str:
+    """What results.md and the eval page say when the scripted stand-in gave answers; ''
+    when it gave none."""
+    if not scripted:
+        return ""
+    if scripted >= calls:
+        return (
+            "Every answer came from the scripted stand-in, not a model: these figures show "
+            "the eval's flow, not any model's accuracy. Name a model with --model."
+        )
+    return (
+        f"{scripted} of {calls} calls were answered by the scripted stand-in, not a model: "
+        "their answers say nothing about a model's accuracy."
+    )
+
+
 def _cell(text: object) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
 def results_markdown(
-    eval_id: str, summary: dict[str, dict[str, Any]], rows: list[dict[str, Any]], answer_type: str
+    eval_id: str,
+    summary: dict[str, dict[str, Any]],
+    rows: list[dict[str, Any]],
+    answer_type: str,
+    stand_in: str = "",
 ) -> str:
-    """The human-readable results: one line per method, then one per question."""
+    """The human-readable results: one line per method, then one per question; `stand_in`
+    (see `stand_in_line`) leads when the scripted stand-in gave answers."""
     lines = [
         f"# Eval {eval_id}",
         "",
+        *([f"**{stand_in}**", ""] if stand_in else []),
         f"{len(rows)} questions · answers compared as `{answer_type}`. Accuracy with its 95% "
         "Wilson interval; the majority vote reuses the council's round-1 answers (no call of "
         "its own: its calls and cost are those round-1 calls).",
@@ -79,7 +102,11 @@ def accuracy_cost_svg(summary: dict[str, dict[str, Any]]) -> str:
     costs = {m: s["cost_usd"] / max(1, s["questions"]) for m, s in summary.items()}
     by_cost = any(c > 0 for c in costs.values())
     xs = costs if by_cost else {m: s["calls"] / max(1, s["questions"]) for m, s in summary.items()}
-    x_max = max(xs.values(), default=0.0) * 1.1 or 1.0
+    if by_cost:
+        x_max = max(xs.values(), default=0.0) * 1.1 or 1.0
+    else:
+        # Calls come whole: four equal steps of a whole number of calls each.
+        x_max = 4.0 * max(1, math.ceil(max(xs.values(), default=0.0) * 1.1 / 4))
     label = "cost per question ($)" if by_cost else "calls per question"
 
     def x(value: float) -> float:
@@ -103,7 +130,7 @@ def accuracy_cost_svg(summary: dict[str, dict[str, Any]]) -> str:
     for step in range(0, 5):
         value = x_max * step / 4
         tx = x(value)
-        shown = f"{value:.4f}" if by_cost else f"{value:.1f}"
+        shown = f"{value:.4f}" if by_cost else f"{value:.0f}"
         parts.append(
             f'<text x="{tx:.1f}" y="{top + plot_h + 18}" text-anchor="middle">{shown}</text>'
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from dreamcontext_council.rules.usage import usage_totals
@@ -69,7 +70,16 @@ def filter_debates(entries: list[dict[str, Any]], mode: str) -> list[dict[str, A
     return [e for e in entries if e.get("status") != "complete"]
 
 
-def render_list(entries: list[dict[str, Any]], mode: str) -> str:
+def without_evals(
+    entries: list[dict[str, Any]], evals: Mapping[str, str]
+) -> tuple[list[dict[str, Any]], int]:
+    """The entries less the debates an eval made (`evals`: debate id -> eval), and how
+    many were left out."""
+    kept = [e for e in entries if str(e.get("id")) not in evals]
+    return kept, len(entries) - len(kept)
+
+
+def render_list(entries: list[dict[str, Any]], mode: str, left_out: int = 0) -> str:
     title = {"all": "◆ Debates", "unpromoted": "◆ Unpromoted debates"}.get(mode, "◆ Active debates")
     lines = ["", f"  {title}", "  " + "─" * len(title)]
     if not entries:
@@ -84,4 +94,7 @@ def render_list(entries: list[dict[str, Any]], mode: str) -> str:
         run = e.get("run")
         if isinstance(run, dict) and run.get("line"):
             lines.append(f"  {'':<16}  {run['line']}")
+    if left_out:
+        debates = "debate" if left_out == 1 else "debates"
+        lines += ["", f"  {left_out} eval {debates} left out (pass --evals to list them)"]
     return "\n".join(lines) + "\n"

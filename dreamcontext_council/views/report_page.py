@@ -29,6 +29,9 @@ class ReportCard:
     html: Markup
     lead: bool
     collapsed: bool
+    notes: Markup | None = (
+        None  # the Verdict's lines after the decision the page shows nowhere else
+    )
 
     @property
     def wide(self) -> bool:
@@ -66,8 +69,49 @@ class ClaimsLedger:
     problem: str | None = None  # why claims.json was refused, shown instead of the ledger
 
 
-def report_cards(snapshot: DebateSnapshot, targets: LinkTargets) -> list[ReportCard]:
-    """final-report.md as cards: the Verdict first, the Appendix folded."""
+# The lines the engine appends to the synthesizer's Verdict (synthesis.py): the model mix,
+# the dissent flags and the debate measures. The debate page shows each of them elsewhere.
+_DIVERSITY = re.compile(r"Model diversity: ")
+_MEASURES = re.compile(r"Debate measures \(")
+_DISSENT = re.compile(r"\S+ dissents on \d+ of \d+ claims")
+
+
+@dataclass(frozen=True)
+class Elsewhere:
+    """What the debate page shows outside the report, so the Verdict card leaves it out."""
+
+    diversity: bool = False
+    measures: bool = False
+    flags: bool = False
+
+    def shows(self, paragraph: str) -> bool:
+        return bool(
+            (self.diversity and _DIVERSITY.match(paragraph))
+            or (self.measures and _MEASURES.match(paragraph))
+            or (
+                self.flags
+                and all(_DISSENT.match(line) for line in paragraph.split("\n") if line.strip())
+            )
+        )
+
+
+def split_verdict(body: str, elsewhere: Elsewhere) -> tuple[str, str]:
+    """The Verdict section as its decision (the synthesizer's sentence and confidence) and
+    the rest, less what the page shows elsewhere. The decision ends where the engine's
+    lines begin (its model diversity line); a hand-written Verdict is all decision."""
+    paragraphs = [p for p in re.split(r"\n\s*\n", body.strip("\n")) if p.strip()]
+    cut = next(
+        (i for i, p in enumerate(paragraphs) if _DIVERSITY.match(p.lstrip())), len(paragraphs)
+    )
+    rest = [p for p in paragraphs[cut:] if not elsewhere.shows(p.lstrip())]
+    return "\n\n".join(paragraphs[:cut]), "\n\n".join(rest)
+
+
+def report_cards(
+    snapshot: DebateSnapshot, targets: LinkTargets, elsewhere: Elsewhere | None = None
+) -> list[ReportCard]:
+    """final-report.md as cards: the Verdict first, the Appendix folded. The Verdict card
+    holds the decision; its other lines are notes, less those `elsewhere` shows."""
     text = snapshot.final_report()
     if text is None:
         return []
@@ -91,13 +135,18 @@ def report_cards(snapshot: DebateSnapshot, targets: LinkTargets) -> list[ReportC
         while anchor in used:
             anchor += "-x"
         used.add(anchor)
+        lead = title == "verdict"
+        body, notes = section.body, ""
+        if lead:
+            body, notes = split_verdict(section.body, elsewhere or Elsewhere())
         cards.append(
             ReportCard(
                 section.title,
                 anchor,
-                render_markdown(section.body, targets),
-                lead=title == "verdict",
+                render_markdown(body, targets),
+                lead=lead,
                 collapsed=title.startswith("appendix"),
+                notes=render_markdown(notes, targets) if notes.strip() else None,
             )
         )
     # The Verdict leads, whatever order the synthesizer wrote.

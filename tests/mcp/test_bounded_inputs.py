@@ -134,7 +134,7 @@ def test_an_argument_no_tool_takes_is_refused_by_name(workdir: Path) -> None:
             listed = error_line(
                 await client.call_tool("council_list", {"which": "all", "limit": 5, "sort": "x"})
             )
-            assert "`limit`, `sort`" in listed and "It takes: which." in listed, listed
+            assert "`limit`, `sort`" in listed and "It takes: which, evals." in listed, listed
 
     anyio.run(main)
     assert debates(workdir) == []  # nothing was started with the ignored key

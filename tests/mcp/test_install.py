@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,14 +16,17 @@ from dreamcontext_council.council_mcp.client_config import SERVER_NAME
 OTHER = {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]}
 
 
-def install(target: Path, *flags: str) -> subprocess.CompletedProcess[str]:
-    """`dreamcontext install-skill --packs council --mcp` as a real process."""
+def install(target: Path, *flags: str, path: str | None = None) -> subprocess.CompletedProcess[str]:
+    """`dreamcontext install-skill --packs council --mcp` as a real process; `path` is its
+    PATH (default: this installation's bin folder, where `dreamcontext` is)."""
     command = [sys.executable, "-m", "dreamcontext_council", "install-skill"]
+    bin_folder = str(Path(sys.executable).parent)
     return subprocess.run(
         [*command, "--packs", "council", "--mcp", "--target", str(target), *flags],
         capture_output=True,
         text=True,
         timeout=120,
+        env=os.environ | {"PATH": bin_folder if path is None else path},
     )
 
 
@@ -69,3 +73,20 @@ def test_a_broken_mcp_json_stops_before_anything_is_written(tmp_path: Path) -> N
     assert len(result.stderr.strip().splitlines()) == 1
     assert (tmp_path / ".mcp.json").read_text(encoding="utf-8") == broken
     assert not (tmp_path / ".claude").exists()
+
+
+def test_without_dreamcontext_on_path_the_entry_names_it_whole(tmp_path: Path) -> None:
+    """A client started from a desktop has its own PATH: when `dreamcontext` is not on the
+    installing shell's PATH, .mcp.json runs it by its absolute path, and says so."""
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    done = install(tmp_path, path=str(empty))
+    assert done.returncode == 0, done.stderr
+    entry = servers(tmp_path)[SERVER_NAME]
+    command = Path(entry["command"])
+    assert command.is_absolute() and command.is_file(), entry
+    assert "is not on PATH, so it runs" in done.stdout
+    started = subprocess.run(
+        [str(command), *entry["args"], "--help"], capture_output=True, text=True, timeout=60
+    )
+    assert started.returncode == 0 and "MCP" in started.stdout, started.stderr

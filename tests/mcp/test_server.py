@@ -11,13 +11,14 @@ import os
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import anyio
 import pytest
 from council_run import echo_command  # noqa: F401 — a fixture, used by name
 from debate_story import OPTIONS, TOPIC, Chair, entry, run_process
 from mcp import Client, MCPError, StdioServerParameters
+from mcp.client.stdio import stdio_client
 from mcp.types import CallToolResult, TextResourceContents
 from offline import clean_environment
 
@@ -36,18 +37,26 @@ def server_environment(workdir: Path) -> dict[str, str]:
     return clean_environment(os.environ, home)
 
 
-def hold(workdir: Path, scenario: Scenario, *flags: str, env: dict[str, str] | None = None) -> None:
-    """Start `dreamcontext council mcp` in `workdir` as a subprocess and run `scenario` on it."""
+def hold(
+    workdir: Path,
+    scenario: Scenario,
+    *flags: str,
+    env: dict[str, str] | None = None,
+    errlog: TextIO | None = None,
+) -> None:
+    """Start `dreamcontext council mcp` in `workdir` as a subprocess and run `scenario` on it;
+    the server's stderr goes to `errlog` (a file) when given."""
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "dreamcontext_council", "council", "mcp", *flags],
         env=server_environment(workdir) | (env or {}),
         cwd=workdir,
     )
+    server = params if errlog is None else stdio_client(params, errlog=errlog)
 
     async def main() -> None:
         with anyio.fail_after(240):
-            async with Client(params, read_timeout_seconds=120) as client:
+            async with Client(server, read_timeout_seconds=120) as client:
                 await scenario(client)
 
     anyio.run(main)
@@ -400,7 +409,11 @@ def test_a_run_cut_short_by_the_server_shutting_down_says_so(workdir: Path) -> N
         )
         # The client closes here, mid-run: the server shuts down with the run in flight.
 
-    hold(workdir, scenario, env={"DREAMCONTEXT_SCRIPTED_DELAY": "2"})
+    log = workdir.parent / "server-stderr.log"
+    with log.open("w", encoding="utf-8") as errlog:
+        hold(workdir, scenario, env={"DREAMCONTEXT_SCRIPTED_DELAY": "2"}, errlog=errlog)
+    logged = log.read_text("utf-8")
+    assert "Traceback" not in logged, logged
     shown = run_process(
         ["show", started["id"], "--json"], cwd=workdir, env=server_environment(workdir)
     )
@@ -408,3 +421,4 @@ def test_a_run_cut_short_by_the_server_shutting_down_says_so(workdir: Path) -> N
     state = json.loads(shown.out)
     assert "the MCP server shut down" in json.dumps(state)
     assert "Ctrl-C" not in json.dumps(state)
+    assert state["run"]["line"].startswith("stopped: the MCP server shut down, resume with")

@@ -18,11 +18,13 @@
   // ---- list page: search and status filter, done on the server ----------------
   const search = document.getElementById("q");
   const statusFilter = document.getElementById("status-filter");
+  const evalsFilter = document.getElementById("evals-filter");
 
   function listQuery(keepPage) {
     const params = new URLSearchParams();
     if (search && search.value) params.set("q", search.value);
     if (statusFilter && statusFilter.value) params.set("status", statusFilter.value);
+    if (evalsFilter && evalsFilter.checked) params.set("evals", "1");
     const count = document.getElementById("count");
     const page = count ? count.dataset.page : "";
     if (keepPage && page && page !== "1") params.set("page", page);
@@ -43,6 +45,7 @@
       typing = setTimeout(applyFilters, 120);
     });
     statusFilter.addEventListener("change", applyFilters);
+    if (evalsFilter) evalsFilter.addEventListener("change", applyFilters);
     search.form.addEventListener("submit", function (event) {
       event.preventDefault();
       applyFilters();
