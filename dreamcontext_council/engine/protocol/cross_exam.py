@@ -2,7 +2,7 @@
 
 NiraNexus Council (seed 002): in round 2 "models are paired. Each critiques a specific
 peer's Round 1 output", by a shuffle drawn anew for every debate. Round 1 records the
-debate's seed in debate.md; round 2 draws the pairs from it (engine/pairing.py), records
+debate's seed in debate.md; round 2 draws the pairs from it (engine/protocol/pairing.py), records
 them under `cross_examination` and queues each critic's assignment, whoever drives the
 debate. A debate with no seed, one the Node tool started, keeps its own protocol: no
 assignment, no score.
@@ -48,7 +48,7 @@ def append_entry(
     round-2 critic its review in reviews.json, as `run` records it.
 
     A critic's round-2 entry without a `### Cross-examination` ending in `Score: N/10` is
-    refused with nothing written, as `run` refuses such an answer (engine/contract.py),
+    refused with nothing written, as `run` refuses such an answer (engine/protocol/contract.py),
     once the round and the files are checked as for any entry."""
     files = DebateFiles(root, debate_id)
     pairs: dict[str, str] = {}
