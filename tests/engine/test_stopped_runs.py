@@ -291,3 +291,30 @@ def test_the_run_record_is_read_against_the_process_and_the_status(tmp_path: Pat
     assert state(stopped, "round_1_complete") is None  # driven on by hand since the stop
     assert state(killed, "complete") is None
     assert run_state_of(None, "council_AbC12345", "round_1_running") is None
+
+
+def test_a_server_error_stop_ends_its_sentence_once(council: Council) -> None:
+    from stub_server import StubResponse, StubServer
+
+    from .support import openai_env
+
+    def responder(request_json: dict[str, object]) -> StubResponse:
+        return StubResponse.error(500, "the model host is down")
+
+    with StubServer(responder=responder) as stub:
+        failed = council(
+            "run",
+            "--topic",
+            TOPIC,
+            "--options",
+            OPTIONS,
+            "--model",
+            "openai:gpt-4o-mini",
+            "--retries",
+            "0",
+            env=openai_env(stub.openai_url),
+        )
+
+    [error] = [line for line in failed.err.splitlines() if line.startswith("Error:")]
+    assert "(500 server error: the model host is down)). Fix the cause" in error
+    assert ".)" not in error

@@ -83,6 +83,8 @@ def _final_error(target: CallTarget, failure: Failure, attempts: int) -> Provide
             f"{who} still failing after {attempts} attempt{'s' if attempts != 1 else ''} "
             f"({failure.reason})."
         )
+        if failure.advice:
+            message += f" {failure.advice}"
         retryable = True
     return ProviderCallError(
         redact(message, target.secrets),
