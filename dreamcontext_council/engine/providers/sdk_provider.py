@@ -201,7 +201,9 @@ class SdkProvider:
         async def attempt() -> Reply:
             return await self.send(self._client(target), prompt, model, target, messages, None)
 
-        return await complete_with_retries(attempt, **self._retrying(target))
+        return await complete_with_retries(
+            attempt, **self._retrying(target), on_retry=prompt.on_retry
+        )
 
     async def _complete_with_tools(
         self, prompt: Prompt, model: str, target: CallTarget, toolbox: ToolBox
@@ -213,7 +215,7 @@ class SdkProvider:
                 return await self.send(self._client(target), prompt, model, target, messages, offer)
 
             return await request_with_retries(
-                attempt, **self._retrying(target), tool_calls_answer=True
+                attempt, **self._retrying(target), tool_calls_answer=True, on_retry=prompt.on_retry
             )
 
         def answer(reply: Reply, answers: Sequence[ToolAnswer]) -> None:
