@@ -298,12 +298,12 @@ def test_round_context_has_everything_a_persona_needs(chair: Chair, cli: Runner)
 def test_reading_a_debate_before_any_verdict_makes_sense(chair: Chair, cli: Runner) -> None:
     debate_id = chair.new(personas=("risk-auditor", "growth-cfo"))
     board = cli("board", debate_id, "--plain").out
-    assert "round 0/2 · not started" in board
+    assert "round 0 of 2: not started" in board
     assert "⬦ growth-cfo    — no verdict yet" in board
     assert "OPTIONS  A Migrate now (0 · 0)   B Stay on Redis (0 · 0)" in board
     chair.ok("round", "start", debate_id, "1")
-    assert "round 1/2 · running" in cli("board", debate_id, "--plain").out
-    assert "round 2/2 · not started" in cli("board", debate_id, "--round", "2", "--plain").out
+    assert "round 1 of 2: running" in cli("board", debate_id, "--plain").out
+    assert "round 2 of 2: not started" in cli("board", debate_id, "--round", "2", "--plain").out
 
     assert cli("timeline", debate_id).out == (
         "| Persona |\n| --- |\n| risk-auditor |\n| growth-cfo |\n| _convergence_ |\n"

@@ -102,7 +102,7 @@ def test_a_provider_failure_shows_stopped_everywhere(council: Council, tmp_path:
     debate_id = council.only_id()
     assert council.status(debate_id) == "round_1_running"
     assert_stopped(council, debate_id, "failed with exit code 3")
-    assert "round 1/3 · stopped" in council("board", debate_id, "--plain").out.splitlines()[0]
+    assert "round 1 of 3: stopped" in council("board", debate_id, "--plain").out.splitlines()[0]
     assert "every persona failed in round 1" in council("list").out
 
 
@@ -203,7 +203,7 @@ def test_a_run_in_progress_shows_running_everywhere(council: Council, tmp_path: 
         line = shown_everywhere(council, debate_id)
 
         assert line.startswith(f"running: pid {process.pid} ")
-        assert "· running" in council("board", debate_id, "--plain").out.splitlines()[0]
+        assert "round 1 of 1: running" in council("board", debate_id, "--plain").out.splitlines()[0]
         assert (
             json.loads((council.folder(debate_id) / "run.json").read_text())["pid"] == process.pid
         )
