@@ -106,6 +106,28 @@ def test_a_provider_failure_shows_stopped_everywhere(council: Council, tmp_path:
     assert "every persona failed in round 1" in council("list").out
 
 
+def test_a_stopped_run_is_labelled_stopped_not_by_its_round(
+    council: Council, tmp_path: Path
+) -> None:
+    model = command_model(tmp_path, "exit3.py", EXIT_3)
+    council.proc("run", "--topic", TOPIC, "--model", model, "--yes")
+    debate_id = council.only_id()
+    assert council.status(debate_id) == "round_1_running"
+
+    [row] = [line for line in council("list").out.splitlines() if line.startswith(f"  {debate_id}")]
+    assert row.split()[1] == "stopped"
+    assert "round_1_running" not in row
+    with TestClient(create_app(Root(council.root))) as dashboard:
+        for page in (dashboard.get("/").text, dashboard.get(f"/d/{debate_id}").text):
+            [badge] = re.findall(r'<span class="badge tone-stopped"[^>]*>([^<]*)</span>', page)
+            assert badge == "stopped"
+            title = re.search(
+                r'<span class="badge tone-stopped" (?:id="status" )?title="([^"]*)"', page
+            )
+            assert title is not None
+            assert "every persona failed in round 1" in title.group(1)
+
+
 def test_four_identical_failures_make_one_grouped_line(council: Council, tmp_path: Path) -> None:
     model = command_model(tmp_path, "exit3.py", EXIT_3)
 
