@@ -299,12 +299,12 @@ def test_round_context_has_everything_a_persona_needs(chair: Chair, cli: Runner)
 def test_reading_a_debate_before_any_verdict_makes_sense(chair: Chair, cli: Runner) -> None:
     debate_id = chair.new(personas=("risk-auditor", "growth-cfo"))
     board = cli("board", debate_id, "--plain").out
-    assert "round 0/2 · not started" in board
+    assert "round 0 of 2: not started" in board
     assert "⬦ growth-cfo    — no verdict yet" in board
     assert "OPTIONS  A Migrate now (0 · 0)   B Stay on Redis (0 · 0)" in board
     chair.ok("round", "start", debate_id, "1")
-    assert "round 1/2 · running" in cli("board", debate_id, "--plain").out
-    assert "round 2/2 · not started" in cli("board", debate_id, "--round", "2", "--plain").out
+    assert "round 1 of 2: running" in cli("board", debate_id, "--plain").out
+    assert "round 2 of 2: not started" in cli("board", debate_id, "--round", "2", "--plain").out
 
     assert cli("timeline", debate_id).out == (
         "| Persona |\n| --- |\n| risk-auditor |\n| growth-cfo |\n| _convergence_ |\n"
@@ -324,3 +324,28 @@ def test_a_windows_report_on_stdin_is_read(chair: Chair, council: Runner) -> Non
     assert b"\r" not in report and "\ufeff".encode() not in report
     summaries = chair.ok("summaries", debate_id, "1", "--json")
     assert json.loads(summaries)[0]["summary"] == "Written on Windows."
+
+
+def test_usage_errors_point_at_the_commands_own_help(council: Runner) -> None:
+    missing = council("run", "--topic")
+    assert missing.code == 2
+    assert missing.err.strip() == (
+        "Error: Option '--topic' requires an argument (see `dreamcontext council run --help`)."
+    )
+    unknown = council("list", "--bogus")
+    assert unknown.err.strip() == (
+        "Error: No such option '--bogus' (see `dreamcontext council list --help`)."
+    )
+    alone = council()
+    assert alone.err.startswith("Usage: dreamcontext council [OPTIONS] COMMAND")
+    assert alone.err.rstrip().splitlines()[-1].split()[0] == "watch"  # the help, as it ends
+
+
+def test_an_empty_topic_is_called_empty(council: Runner, root_path: Path) -> None:
+    for topic in ("", "   "):
+        result = council("run", "--topic", topic)
+        assert result.code == 2
+        [line] = result.err.strip().splitlines()
+        assert "empty" in line, line
+        assert "not both" not in line
+    assert not root_path.exists()

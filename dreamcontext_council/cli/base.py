@@ -42,9 +42,15 @@ class CouncilGroup(click.Group):
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
         try:
             code = super().main(args, prog_name, complete_var, False, **extra)
+        except click.exceptions.NoArgsIsHelpError as exc:  # a group alone: its help
+            echo(exc.format_message(), err=True)
+            sys.exit(exc.exit_code)
         except click.UsageError as exc:
-            path = exc.ctx.command_path if exc.ctx else (prog_name or "dreamcontext")
-            echo(f"Error: {exc.format_message()} (see `{path} --help`).", err=True)
+            # click's parser raises some errors (an option without its value) without the
+            # command's context: the command line itself says which command it was.
+            path = exc.ctx.command_path if exc.ctx else self._command_path(args, prog_name)
+            said = exc.format_message().rstrip(".")
+            echo(f"Error: {said} (see `{path} --help`).", err=True)
             sys.exit(exc.exit_code)
         except click.ClickException as exc:
             echo(f"Error: {exc.format_message()}", err=True)
@@ -53,6 +59,21 @@ class CouncilGroup(click.Group):
             echo("Aborted.", err=True)
             sys.exit(1)
         sys.exit(code if isinstance(code, int) else 0)
+
+    def _command_path(self, args: Sequence[str] | None, prog_name: str | None) -> str:
+        """`dreamcontext council run`: the command names that open `args`."""
+        words = [prog_name or self.name or "dreamcontext"]
+        command: click.Command = self
+        context = click.Context(self)
+        for arg in sys.argv[1:] if args is None else args:
+            if not isinstance(command, click.Group) or arg.startswith("-"):
+                break
+            found = command.get_command(context, arg)
+            if found is None:
+                break
+            words.append(arg)
+            command = found
+        return " ".join(words)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         # Bytes that are not UTF-8 arrive as lone surrogates and could never be written.

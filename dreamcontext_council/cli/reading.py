@@ -62,12 +62,14 @@ def board(debate_id: str, number: int | None, plain: bool, as_json: bool) -> Non
     Example:
       dreamcontext council board council_AbC12345 --round 1 --plain
     """
-    from dreamcontext_council.views.board import board_figures, render_board
+    from dreamcontext_council.views.board import board_figures, fitted_width, render_board
     from dreamcontext_council.views.board_extras import board_extra_data, board_extra_lines
+    from dreamcontext_council.views.terminal import terminal_columns
 
     snapshot = read_debate(debate_id)
     data = board_figures(snapshot, number).to_json() | board_extra_data(snapshot)
-    emit(data, as_json, lambda: render_board(snapshot, number, board_extra_lines(snapshot)))
+    width = fitted_width(terminal_columns())
+    emit(data, as_json, lambda: render_board(snapshot, number, board_extra_lines(snapshot), width))
 
 
 @click.command()

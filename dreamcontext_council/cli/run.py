@@ -284,8 +284,10 @@ def run(
 def _board(debate_id: str) -> str:
     from dreamcontext_council.actions.snapshot import load_snapshot
     from dreamcontext_council.folder.paths import require_root
-    from dreamcontext_council.views.board import render_board
+    from dreamcontext_council.views.board import fitted_width, render_board
     from dreamcontext_council.views.board_extras import board_extra_lines
+    from dreamcontext_council.views.terminal import terminal_columns
 
     snapshot = load_snapshot(require_root(explicit_root()), debate_id)
-    return render_board(snapshot, None, board_extra_lines(snapshot))
+    width = fitted_width(terminal_columns())
+    return render_board(snapshot, None, board_extra_lines(snapshot), width)

@@ -14,22 +14,23 @@ from dreamcontext_council.actions.snapshot import load_snapshot
 from dreamcontext_council.dashboard.watches import Watches
 from dreamcontext_council.errors import CouncilError
 from dreamcontext_council.folder.paths import Root
-from dreamcontext_council.views.board import render_board
+from dreamcontext_council.views.board import WIDTH, fitted_width, render_board
 from dreamcontext_council.views.board_extras import board_extra_lines
-from dreamcontext_council.views.terminal import printable
+from dreamcontext_council.views.terminal import printable, terminal_columns
 
 DEBOUNCE_S = 0.1
 
 
-def board_text(root: Root, debate_id: str) -> str:
-    """The board with usage and flags, ready for a terminal (control characters shown as
-    escapes); a debate that does not parse says so instead."""
+def board_text(root: Root, debate_id: str, width: int = WIDTH) -> str:
+    """The board with usage and flags, `width` cells wide, ready for a terminal (control
+    characters shown as escapes); a debate that does not parse says so instead."""
     try:
         snapshot = load_snapshot(root, debate_id, around_conflicts=True)
     except CouncilError as exc:
         return printable(f"Cannot read {debate_id} right now: {exc}")
     banner = "".join(f"Shown without it: {line}\n" for line in snapshot.conflicts)
-    return printable(banner + render_board(snapshot, None, board_extra_lines(snapshot)))
+    board = render_board(snapshot, None, board_extra_lines(snapshot), width)
+    return printable(banner + board)
 
 
 def watch_board(
@@ -71,10 +72,11 @@ def watch_board(
             _live(root, debate_id, console, next_change)
         else:
             out = write or _writer(console)
-            last = board_text(root, debate_id)
+            width = fitted_width(terminal_columns())
+            last = board_text(root, debate_id, width)
             out(last + "\n")
             while next_change():
-                board = board_text(root, debate_id)
+                board = board_text(root, debate_id, width)
                 if board != last:
                     out("\n" + board + "\n")
                     last = board
@@ -94,7 +96,9 @@ def _writer(console: Console) -> Callable[[str], None]:
 
 def _live(root: Root, debate_id: str, console: Console, next_change: Callable[[], bool]) -> None:
     def frame() -> Text:
-        text = Text(board_text(root, debate_id), no_wrap=True, overflow="crop")
+        # Fitted to the terminal as it is now, so a resized window gets a whole board.
+        board = board_text(root, debate_id, fitted_width(console.width))
+        text = Text(board, no_wrap=True, overflow="crop")
         stamp = time.strftime("%H:%M:%S")
         text.append(f"\nwatching {debate_id} · updated {stamp} · Ctrl-C to stop", style="dim")
         return text

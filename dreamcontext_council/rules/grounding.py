@@ -27,6 +27,8 @@ Placeholders:
 4. **A blank**: three or more underscores inside a line ("use ___ for sessions").
 5. **Filler**: `lorem ipsum dolor…`, or `lorem ipsum` opening the question or a line.
    A question about it ("Should mockups use lorem ipsum or real copy?") passes.
+6. **Nothing but a gap**: a question with no letter or digit at all (`…`, `...`, `???`,
+   `--`), as an example command leaves its `--topic "…"` for the reader to fill.
 
 Brackets that are code are never placeholders: a bracket opened right after a
 letter, digit, `)` or `]` (`arr[...]`, `Vec<T>`, `Callable[..., T]`), anything in
@@ -68,6 +70,7 @@ _WRITING_VERBS = {
 }  # fmt: skip
 _ADDRESS_WORDS = {"here", "your", "yours", "placeholder"}
 _MARKERS = ("TODO", "TBD", "FIXME", "XXX")
+_LETTER_OR_DIGIT = re.compile(r"[^\W_]")
 
 _CODE_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})[^\n]*\n.*?(?:^ {0,3}\1[ \t]*$|\Z)", re.M | re.S)
 _CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)[^\n]*?(?<!`)\1(?!`)")
@@ -179,6 +182,8 @@ def placeholders(question: str) -> list[Problem]:
         marker = _MARKER_ALONE.match(piece) or _MARKER_OPENS.match(piece)
         if marker:
             add(start, marker.group(0), "a TODO-style marker")
+    if question.strip() and not _LETTER_OR_DIGIT.search(question) and not found:
+        add(0, question, "no question, only a gap to fill in")
     found.sort(key=lambda item: item[0])
     return [problem for _, _, problem in found]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict
 from typing import Any, NamedTuple
 
@@ -12,8 +13,13 @@ from dreamcontext_council.folder.names import slugify
 from dreamcontext_council.rules import metrics
 from dreamcontext_council.views.terminal import printable
 
-WIDTH = 94
+WIDTH = 94  # the board where no terminal says otherwise: exports, pipes
+MAX_WIDTH = 120  # a wider terminal gets no wider board
+FULL_WIDTH = 80  # below this the conviction bars are left out
+MIN_WIDTH = 40
 TITLE_LIMIT = 43
+HEADLINE_MIN = 16  # a headline given fewer cells than this goes on a line of its own
+_LABEL = re.compile(r"[A-Z]+ {2,}|CONVERGENCE ")
 
 
 def bar(percent: int, cells: int = 10) -> str:
@@ -102,41 +108,124 @@ def board_figures(snapshot: DebateSnapshot, number: int | None = None) -> BoardF
 
 
 def render_board(
-    snapshot: DebateSnapshot, number: int | None = None, extra_lines: list[str] | None = None
+    snapshot: DebateSnapshot,
+    number: int | None = None,
+    extra_lines: list[str] | None = None,
+    width: int = WIDTH,
 ) -> str:
-    """The board as plain text, 94 cells wide."""
+    """The board as plain text, `width` cells wide (see `fitted_width`).
+
+    Below `FULL_WIDTH` the conviction bars are left out; a headline or a row too long for
+    the frame wraps inside it (a headline to at most two lines), so every line of the
+    frame is whole at any width from `MIN_WIDTH` up.
+    """
+    width = max(MIN_WIDTH, width)
     figures = board_figures(snapshot, number)
-    debate = snapshot.debate
-    inner = WIDTH - 4
-    state = _round_state(snapshot, figures.round)
-    slug = slugify(debate.topic, 200) or debate.id
-    slug = slug if len(slug) <= TITLE_LIMIT else slug[:TITLE_LIMIT] + "…"
-    left = f"╭──── COUNCIL · {slug} ──── round {figures.round}/{debate.rounds_planned} · {state} "
-    top = left + "─" * max(1, WIDTH - 1 - cell_len(left)) + "╮"
+    inner = width - 4
     meter = f"CONVERGENCE {bar(figures.convergence)} {figures.convergence}%"
     if figures.leading:
         meter += f" → {figures.leading} ({figures.leading_label})"
     if figures.delta is not None:
         meter += f"   Δ {figures.delta:+d}"
-    lines = [meter, ""]
-    slug_width = max((cell_len(r.slug) for r in figures.rows), default=0)
-    shift_width = max((cell_len(r.shift) for r in figures.rows), default=1)
-    for row in figures.rows:
-        if row.stance is None or row.conviction is None:
-            lines.append(f"⬦ {_pad(row.slug, slug_width)}  — no verdict yet")
-            continue
-        lines.append(
-            f"⬥ {_pad(row.slug, slug_width)}  {row.stance} {bar(row.conviction)} "
-            f'{row.conviction:>3}  {_pad(row.shift, shift_width)}  "{row.headline}"'
-        )
+    lines = [*_wrap(meter, inner), ""]
+    lines += _persona_rows(figures.rows, inner, bars=width >= FULL_WIDTH)
     lines.append("")
     tally = "   ".join(f"{t.key} {t.label} ({t.count} · {t.conviction})" for t in figures.tally)
-    lines.append(f"OPTIONS  {tally}" if tally else "OPTIONS  (none yet)")
-    lines += extra_lines or []
-    # Escapes are shown before measuring, so a hostile headline cannot break the frame.
-    body = [f"│ {_pad(_cut(printable(line), inner), inner)} │" for line in lines]
-    bottom = "╰" + "─" * (WIDTH - 2) + "╯"
-    return "\n".join([top, *body, bottom])
+    lines += _wrap(f"OPTIONS  {tally}" if tally else "OPTIONS  (none yet)", inner)
+    for extra in extra_lines or []:
+        lines += _wrap(extra, inner)
+    body = [f"│ {_pad(line, inner)} │" for line in lines]
+    bottom = "╰" + "─" * (width - 2) + "╯"
+    return "\n".join([_top(snapshot, figures, width), *body, bottom])
+
+
+def fitted_width(columns: int | None) -> int:
+    """The board's width for a terminal of `columns` (the default width when unknown)."""
+    if not columns or columns <= 0:
+        return WIDTH
+    return max(MIN_WIDTH, min(columns, MAX_WIDTH))
+
+
+def _top(snapshot: DebateSnapshot, figures: BoardFigures, width: int) -> str:
+    """`╭──── COUNCIL · <topic> ──── round 1 of 3: all answers in ──╮`, the topic cut to fit."""
+    debate = snapshot.debate
+    where = _round_label(snapshot, figures.round)
+    slug = printable(slugify(debate.topic, 200) or debate.id)
+    slug = slug if len(slug) <= TITLE_LIMIT else slug[:TITLE_LIMIT] + "…"
+    room = width - 2 - cell_len(f"──── COUNCIL ·  ──── {where} ─")
+    if room < 8:  # a narrow terminal: the topic goes before the round does
+        left = _cut(f"╭─ {where} ", width - 2)
+    else:
+        left = f"╭──── COUNCIL · {_cut(slug, room)} ──── {where} "
+    return left + "─" * max(1, width - 1 - cell_len(left)) + "╮"
+
+
+def _round_label(snapshot: DebateSnapshot, number: int) -> str:
+    """`round 1 of 3: all answers in` while the debate goes on; a finished debate's board
+    keeps the form the Node tool printed, `round 2/2 · complete`."""
+    state = _round_state(snapshot, number)
+    planned = snapshot.debate.rounds_planned
+    if snapshot.debate.status.phase in ("synthesizing", "complete"):
+        return f"round {number}/{planned} · {state}"
+    if state == "complete":
+        state = "all answers in"
+    return f"round {number} of {planned}: {state}"
+
+
+def _persona_rows(rows: list[BoardRow], inner: int, *, bars: bool) -> list[str]:
+    """One row per persona; without `bars` the conviction is a number alone."""
+    slug_width = max((cell_len(printable(r.slug)) for r in rows), default=0)
+    shift_width = max((cell_len(r.shift) for r in rows), default=1)
+    lines: list[str] = []
+    for row in rows:
+        slug = _pad(printable(row.slug), slug_width)
+        if row.stance is None or row.conviction is None:
+            lines += _wrap(f"⬦ {slug}  — no verdict yet", inner)
+            continue
+        meter = f"{bar(row.conviction)} " if bars else ""
+        lead = (
+            f"⬥ {slug}  {row.stance} {meter}{row.conviction:>3}  {_pad(row.shift, shift_width)}  "
+        )
+        headline = f'"{printable(row.headline or "")}"'
+        if inner - cell_len(lead) < HEADLINE_MIN:  # the headline goes under the row
+            lines.append(_cut(lead.rstrip(), inner))
+            lead = " " * 4
+        parts = _wrap(headline, inner - cell_len(lead), indent=0, most=2)
+        lines += [(lead if i == 0 else " " * cell_len(lead)) + p for i, p in enumerate(parts)]
+    return lines
+
+
+def _wrap(line: str, width: int, *, indent: int | None = None, most: int = 0) -> list[str]:
+    """`line` (its control characters shown) in lines of at most `width` cells, broken at
+    spaces; later lines are indented under a leading label (`OPTIONS  `) or by `indent`.
+    With `most`, the lines after that many are left out and the last ends in `…`."""
+    line = printable(line)
+    if cell_len(line) <= width:
+        return [line]
+    if indent is None:
+        label = _LABEL.match(line)
+        indent = label.end() if label and label.end() <= width // 2 else 2
+    out: list[str] = []
+    current = ""
+    for word in line.split(" "):
+        room = width - (indent if out else 0)
+        joined = f"{current} {word}" if current else word
+        if cell_len(joined) <= room or (not current and not word):
+            current = joined
+            continue
+        if current:
+            out.append(current)
+            room = width - indent
+        while cell_len(word) > room:  # a word wider than the frame is split
+            head = _cut(word, room + 1)[:-1] or word[0]
+            out.append(head)
+            word = word[len(head) :]
+        current = word
+    out.append(current)
+    if most and len(out) > most:
+        last = _cut(out[most - 1] + " " + out[most], width - (indent if most > 1 else 0))
+        out = [*out[: most - 1], last]
+    return [out[0], *(" " * indent + part for part in out[1:])]
 
 
 def _round_state(snapshot: DebateSnapshot, number: int) -> str:

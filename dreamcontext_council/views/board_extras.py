@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import textwrap
 from typing import Any
 
 from dreamcontext_council.actions.snapshot import DebateSnapshot
 from dreamcontext_council.rules.conformity import DebateMeasures
 from dreamcontext_council.rules.diversity import diversity
 from dreamcontext_council.rules.usage import usage_totals
-
-RUN_LINE_WIDTH = 80  # the board's 90 cells, less the 9 of the label
 
 
 def board_extra_data(snapshot: DebateSnapshot) -> dict[str, Any]:
@@ -33,15 +30,15 @@ def board_extra_lines(snapshot: DebateSnapshot) -> list[str]:
     lines = []
     run = snapshot.run_state()
     if run:
-        # Wrapped, never cut: the resume command is at the end of the line.
-        lines += _wrapped("RUN", run.line())
+        # The board wraps it to its width, never cuts it: the resume command ends the line.
+        lines.append(_labelled("RUN", run.line()))
     if snapshot.personas:
         lines.append(f"MODELS   {diversity(snapshot.persona_models().values()).line()}")
     if totals.calls:
         lines.append(f"USAGE    {totals.line()}")
     lines += [f"FLAG     {flag}" for flag in snapshot.debate.flags]
     if snapshot.ledger_problem is not None:
-        lines += _wrapped("CLAIMS", snapshot.ledger_problem)
+        lines.append(_labelled("CLAIMS", snapshot.ledger_problem))
     lines += measure_lines(snapshot.measures())
     solo = snapshot.solo_comparison()
     if solo:
@@ -49,10 +46,9 @@ def board_extra_lines(snapshot: DebateSnapshot) -> list[str]:
     return lines
 
 
-def _wrapped(label: str, text: str) -> list[str]:
-    """A labelled row wrapped, never cut (a command or a file name may end it)."""
-    wrapped = textwrap.wrap(text, RUN_LINE_WIDTH, break_on_hyphens=False)
-    return [f"{label if i == 0 else '':<8} {part}" for i, part in enumerate(wrapped)]
+def _labelled(label: str, text: str) -> str:
+    """A labelled row, its text in the board's second column (the board wraps it there)."""
+    return f"{label:<8} {' '.join(text.split())}"
 
 
 def measure_lines(measures: DebateMeasures) -> list[str]:

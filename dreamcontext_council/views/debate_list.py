@@ -35,6 +35,7 @@ class ListRow:
     status: str
     tone: str
     run: str
+    label: str  # the badge: `stopped` for a run that stopped short, else the status
     round: str
     promoted: bool
     updated: str
@@ -156,6 +157,7 @@ def _row(
         status=status,
         tone="stopped" if stopped else tone_of(status),
         run=str(run.get("line") or "") if isinstance(run, dict) else "",
+        label="stopped" if stopped else status,
         round=f"{entry.get('current_round') or 0}/{entry.get('rounds_planned') or '?'}",
         promoted=bool(entry.get("promoted_to_knowledge")),
         updated=str(entry.get("updated_at") or ""),

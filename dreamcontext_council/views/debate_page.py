@@ -159,6 +159,11 @@ class DebatePage:
     def complete(self) -> bool:
         return self.status == "complete"
 
+    @property
+    def status_label(self) -> str:
+        """The status badge: `stopped` for a run that stopped short, else the status."""
+        return "stopped" if self.run_state == "stopped" else self.status
+
 
 def status_tone(status: str) -> str:
     """A CSS word for the status badge."""

@@ -87,11 +87,13 @@ def render_list(entries: list[dict[str, Any]], mode: str, left_out: int = 0) -> 
         lines.append(f"  none{hint}")
     for e in entries:
         promoted = " [promoted]" if e.get("promoted_to_knowledge") else ""
-        lines.append(f"  {e['id']}  {e.get('status')!s:<22}  {e.get('topic')}{promoted}")
+        run = e.get("run")
+        stopped = isinstance(run, dict) and run.get("state") == "stopped"
+        status = "stopped" if stopped else e.get("status")  # the reason is on the run line
+        lines.append(f"  {e['id']}  {status!s:<22}  {e.get('topic')}{promoted}")
         lines.append(
             f"  {'':<16}  round {e.get('current_round')}/{e.get('rounds_planned')}  updated {e.get('updated_at')}"
         )
-        run = e.get("run")
         if isinstance(run, dict) and run.get("line"):
             lines.append(f"  {'':<16}  {run['line']}")
     if left_out:

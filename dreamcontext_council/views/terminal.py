@@ -9,6 +9,7 @@ passes through `printable` (or `printable_json` for JSON) on its way out.
 from __future__ import annotations
 
 import re
+import shutil
 
 # C0 controls but tab and newline, DEL, C1 controls, and the bidi embeddings, overrides
 # and isolates (the "Trojan Source" set).
@@ -30,6 +31,13 @@ def printable(text: str) -> str:
     `\\u202e`; a CR that ends a line (CRLF) is dropped. Applying it twice changes nothing.
     """
     return _UNPRINTABLE.sub(_shown, text.replace("\r\n", "\n"))
+
+
+def terminal_columns() -> int | None:
+    """The width of the terminal output goes to: `COLUMNS` when set, else the terminal's
+    own; None for a pipe or a file."""
+    columns = shutil.get_terminal_size((0, 0)).columns
+    return columns or None
 
 
 def printable_json(text: str) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import queue
+import re
 import signal
 import socket
 import subprocess
@@ -203,3 +204,26 @@ def test_watch_on_a_real_terminal_exits_0_on_ctrl_c_and_restores_the_cursor(
         os.close(controller)
     assert b"\x1b[?25h" in seen  # and shown again on the way out
     assert b"Traceback" not in seen and b"Aborted" not in seen
+
+
+def test_watch_on_an_80_column_terminal_draws_a_whole_board(reference_root: Root) -> None:
+    screen = io.StringIO()
+    console = Console(file=screen, force_terminal=True, width=80, color_system=None)
+    done = threading.Event()
+    thread = threading.Thread(
+        target=watch_board, args=(reference_root, REFERENCE_ID, console), kwargs={"stop": done}
+    )
+    thread.start()
+    deadline = time.monotonic() + 5
+    while "watching" not in screen.getvalue() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    done.set()
+    thread.join(timeout=5)
+    assert not thread.is_alive()
+    drawn = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen.getvalue())
+
+    frame = [line for line in drawn.splitlines() if line[:1] in ("╭", "│", "╰")]
+    assert frame[0].startswith("╭") and frame[0].endswith("╮")
+    assert frame[-1] == "╰" + "─" * 78 + "╯"
+    assert all(len(line) == 80 and line.endswith(("│", "╮", "╯")) for line in frame)
+    assert any('"user-advocate says B in R2"' in line for line in frame)

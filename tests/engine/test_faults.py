@@ -136,7 +136,7 @@ def test_retries_run_out_and_the_persona_is_excused(
     assert len(requests) == 2  # one try and one retry
     [record] = target_usage(council, result.last_line)
     assert record["outcome"] == "failed"
-    assert f"{kind} still failing after 2 attempts (503 unavailable)" in record["error"]
+    assert f"{kind} still failing after 2 attempts (503 unavailable: down)." in record["error"]
     assert f"Missing: {TARGET}" in council.log(result.last_line)
 
 
@@ -151,7 +151,8 @@ def test_a_bad_key_fails_at_once_naming_the_provider_and_the_variable(
     assert result.code == 1
     assert len(requests) == len(SLUGS)  # nobody retried
     assert f"{kind} rejected the API key (401)" in result.err
-    assert f"Set {KEY_ENV[kind]} to a valid key." in result.err
+    # Inside the stop message's parentheses, without a full stop of its own.
+    assert f"Set {KEY_ENV[kind]} to a valid key)." in result.err
     assert "Traceback" not in result.err
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import os
 import pty
+import re
 import subprocess
 import sys
 
@@ -119,3 +120,85 @@ def test_the_check_after_a_round_prints_below_that_rounds_table() -> None:
     assert places == sorted(places), shown
     assert shown.count("Round 1 — phase 1") == 1
     assert shown.index("a note while beta still thinks") < shown.index("Round 1 — phase 1")
+
+
+class FakeClock:
+    """Monotonic seconds that move only when the test says so."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def rendered(progress: LiveProgress) -> str:
+    """The live table as a 120-column terminal would show it now."""
+    from rich.console import Console
+
+    out = io.StringIO()
+    Console(file=out, width=120, color_system=None).print(progress._shown())
+    return out.getvalue()
+
+
+def row(screen: str, slug: str) -> list[str]:
+    [line] = [line for line in screen.splitlines() if f" {slug} " in line]
+    return [cell.strip() for cell in line.strip()[1:-1].split("│")]
+
+
+def test_the_live_table_counts_seconds_and_shows_a_retry_in_waiting() -> None:
+    from dreamcontext_council.engine.providers.base import RetryNotice
+
+    clock = FakeClock()
+    progress = LiveProgress(io.StringIO(), clock=clock)
+    progress.round_started(1, "blind opening", ["contrarian", "epistemologist"])
+    progress.persona("contrarian", "thinking")
+    progress.persona("epistemologist", "thinking")
+    clock.now += 25
+
+    assert row(rendered(progress), "contrarian") == ["contrarian", "thinking", "25 s", "", ""]
+
+    progress.retrying("contrarian", RetryNotice("429 rate limited", 2, 4, 8.0, 429))
+    clock.now += 3
+    screen = rendered(progress)
+    assert row(screen, "contrarian") == [
+        "contrarian",
+        "thinking",
+        "28 s",
+        "",
+        "429 rate limited, retry 2/4 in 5 s",
+    ]
+    assert row(screen, "epistemologist")[:3] == ["epistemologist", "thinking", "28 s"]
+
+    clock.now += 6  # the wait is over: the retry is in flight
+    assert row(rendered(progress), "contrarian")[4] == "retry 2/4 after 429 rate limited"
+
+    progress.persona("contrarian", "done", 120, "A 70")
+    clock.now += 100  # a finished call keeps the time it took
+    assert row(rendered(progress), "contrarian") == ["contrarian", "done", "34 s", "120", "A 70"]
+
+
+def test_without_a_terminal_each_retry_is_one_line(council: Council) -> None:
+    from stub_server import StubResponse, StubServer
+
+    from .support import openai_env, scripted_responder
+
+    with StubServer(responder=scripted_responder) as stub:
+        stub.enqueue(StubResponse.error(429, "slow down", headers={"retry-after-ms": "200"}))
+        result = council(
+            "run",
+            "--topic",
+            TOPIC,
+            "--options",
+            OPTIONS,
+            "--rounds",
+            "1",
+            "--model",
+            "openai:gpt-4o-mini",
+            env=openai_env(stub.openai_url),
+        )
+
+    assert result.code == 0, result.err
+    retries = [line for line in result.err.splitlines() if "retry" in line]
+    assert len(retries) == 1, result.err
+    assert re.fullmatch(r"  [a-z-]+: 429 rate limited, retry 1/4 in 0\.2 s", retries[0])

@@ -102,8 +102,30 @@ def test_a_provider_failure_shows_stopped_everywhere(council: Council, tmp_path:
     debate_id = council.only_id()
     assert council.status(debate_id) == "round_1_running"
     assert_stopped(council, debate_id, "failed with exit code 3")
-    assert "round 1/3 · stopped" in council("board", debate_id, "--plain").out.splitlines()[0]
+    assert "round 1 of 3: stopped" in council("board", debate_id, "--plain").out.splitlines()[0]
     assert "every persona failed in round 1" in council("list").out
+
+
+def test_a_stopped_run_is_labelled_stopped_not_by_its_round(
+    council: Council, tmp_path: Path
+) -> None:
+    model = command_model(tmp_path, "exit3.py", EXIT_3)
+    council.proc("run", "--topic", TOPIC, "--model", model, "--yes")
+    debate_id = council.only_id()
+    assert council.status(debate_id) == "round_1_running"
+
+    [row] = [line for line in council("list").out.splitlines() if line.startswith(f"  {debate_id}")]
+    assert row.split()[1] == "stopped"
+    assert "round_1_running" not in row
+    with TestClient(create_app(Root(council.root))) as dashboard:
+        for page in (dashboard.get("/").text, dashboard.get(f"/d/{debate_id}").text):
+            [badge] = re.findall(r'<span class="badge tone-stopped"[^>]*>([^<]*)</span>', page)
+            assert badge == "stopped"
+            title = re.search(
+                r'<span class="badge tone-stopped" (?:id="status" )?title="([^"]*)"', page
+            )
+            assert title is not None
+            assert "every persona failed in round 1" in title.group(1)
 
 
 def test_four_identical_failures_make_one_grouped_line(council: Council, tmp_path: Path) -> None:
@@ -203,7 +225,7 @@ def test_a_run_in_progress_shows_running_everywhere(council: Council, tmp_path: 
         line = shown_everywhere(council, debate_id)
 
         assert line.startswith(f"running: pid {process.pid} ")
-        assert "· running" in council("board", debate_id, "--plain").out.splitlines()[0]
+        assert "round 1 of 1: running" in council("board", debate_id, "--plain").out.splitlines()[0]
         assert (
             json.loads((council.folder(debate_id) / "run.json").read_text())["pid"] == process.pid
         )
@@ -291,3 +313,30 @@ def test_the_run_record_is_read_against_the_process_and_the_status(tmp_path: Pat
     assert state(stopped, "round_1_complete") is None  # driven on by hand since the stop
     assert state(killed, "complete") is None
     assert run_state_of(None, "council_AbC12345", "round_1_running") is None
+
+
+def test_a_server_error_stop_ends_its_sentence_once(council: Council) -> None:
+    from stub_server import StubResponse, StubServer
+
+    from .support import openai_env
+
+    def responder(request_json: dict[str, object]) -> StubResponse:
+        return StubResponse.error(500, "the model host is down")
+
+    with StubServer(responder=responder) as stub:
+        failed = council(
+            "run",
+            "--topic",
+            TOPIC,
+            "--options",
+            OPTIONS,
+            "--model",
+            "openai:gpt-4o-mini",
+            "--retries",
+            "0",
+            env=openai_env(stub.openai_url),
+        )
+
+    [error] = [line for line in failed.err.splitlines() if line.startswith("Error:")]
+    assert "(500 server error: the model host is down)). Fix the cause" in error
+    assert ".)" not in error

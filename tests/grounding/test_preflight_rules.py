@@ -33,6 +33,9 @@ PLACEHOLDERS = {
     "Should we pick ___ or Redis for sessions?": "___",
     "Lorem ipsum dolor sit amet: should we ship it?": "Lorem ipsum dolor",
     "lorem ipsum": "lorem ipsum",
+    "…": "…",
+    " ... ": "...",
+    "???": "???",
 }
 
 ORDINARY = [

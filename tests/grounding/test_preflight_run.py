@@ -27,6 +27,19 @@ def test_a_placeholder_stops_run_before_anything_exists(
     assert not council.root.exists()  # no root, no debate folder, no usage.jsonl
 
 
+def test_the_readme_placeholder_topic_stops_run(
+    council: Council, stub: StubServer, small_roster: str
+) -> None:
+    result = council(
+        "run", "--topic", "…", "--personas", small_roster, *stub_args(stub), env=STUB_ENV
+    )
+
+    assert result.code == 2
+    assert "no question, only a gap to fill in: '…'" in result.err
+    assert stub.requests == []
+    assert not council.root.exists()
+
+
 def test_a_reference_with_nothing_attached_stops_and_leaves_the_root_as_it_was(
     council: Council, stub: StubServer, small_roster: str
 ) -> None:

@@ -131,7 +131,10 @@ def test_a_timeout_kills_the_program_and_its_children(
         run(command, provider)
 
     assert time.monotonic() - started < 10
-    assert str(caught.value) == ("command still failing after 2 attempts (timed out after 0.5s).")
+    assert str(caught.value) == (
+        "command still failing after 2 attempts (timed out after 0.5s). "
+        "If the model needs longer, raise --timeout (seconds per call)."
+    )
     assert caught.value.retryable
     started_pids = [int(line) for line in pids.read_text().split()]
     assert len(started_pids) == 4

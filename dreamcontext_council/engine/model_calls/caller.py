@@ -5,12 +5,12 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from dreamcontext_council.engine.model_calls.accounting import PENDING, Ledger, with_outcome
 from dreamcontext_council.engine.model_calls.disk_queue import DiskQueue
 from dreamcontext_council.engine.model_calls.progress import Progress
-from dreamcontext_council.engine.providers.base import Completion, Prompt
+from dreamcontext_council.engine.providers.base import Completion, Prompt, RetryNotice
 from dreamcontext_council.engine.providers.models import ModelSpec
 from dreamcontext_council.engine.providers.registry import ProviderSet
 from dreamcontext_council.errors import CouncilError
@@ -52,8 +52,12 @@ class Caller:
             spec, estimated_in, EXPECTED_OUTPUT.get(phase, DEFAULT_EXPECTED_OUTPUT)
         )
         started = time.perf_counter()
+
+        def retrying(notice: RetryNotice) -> None:
+            self.progress.retrying(persona, notice)
+
         try:
-            completion = await self.providers.complete(spec, prompt)
+            completion = await self.providers.complete(spec, replace(prompt, on_retry=retrying))
         except CouncilError as exc:
             self.ledger.release(estimate)
             line = self.ledger.record(

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import math
 import sys
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TextIO
 
+from dreamcontext_council.engine.providers.base import RetryNotice
 from dreamcontext_council.views.terminal import printable
 
 if TYPE_CHECKING:
+    from rich.console import RenderableType
+    from rich.table import Table
     from rich.text import Text
 
 
@@ -18,9 +24,31 @@ FINAL_STATES = frozenset({"done", "failed", "skipped", "kept"})
 
 @dataclass
 class PersonaLine:
+    """One persona's row: its state, and when its call started, ended and last failed."""
+
     state: str = "waiting"
     tokens: int = 0
     detail: str = ""
+    started: float | None = None
+    ended: float | None = None
+    retry: RetryNotice | None = None
+    retry_at: float = 0.0
+
+    def elapsed(self, now: float) -> str:
+        """Whole seconds since the call started (until it ended), or nothing before it."""
+        if self.started is None:
+            return ""
+        return f"{int((self.ended if self.ended is not None else now) - self.started)} s"
+
+    def retry_text(self, now: float) -> str:
+        """`429 rate limited, retry 2/4 in 8 s`, counting down; then `retry 2/4 (…)`."""
+        notice = self.retry
+        if notice is None or self.state != "thinking":
+            return ""
+        left = notice.wait_s - (now - self.retry_at)
+        if left > 0:
+            return notice.text(math.ceil(left) if left >= 1 else left)
+        return f"retry {notice.retry}/{notice.retries} after {notice.reason}"
 
 
 class PlainProgress:
@@ -47,28 +75,51 @@ class PlainProgress:
         extra = f" · {tokens} tokens" if tokens else ""
         self.note(f"  {slug}: {state}{extra}{' · ' + detail if detail else ''}")
 
+    def retrying(self, slug: str, notice: RetryNotice) -> None:
+        """One line per retry: `  contrarian: 429 rate limited, retry 2/4 in 8 s`."""
+        self.note(f"  {slug}: {notice.text()}")
+
 
 @dataclass
 class LiveProgress:
-    """A rich live table: one row per persona with state and tokens so far."""
+    """A rich live table: one row per persona with its state, the seconds its call has
+    taken, tokens so far, and a retry in waiting (`429 rate limited, retry 2/4 in 8 s`).
+
+    The table is drawn again on every refresh, so the seconds count while a call hangs;
+    `clock` (monotonic seconds) is what they are counted by.
+    """
 
     stream: TextIO | None = None
     lines: dict[str, PersonaLine] = field(default_factory=dict)
     title: str = ""
+    clock: Callable[[], float] = time.monotonic
 
     def __post_init__(self) -> None:
         from rich.console import Console
         from rich.live import Live
 
         self.console = Console(file=self.stream or sys.stderr)
-        self.live = Live(console=self.console, refresh_per_second=8, transient=False)
+        self.live = Live(
+            console=self.console,
+            refresh_per_second=4,
+            transient=False,
+            get_renderable=self._shown,
+        )
 
-    def _table(self) -> object:
+    def _shown(self) -> RenderableType:
+        """What the live area holds: the running round's table, or nothing between rounds."""
+        from rich.text import Text
+
+        return self._table() if self.lines else Text("")
+
+    def _table(self) -> Table:
         from rich.table import Table
 
+        now = self.clock()
         table = Table(title=_cell(self.title), expand=False)
         table.add_column("persona")
         table.add_column("state")
+        table.add_column("time", justify="right")
         table.add_column("tokens", justify="right")
         table.add_column("")
         styles = {
@@ -80,12 +131,13 @@ class LiveProgress:
             "kept": "cyan",
             "researching": "magenta",
         }
-        for slug, line in self.lines.items():
+        for slug, line in list(self.lines.items()):  # the refresh thread reads it too
             table.add_row(
                 _cell(slug),
                 _cell(line.state, styles.get(line.state, "")),
+                line.elapsed(now),
                 str(line.tokens or ""),
-                _cell(line.detail),
+                _cell(line.retry_text(now) or line.detail),
             )
         return table
 
@@ -105,23 +157,34 @@ class LiveProgress:
         self._close_round()
         self.title = f"Round {number} — {title}"
         self.lines = {p: PersonaLine() for p in personas}
-        self.live.update(self._table(), refresh=True)  # type: ignore[arg-type]
+        self.live.refresh()
 
     def _close_round(self) -> None:
         """Print the round's table for good and empty the live area."""
         if not self.lines:
             return
-        from rich.text import Text
-
         self.live.console.print(self._table())
         self.lines, self.title = {}, ""
-        self.live.update(Text(""), refresh=True)
+        self.live.refresh()
 
     def persona(self, slug: str, state: str, tokens: int = 0, detail: str = "") -> None:
         line = self.lines.setdefault(slug, PersonaLine())
+        if state == "thinking":
+            line.started, line.ended, line.retry = self.clock(), None, None
+        elif state in FINAL_STATES and line.started is not None:
+            line.ended = self.clock()
         line.state, line.detail = state, detail
         line.tokens = tokens or line.tokens
-        self.live.update(self._table(), refresh=True)  # type: ignore[arg-type]
+        self.live.refresh()
+
+    def retrying(self, slug: str, notice: RetryNotice) -> None:
+        """Show the retry in the persona's row; a call outside the table gets a line."""
+        line = self.lines.get(slug)
+        if line is None or line.state != "thinking":
+            self.note(f"{slug}: {notice.text()}")
+            return
+        line.retry, line.retry_at = notice, self.clock()
+        self.live.refresh()
 
 
 def _cell(text: str, style: str = "") -> Text:

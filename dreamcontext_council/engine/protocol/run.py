@@ -294,7 +294,8 @@ class CouncilRun:
             raise BudgetReached(result.budget)
         grouped = grouped_reasons(result.failed)
         if not result.answered and not result.skipped and not result.kept:
-            reasons = "; ".join(grouped)
+            # Inside the parentheses a reason's own full stop would double the punctuation.
+            reasons = "; ".join(line.rstrip(".") for line in grouped)
             raise RunStopped(
                 f"Every persona failed in round {number} ({reasons}). Fix the cause and run "
                 f"`dreamcontext council run {self.id}` to resume.",

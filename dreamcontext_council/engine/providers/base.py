@@ -2,12 +2,36 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from dreamcontext_council.engine.providers.tools import ToolBox, ToolCall
 from dreamcontext_council.errors import ProviderError
+
+
+@dataclass(frozen=True)
+class RetryNotice:
+    """An attempt that failed and will be tried again: why, which retry, and the wait.
+
+    `reason` is the failure's short reason ("429 rate limited"); `retry` counts from 1 up
+    to `retries`, the most the policy allows; `wait_s` is the pause before it.
+    """
+
+    reason: str
+    retry: int
+    retries: int
+    wait_s: float
+    status: int | None = None
+
+    def text(self, wait_s: float | None = None) -> str:
+        """`429 rate limited, retry 2/4 in 8 s` (with `wait_s` for the time still left)."""
+        left = self.wait_s if wait_s is None else max(0.0, wait_s)
+        seconds = f"{left:.0f}" if left >= 1 or left == 0 else f"{left:.1f}"
+        return f"{self.reason}, retry {self.retry}/{self.retries} in {seconds} s"
+
+
+RetryListener = Callable[[RetryNotice], None]
 
 
 @dataclass(frozen=True)
@@ -18,6 +42,8 @@ class Prompt:
     providers ignore it; the built-in scripted provider reads it to stay in role.
     `tools`, when set, are the MCP tools the model may call during this turn; a
     provider that cannot call tools refuses such a prompt before any call.
+    `on_retry`, when set, hears of every failed attempt a provider will retry, before
+    its wait (the run's progress shows it); it is not part of what is asked.
     """
 
     system: str
@@ -25,6 +51,7 @@ class Prompt:
     max_tokens: int = 4096
     task: Mapping[str, Any] = field(default_factory=dict)
     tools: ToolBox | None = None
+    on_retry: RetryListener | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

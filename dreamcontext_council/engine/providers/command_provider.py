@@ -97,6 +97,7 @@ class CommandProvider:
             policy=self.policy,
             limits=self.limits,
             timeout_s=self.timeout_s,
+            on_retry=prompt.on_retry,
         )
 
     async def _run(self, argv: list[str], stdin: str, target: CallTarget) -> str:

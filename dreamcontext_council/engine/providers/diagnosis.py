@@ -21,6 +21,8 @@ from dreamcontext_council.views.terminal import printable
 
 REDACTED = "[redacted]"
 SERVER_MESSAGE_LIMIT = 300
+# How much of a server error's body a retried failure's reason carries (its first line).
+SERVER_LINE_LIMIT = 120
 STDERR_TAIL_LIMIT = 600
 
 # Key-shaped strings are hidden even when nobody told us they are secrets.
@@ -77,7 +79,11 @@ def tail(text: str, limit: int = STDERR_TAIL_LIMIT) -> str:
 
 @dataclass(frozen=True)
 class CallTarget:
-    """Who is being called, for messages: provider, model and the settings behind them."""
+    """Who is being called, for messages: provider, model and the settings behind them.
+
+    `base_url_from` names the setting the server URL came from (`--base-url`, or the
+    environment variable), so a message points at the one the user actually set.
+    """
 
     provider: str
     model: str
@@ -85,6 +91,7 @@ class CallTarget:
     base_url_env: str | None = None
     base_url: str | None = None
     secrets: tuple[str, ...] = ()
+    base_url_from: str | None = None
 
 
 @dataclass(frozen=True)
@@ -93,7 +100,8 @@ class Failure:
 
     `reason` is short ("429 rate limited", "timed out after 30s"); `message` is the
     full user-facing text for failures that are not retried. `no_text` failures
-    (empty or malformed answers) have their own, smaller retry budget.
+    (empty or malformed answers) have their own, smaller retry budget. `advice` is the
+    sentence that ends the message when the retries run out (which setting to change).
     """
 
     retryable: bool
@@ -102,6 +110,7 @@ class Failure:
     status: int | None = None
     retry_after_s: float | None = None
     no_text: bool = False
+    advice: str = ""
 
 
 class AttemptFailed(Exception):
@@ -167,7 +176,11 @@ def command_not_runnable(target: CallTarget, problem: str) -> Failure:
 def timed_out(seconds: float | None) -> Failure:
     """An attempt that ran past the per-call timeout."""
     reason = "timed out" if seconds is None else f"timed out after {seconds:g}s"
-    return Failure(retryable=True, reason=reason)
+    return Failure(
+        retryable=True,
+        reason=reason,
+        advice="If the model needs longer, raise --timeout (seconds per call).",
+    )
 
 
 def parse_retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:
@@ -222,17 +235,13 @@ def status_failure(
 ) -> Failure:
     """Classify an HTTP error status from the provider's server."""
     said = printable(redact(shorten(server_message(body)), target.secrets))
-    if status in _STATUS_REASONS and (status in (408, 409, 429) or status >= 500):
+    if status in (408, 409, 429) or status >= 500:
+        reason = f"{status} {_STATUS_REASONS.get(status, 'server error')}"
+        if status >= 500 and (first := _first_line(server_message(body), target)):
+            reason += f": {first}"
         return Failure(
             retryable=True,
-            reason=f"{status} {_STATUS_REASONS[status]}",
-            status=status,
-            retry_after_s=parse_retry_after(headers),
-        )
-    if status >= 500:
-        return Failure(
-            retryable=True,
-            reason=f"{status} server error",
+            reason=reason,
             status=status,
             retry_after_s=parse_retry_after(headers),
         )
@@ -248,8 +257,9 @@ def status_failure(
             message += f" Check that the key in {target.key_env} may use this model."
     elif status == 404:
         message = f"{who} does not know model {model} (404){suffix}. Check the model name"
-        if target.base_url_env:
-            message += f" and {target.base_url_env}"
+        setting = target.base_url_from or target.base_url_env
+        if setting:
+            message += f" and {setting}"
         message += "."
     elif status == 402:
         message = f"{who} requires payment (402){suffix}."
@@ -258,6 +268,13 @@ def status_failure(
     else:
         message = f"{who} refused the request for model {model} ({status}){suffix}"
     return Failure(retryable=False, reason=f"{status}", message=message, status=status)
+
+
+def _first_line(text: str, target: CallTarget) -> str:
+    """The first non-blank line of a server's error text: secrets hidden, control characters
+    shown, cut at a word to `SERVER_LINE_LIMIT`, without a closing full stop."""
+    line = next((ln for ln in text.splitlines() if ln.strip()), "")
+    return printable(redact(shorten(line, SERVER_LINE_LIMIT), target.secrets)).rstrip(".")
 
 
 def _failed_connection_behind(exc: BaseException) -> bool:

@@ -151,6 +151,8 @@ class ProviderSet:
             "retry": self.retry,
             "env": self.env,
         }
+        if name in self.settings.base_urls:
+            common["base_url_from"] = "--base-url"
         if name == "anthropic":
             from dreamcontext_council.engine.providers.anthropic_provider import (
                 AnthropicProvider,

@@ -22,6 +22,8 @@ from dreamcontext_council.engine.providers.base import (
     Completion,
     ProviderCallError,
     Reply,
+    RetryListener,
+    RetryNotice,
     Usage,
 )
 from dreamcontext_council.engine.providers.diagnosis import (
@@ -83,6 +85,8 @@ def _final_error(target: CallTarget, failure: Failure, attempts: int) -> Provide
             f"{who} still failing after {attempts} attempt{'s' if attempts != 1 else ''} "
             f"({failure.reason})."
         )
+        if failure.advice:
+            message += f" {failure.advice}"
         retryable = True
     return ProviderCallError(
         redact(message, target.secrets),
@@ -116,14 +120,16 @@ async def request_with_retries(
     timeout_s: float | None,
     errors: SdkErrors | None = None,
     tool_calls_answer: bool = False,
+    on_retry: RetryListener | None = None,
 ) -> Answered:
     """Run `attempt` until it yields text, retrying transient failures per `policy`.
 
     Each attempt waits for a concurrency slot of `target.provider`, then has
     `timeout_s` to finish. With `tool_calls_answer`, a reply that asks for tool calls
-    is an answer even without text. Raises `ProviderCallError` when a failure is
-    final or the retries run out; exceptions that are not provider failures
-    propagate unchanged.
+    is an answer even without text. Before each wait `on_retry`, when given, hears
+    why the attempt failed, which retry comes and after how long. Raises
+    `ProviderCallError` when a failure is final or the retries run out; exceptions
+    that are not provider failures propagate unchanged.
     """
     started: float | None = None
     attempts = 0
@@ -169,6 +175,16 @@ async def request_with_retries(
             policy.max_retries,
             wait,
         )
+        if on_retry is not None:
+            on_retry(
+                RetryNotice(
+                    reason=redact(failure.reason, target.secrets),
+                    retry=attempts,
+                    retries=policy.max_retries,
+                    wait_s=wait,
+                    status=failure.status,
+                )
+            )
         await policy.sleep(wait)
 
 
@@ -180,6 +196,7 @@ async def complete_with_retries(
     limits: CallLimits,
     timeout_s: float | None,
     errors: SdkErrors | None = None,
+    on_retry: RetryListener | None = None,
 ) -> Completion:
     """One request as a whole completion: `request_with_retries`, then its accounting."""
     answered = await request_with_retries(
@@ -189,6 +206,7 @@ async def complete_with_retries(
         limits=limits,
         timeout_s=timeout_s,
         errors=errors,
+        on_retry=on_retry,
     )
     reply = answered.reply
     return Completion(

@@ -81,9 +81,12 @@ class SdkProvider:
         limits: CallLimits | None = None,
         retry: RetryPolicy | None = None,
         env: Mapping[str, str] | None = None,
+        base_url_from: str | None = None,
     ) -> None:
         environment = os.environ if env is None else env
         self.base_url = base_url or environment.get(self.base_url_env) or None
+        # The setting the server URL came from, for messages: `--base-url` or the variable.
+        self.base_url_from = base_url_from or (self.base_url_env if self.base_url else None)
         key = api_key or environment.get(self.key_env) or None
         self._api_key = self.effective_key(key)
         self.timeout_s = timeout_s
@@ -189,6 +192,7 @@ class SdkProvider:
             base_url_env=self.base_url_env,
             base_url=self.base_url,
             secrets=self._secrets,
+            base_url_from=self.base_url_from,
         )
         if prompt.tools is not None:
             return await self._complete_with_tools(prompt, model, target, prompt.tools)
@@ -197,7 +201,9 @@ class SdkProvider:
         async def attempt() -> Reply:
             return await self.send(self._client(target), prompt, model, target, messages, None)
 
-        return await complete_with_retries(attempt, **self._retrying(target))
+        return await complete_with_retries(
+            attempt, **self._retrying(target), on_retry=prompt.on_retry
+        )
 
     async def _complete_with_tools(
         self, prompt: Prompt, model: str, target: CallTarget, toolbox: ToolBox
@@ -209,7 +215,7 @@ class SdkProvider:
                 return await self.send(self._client(target), prompt, model, target, messages, offer)
 
             return await request_with_retries(
-                attempt, **self._retrying(target), tool_calls_answer=True
+                attempt, **self._retrying(target), tool_calls_answer=True, on_retry=prompt.on_retry
             )
 
         def answer(reply: Reply, answers: Sequence[ToolAnswer]) -> None:

@@ -72,6 +72,11 @@ def _planned(request: Launch) -> tuple[RunPlan, DebateFiles | None]:
     from dreamcontext_council.engine.prompting.attachments import attachment_paths
     from dreamcontext_council.rules.grounding import check_attachments, preflight
 
+    if request.topic is not None and not request.topic.strip() and not request.debate_id:
+        raise UsageError(
+            "--topic is empty; pass the question to debate, as in `dreamcontext council run "
+            '--topic "Should we …?"`.'
+        )
     if bool(request.debate_id) == bool(request.topic):
         raise UsageError(
             'Pass either a debate id or --topic "…" (not both): `dreamcontext council run --topic "…"`.'
