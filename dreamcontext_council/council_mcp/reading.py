@@ -8,7 +8,6 @@ from pathlib import Path
 from dreamcontext_council.actions.files import DebateFiles
 from dreamcontext_council.errors import NotFoundError
 from dreamcontext_council.folder.paths import Root
-from dreamcontext_council.rules.markdown import find_section, sections
 
 SCHEME = "council"
 # Enough for any debate (a persona has a handful of files); a folder stuffed with more is cut.
@@ -56,20 +55,6 @@ def debate_file_uris(root: Root, debate_id: str) -> list[str]:
             if len(found) >= MAX_LISTED_FILES:
                 return found
     return found
-
-
-def final_report_part(text: str, debate_id: str, section: str | None) -> tuple[str, list[str]]:
-    """The whole final report or one `##` section of it, and every section title."""
-    titles = [s.title for s in sections(text, 2)]
-    if section is None:
-        return text, titles
-    found = find_section(text, 2, section)
-    if found is None:
-        raise NotFoundError(
-            f"The final report of {debate_id} has no section '{section}'; its sections are: "
-            f"{', '.join(titles) or 'none'}."
-        )
-    return found.body, titles
 
 
 def missing_report(debate_id: str) -> NotFoundError:

@@ -57,6 +57,7 @@ class Seats:
     baseline_model: str | None = None
     personas: tuple[PersonaSeat, ...] = ()
     auto: bool = False
+    model_given: bool = False  # `--model` named on this command line (else recorded or default)
 
     def check(self) -> str:
         """The model of the orchestrator's calls (the convergence check, `--personas auto`):

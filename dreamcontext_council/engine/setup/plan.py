@@ -85,6 +85,7 @@ def resolve(
         baseline_model=models["baseline_model"],
         personas=_personas(files, roster, previous, run_model),
         auto=files is None and request.personas_spec == "auto",
+        model_given=request.model is not None,
     )
     new = None
     if files is None and request.topic is not None:
