@@ -37,11 +37,13 @@ EXIT_CODES: tuple[tuple[int, str], ...] = (
         EXIT_STOPPED,
         "`run` or `eval` stopped before the end: a `--max-cost` or `--max-calls` "
         "limit, a provider failing, every persona failing. The folder is whole; run the same "
-        "command again to resume. `--json` prints `stopped` and `reason`.",
+        "command again to resume. `run --json` prints `stopped` (budget, failure, interrupted) "
+        "and `reason`.",
     ),
     (
         EXIT_INTERRUPTED,
-        "`run` stopped by Ctrl-C; what is on disk is whole and resumable.",
+        "`run` stopped by Ctrl-C; what is on disk is whole and resumable (`run --json` "
+        "prints `stopped: interrupted`).",
     ),
 )
 

@@ -213,7 +213,13 @@ def run(
 
     A `command:` model found in a debate folder (a persona's `model:`) runs only if
     you named it this time (--model, --allow-command) or allowed it before for this
-    folder; otherwise `run` stops with exit 2 before any call.
+    folder; otherwise `run` stops with exit 2 before any call. So does a --max-cost
+    over a model with no known price (pass --prices FILE, or use --max-calls), and a
+    server URL (--base-url, OPENAI_BASE_URL) with no --model naming what to call.
+
+    A run that stops before the end (a limit, a failing provider) exits with its own
+    code, not 0 (see Exit codes in docs/cli-reference.md); --json then says `stopped`
+    and `reason`. A complete run ends with the Verdict and its confidence.
 
     \b
     Examples:

@@ -139,8 +139,8 @@ def hostile(tmp_path: Path) -> tuple[Path, str]:
         ["summaries", "{id}", "1"],
         ["round-context", "{id}", "growth-cfo"],
         ["show", "{id}"],
-        ["export", "{id}", "--format", "md"],
-        ["export", "{id}", "--format", "html"],
+        ["export", "{id}", "--format", "md", "-o", "-"],
+        ["export", "{id}", "--format", "html", "-o", "-"],
     ],
 )
 def test_printing_commands_show_model_controls_as_escapes(
@@ -155,7 +155,7 @@ def test_printing_commands_show_model_controls_as_escapes(
 
 
 @pytest.mark.parametrize(
-    "command", [["board", "{id}", "--json"], ["export", "{id}", "--format", "json"]]
+    "command", [["board", "{id}", "--json"], ["export", "{id}", "--format", "json", "-o", "-"]]
 )
 def test_json_output_escapes_controls_and_keeps_the_text(
     hostile: tuple[Path, str], tmp_path: Path, command: list[str]
