@@ -145,7 +145,9 @@ def link_out(code_dir: Path, work: Path, timeout: float) -> Measure:
     log = root / "council" / debate_id / "round-log.md"
     log.unlink()
     log.symlink_to(outside)
-    return council(code_dir, root, "export", debate_id, "--format", "md", timeout=timeout)
+    return council(
+        code_dir, root, "export", debate_id, "--format", "md", "-o", "-", timeout=timeout
+    )
 
 
 def big_answer(code_dir: Path, work: Path, timeout: float, answer_mb: float) -> tuple[Measure, int]:

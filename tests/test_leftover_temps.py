@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from faults.support import clean_env, problems, run_council, temp_files
 
+from dreamcontext_council.errors import EXIT_STOPPED
 from dreamcontext_council.folder import leftovers, storage
 
 TOPIC = "Should we migrate the session store from Redis to Postgres?"
@@ -153,7 +154,7 @@ def test_run_resumes_a_debate_with_leftovers_removes_them_and_completes(tmp_path
     first = run_council(
         ["run", "--topic", TOPIC, "--rounds", "1", "--max-calls", "2", "--json"], env, work
     )
-    assert first.code == 0, first.text
+    assert first.code == EXIT_STOPPED, first.text
     summary = json.loads(first.out)
     assert summary["stopped"] == "budget"
     root = work / "_dream_context"

@@ -175,7 +175,7 @@ def test_a_node_id_with_underscores_and_dashes_is_read_like_any_other(
         ["round-context", NODE_ID, "growth-cfo"],
         ["agent", "list", NODE_ID],
         ["research", "list", NODE_ID, "risk-auditor"],
-        ["export", NODE_ID, "--format", "html"],
+        ["export", NODE_ID, "--format", "html", "-o", "-"],
         ["doctor", NODE_ID],
     ):
         done = ref_cli(*args)

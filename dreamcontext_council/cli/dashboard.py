@@ -93,22 +93,38 @@ def watch(debate_id: str) -> None:
 @click.option(
     "-o",
     "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write to this file instead of standard output.",
+    type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
+    help="Write to this file (`-` for standard output) instead of <id>.<format> in the "
+    "current folder.",
 )
 @root_option
 def export(debate_id: str, fmt: str, output: Path | None) -> None:
     """One self-contained file of the whole debate.
 
+    Without -o it writes <id>.html (.json, .md) in the current folder, replacing the
+    one an earlier export of the debate left there, and prints its path.
+
     \b
-    Example:
+    Examples:
+      dreamcontext council export council_AbC12345 --format html
       dreamcontext council export council_AbC12345 --format html -o debate.html
+      dreamcontext council export council_AbC12345 --format json -o - | jq .verdicts
     """
+    from dreamcontext_council.folder.storage import atomic_write_text
     from dreamcontext_council.views.export import export_debate
 
-    text = export_debate(read_debate(debate_id), fmt)
-    if output is None:
+    snapshot = read_debate(debate_id)
+    text = export_debate(snapshot, fmt)
+    if output == Path("-"):
         echo(text, nl=False)
         return
-    output.write_text(text, encoding="utf-8", newline="\n")  # `-o`: the user named it
-    echo(f"Wrote {output} ({fmt}, {len(text.encode('utf-8')):,} bytes).")
+    size = f"{fmt}, {len(text.encode('utf-8')):,} bytes"
+    if output is not None:
+        output.write_text(text, encoding="utf-8", newline="\n")  # `-o`: the user named it
+        echo(f"Wrote {output} ({size}).")
+        return
+    # The name is ours: a link there is refused (LinkOut), never followed.
+    target = Path.cwd() / f"{snapshot.debate.id}.{fmt}"
+    replaced = target.exists()
+    atomic_write_text(target, text, within=Path.cwd())
+    echo(f"Wrote {target} ({size}{'; replaced the earlier export' if replaced else ''}).")

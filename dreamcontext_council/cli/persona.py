@@ -93,7 +93,49 @@ def verdict(
 
 @click.group()
 def report() -> None:
-    """Round entries in the persona's report.md."""
+    """The debate's final report (show) and the personas' round entries (append)."""
+
+
+@report.command("show")
+@click.argument("debate_id")
+@click.option(
+    "--section",
+    metavar="TITLE",
+    help="Print only this `##` section (e.g. Verdict, Why, Open risks).",
+)
+@root_option
+@json_option
+def report_show(debate_id: str, section: str | None, as_json: bool) -> None:
+    """The final report (final-report.md), whole or one section, once synthesis wrote it.
+
+    \b
+    Examples:
+      dreamcontext council report show council_AbC12345
+      dreamcontext council report show council_AbC12345 --section Verdict
+    """
+    from dreamcontext_council.cli.base import read_debate
+    from dreamcontext_council.errors import StateError
+    from dreamcontext_council.rules.final_report import final_report_part, verdict_statement
+
+    snapshot = read_debate(debate_id)
+    debate = snapshot.debate
+    text = snapshot.final_report()
+    if text is None:
+        raise StateError(
+            f"{debate.id} has no final report yet (status: {debate.status}); run "
+            f"`dreamcontext council run {debate.id}` to finish the debate, or "
+            f"`dreamcontext council show {debate.id}` to see where it stands."
+        )
+    part, titles = final_report_part(text, debate.id, section)
+    statement = verdict_statement(text)
+    data = {
+        "id": debate.id,
+        "section": section,
+        "sections": titles,
+        "verdict": statement.to_json() if statement else None,
+        "text": part,
+    }
+    emit(data, as_json, part)
 
 
 @report.command("append")

@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 
 from dreamcontext_council.cli.base import echo
+from dreamcontext_council.errors import EXIT_CODES
 from dreamcontext_council.folder.storage import atomic_write_text
 
 HELP_WIDTH = 88
@@ -26,9 +27,15 @@ Every `dreamcontext` command with its `--help`. This page is generated from the 
 
 Every command that reads or changes a debate also takes `--root PATH` (else the
 `DREAMCONTEXT_ROOT` variable, else the nearest `_dream_context/` folder). Errors are one
-line on stderr; the exit code is 1 for a failed operation, 2 for bad usage and 130 when
-`run` is stopped by Ctrl-C.
+line on stderr.
 """
+
+
+def exit_code_table() -> str:
+    """The exit codes, from `errors.EXIT_CODES`: the one list the commands exit with."""
+    rows = ["## Exit codes", "", "| code | meaning |", "|---|---|"]
+    rows += [f"| {code} | {meaning} |" for code, meaning in EXIT_CODES]
+    return "\n".join(rows) + "\n"
 
 
 @dataclass(frozen=True)
@@ -93,7 +100,7 @@ def _anchor(path: tuple[str, ...]) -> str:
 def render_reference(root: click.Command) -> str:
     """The whole markdown page: a contents list, then each command's help."""
     entries = walk(root)
-    lines = [_PREAMBLE, "## Commands", ""]
+    lines = [_PREAMBLE, exit_code_table(), "## Commands", ""]
     for entry in entries:
         depth = "  " * (len(entry.path) - 1)
         short = entry.context.command.get_short_help_str(limit=120)

@@ -215,7 +215,13 @@ def run(
 
     A `command:` model found in a debate folder (a persona's `model:`) runs only if
     you named it this time (--model, --allow-command) or allowed it before for this
-    folder; otherwise `run` stops with exit 2 before any call.
+    folder; otherwise `run` stops with exit 2 before any call. So does a --max-cost
+    over a model with no known price (pass --prices FILE, or use --max-calls), and a
+    server URL (--base-url, OPENAI_BASE_URL) with no --model naming what to call.
+
+    A run that stops before the end (a limit, a failing provider) exits with its own
+    code, not 0 (see Exit codes in docs/cli-reference.md); --json then says `stopped`
+    and `reason`. A complete run ends with the Verdict and its confidence.
 
     \b
     Examples:
@@ -225,8 +231,9 @@ def run(
       OPENAI_BASE_URL=http://localhost:11434/v1 dreamcontext council run --topic "…" --model openai:llama3.1
       dreamcontext council run council_AbC12345 --only risk-auditor,growth-cfo
     """
-    from dreamcontext_council.engine.setup.launch import launch
+    from dreamcontext_council.engine.setup.launch import STOPS, launch, stopped_result
     from dreamcontext_council.engine.setup.request import Launch
+    from dreamcontext_council.errors import EXIT_STOPPED, EXIT_USAGE, Interrupted, RunStopped
 
     request = Launch(
         debate_id=debate_id,
@@ -267,18 +274,26 @@ def run(
         tty=is_terminal() and not as_json,
         env=dict(os.environ),
     )
-    result = asyncio.run(launch(request, echo=lambda line: echo(line, err=True)))
+    try:
+        result = asyncio.run(launch(request, echo=lambda line: echo(line, err=True)))
+    except (RunStopped, Interrupted) as stop:
+        if as_json:  # the error line goes to stderr as for any error; stdout says why
+            emit(stopped_result(stop), as_json, "")
+        raise
     if not (quiet or as_json) and result.get("stopped") in ("complete", "interlude"):
         echo(_board(result["id"]), err=True)
     if not (quiet or as_json) and result.get("stopped") == "complete":
+        debate = result["id"]
         echo(
-            f"Next: `dreamcontext council board {result['id']}`, `dreamcontext council serve`, "
-            f"`dreamcontext council export {result['id']} --format html`",
+            f"Next: `dreamcontext council report show {debate}`, `dreamcontext council serve`, "
+            f"`dreamcontext council export {debate} --format html` (writes {debate}.html)",
             err=True,
         )
     emit(result, as_json, result["message"] + ("\n" + result["id"] if result.get("id") else ""))
     if result.get("would_fail"):
-        sys.exit(2)  # a dry run whose real run would stop at pre-flight
+        sys.exit(EXIT_USAGE)  # a dry run whose real run would stop at pre-flight
+    if result.get("stopped") in STOPS:
+        sys.exit(EXIT_STOPPED)  # stopped by a limit: resumable, but not done
 
 
 def _board(debate_id: str) -> str:

@@ -8,7 +8,6 @@ from pathlib import Path
 from dreamcontext_council.actions.files import DebateFiles
 from dreamcontext_council.errors import CouncilError, NotFoundError
 from dreamcontext_council.folder.paths import Root
-from dreamcontext_council.rules.markdown import find_section, sections
 
 SCHEME = "council"
 # resources/list: the main files of the newest debates, so a client that browses resources
@@ -83,20 +82,6 @@ def recent_debate_files(root: Root, limit: int = RECENT_DEBATES) -> list[tuple[s
 
 def mime_type(uri: str) -> str:
     return "application/json" if uri.endswith(".json") else "text/markdown"
-
-
-def final_report_part(text: str, debate_id: str, section: str | None) -> tuple[str, list[str]]:
-    """The whole final report or one `##` section of it, and every section title."""
-    titles = [s.title for s in sections(text, 2)]
-    if section is None:
-        return text, titles
-    found = find_section(text, 2, section)
-    if found is None:
-        raise NotFoundError(
-            f"The final report of {debate_id} has no section '{section}'; its sections are: "
-            f"{', '.join(titles) or 'none'}."
-        )
-    return found.body, titles
 
 
 def missing_report(debate_id: str) -> NotFoundError:

@@ -14,6 +14,14 @@ class DebateStarted(BaseModel):
     state: str = Field(description="`running` while the run goes on, else how it ended.")
     message: str = Field(description="What happened, in one line.")
     resources: str = Field(description="The URI prefix of the debate's files.")
+    stopped: str | None = Field(
+        default=None,
+        description="Where a run that already ended stopped: complete, ..., or budget, "
+        "failure (stopped before the end, resumable).",
+    )
+    reason: str | None = Field(
+        default=None, description="Why a run stopped before the end (a limit, a failure)."
+    )
 
 
 class ServerRun(BaseModel):
@@ -26,7 +34,14 @@ class ServerRun(BaseModel):
     message: str = Field(description="The last progress line, or how the run ended.")
     events: int = Field(description="How many progress events the run has sent so far.")
     stopped: str | None = Field(
-        default=None, description="Where a finished run stopped: complete, interlude, ..."
+        default=None,
+        description="Where the run ended: complete, interlude, answered when `finished`; "
+        "budget or failure when `stopped`.",
+    )
+    reason: str | None = Field(
+        default=None,
+        description="Why a `stopped` run stopped, as the debate's status shows it "
+        "(e.g. `budget: --max-calls 3 reached after 3 calls`).",
     )
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from dreamcontext_council.engine.model_calls.progress import PlainProgress
-from dreamcontext_council.engine.setup.launch import launch
+from dreamcontext_council.engine.setup.launch import STOPS, launch, stopped_result
 from dreamcontext_council.engine.setup.request import Launch
 from dreamcontext_council.errors import CouncilError, RunStopped, StateError
 
@@ -59,6 +59,7 @@ class BackgroundRun:
     state: str = "running"
     message: str = "Starting."
     stopped: str | None = None
+    reason: str | None = None
     done: asyncio.Event = field(default_factory=asyncio.Event)
 
     def last_message(self) -> str:
@@ -130,6 +131,8 @@ def _finish(run: BackgroundRun, task: asyncio.Task[dict[str, Any]]) -> None:
         run.state, run.message = "failed", "The server stopped before the run ended."
     elif (error := task.exception()) is not None:
         run.state = "stopped" if isinstance(error, RunStopped) else "failed"
+        if isinstance(error, RunStopped):
+            run.stopped, run.reason = stopped_result(error)["stopped"], error.reason
         if isinstance(error, CouncilError):
             run.message = str(error)
         else:
@@ -139,8 +142,10 @@ def _finish(run: BackgroundRun, task: asyncio.Task[dict[str, Any]]) -> None:
             print(f"council run failed: {error!r}", file=sys.stderr)
     else:
         result = task.result()
-        run.state, run.message = "finished", str(result.get("message", ""))
         run.stopped = result.get("stopped")
+        run.state = "stopped" if run.stopped in STOPS else "finished"
+        run.message = str(result.get("message", ""))
+        run.reason = str(result.get("reason") or "") or None
     run.progress.note(run.message)  # the last event says how it ended
     run.done.set()
 

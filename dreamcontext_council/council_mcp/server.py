@@ -186,6 +186,8 @@ def build_server(settings: ServerSettings, runs: BackgroundRuns | None = None) -
                 state=run.state,
                 message=run.last_message(),
                 resources=reading.resource_uri(run.debate_id or ""),
+                stopped=run.stopped,
+                reason=run.reason,
             )
         )
 
@@ -252,12 +254,13 @@ def build_server(settings: ServerSettings, runs: BackgroundRuns | None = None) -
 
         def report() -> FinalReport:
             from dreamcontext_council.actions.snapshot import load_snapshot
+            from dreamcontext_council.rules.final_report import final_report_part
 
             snapshot = load_snapshot(root(), debate_id)
             text = snapshot.final_report()
             if text is None:
                 raise reading.missing_report(snapshot.debate.id)
-            part, titles = reading.final_report_part(text, snapshot.debate.id, section)
+            part, titles = final_report_part(text, snapshot.debate.id, section)
             return FinalReport(id=snapshot.debate.id, section=section, sections=titles, text=part)
 
         return await answer(report)
@@ -410,7 +413,11 @@ def _server_run(run: BackgroundRun | None) -> ServerRun | None:
     if run is None:
         return None
     return ServerRun(
-        state=run.state, message=run.last_message(), events=run.progress.count, stopped=run.stopped
+        state=run.state,
+        message=run.last_message(),
+        events=run.progress.count,
+        stopped=run.stopped,
+        reason=run.reason,
     )
 
 

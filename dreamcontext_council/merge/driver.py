@@ -14,6 +14,7 @@ import tempfile
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
 
+from dreamcontext_council.errors import EXIT_CONFLICT_MARKED
 from dreamcontext_council.merge import Driver
 from dreamcontext_council.merge.debate import merge_debate, merge_facts
 from dreamcontext_council.merge.logs import merge_round_log, merge_usage
@@ -40,7 +41,7 @@ DRIVERS: dict[str, tuple[Driver, str, str]] = {
 # The driver's exit code for "merged, a conflict left marked in the file". Not 1: that is
 # also what a Python that cannot import the tool exits with, and the registered command
 # (see actions/git_setup.py) then hands the untouched file to git's line merge instead.
-CONFLICT_MARKED = 3
+CONFLICT_MARKED = EXIT_CONFLICT_MARKED
 
 
 def is_council_file(kind: str, path: str) -> bool:

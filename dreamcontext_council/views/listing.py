@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from dreamcontext_council.rules.final_report import VerdictStatement, verdict_statement
 from dreamcontext_council.rules.usage import usage_totals
 
 if TYPE_CHECKING:
@@ -25,6 +26,7 @@ def show_data(snapshot: DebateSnapshot) -> dict[str, Any]:
         "rounds_planned": debate.rounds_planned,
         "personas": debate.personas,
         "options": snapshot.verdicts.options or debate.options,
+        "verdict": statement.to_json() if (statement := verdict_of(snapshot)) else None,
         "promoted_to_knowledge": debate.promoted,
         "flags": debate.flags,
         "created_at": debate.meta.get("created_at"),
@@ -32,6 +34,14 @@ def show_data(snapshot: DebateSnapshot) -> dict[str, Any]:
         "usage": totals.to_json(),
         "round_log": snapshot.log,
     }
+
+
+def verdict_of(snapshot: DebateSnapshot) -> VerdictStatement | None:
+    """The decision of a complete debate, as its final report's Verdict states it."""
+    if snapshot.debate.status.phase != "complete":
+        return None
+    text = snapshot.final_report()
+    return verdict_statement(text) if text is not None else None
 
 
 def render_show(snapshot: DebateSnapshot) -> str:
@@ -45,6 +55,8 @@ def render_show(snapshot: DebateSnapshot) -> str:
         ("round", f"{data['current_round']}/{data['rounds_planned']}"),
         ("personas", ", ".join(data["personas"]) or "(none)"),
     ]
+    if data["verdict"]:
+        rows.append(("verdict", VerdictStatement(**data["verdict"]).line()))
     if data["options"]:
         rows.append(("options", "   ".join(f"{o['key']} {o['label']}" for o in data["options"])))
     rows.append(("promoted", data["promoted_to_knowledge"] or "no"))

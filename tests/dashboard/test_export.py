@@ -79,7 +79,7 @@ def validate(document: Any) -> None:
 
 
 def test_the_json_export_follows_the_schema(reference_root: Root) -> None:
-    code, out, _ = run(reference_root, "export", REFERENCE_ID, "--format", "json")
+    code, out, _ = run(reference_root, "export", REFERENCE_ID, "--format", "json", "-o", "-")
     assert code == 0
     document = json.loads(out)
     validate(document)
@@ -144,7 +144,7 @@ def test_the_html_export_escapes_model_output(reference_root: Root) -> None:
             "<script>alert(1)</script> [x](javascript:alert(1)) Migrate now (A).",
         )
     )
-    code, out, _ = run(reference_root, "export", REFERENCE_ID, "--format", "html")
+    code, out, _ = run(reference_root, "export", REFERENCE_ID, "--format", "html", "-o", "-")
     assert code == 0
     assert "<script" not in out and "javascript:alert" not in out.split("[x](")[0]
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in out
@@ -152,7 +152,7 @@ def test_the_html_export_escapes_model_output(reference_root: Root) -> None:
 
 
 def test_the_markdown_export_is_the_whole_debate(reference_root: Root) -> None:
-    code, out, _ = run(reference_root, "export", REFERENCE_ID, "--format", "md")
+    code, out, _ = run(reference_root, "export", REFERENCE_ID, "--format", "md", "-o", "-")
     assert code == 0
     assert out.startswith("# Should we migrate the session store from Redis to Postgres?\n")
     for part in (
@@ -185,9 +185,9 @@ def test_fences_and_headings_survive_odd_text() -> None:
 
 
 def test_export_errors_are_plain_sentences(reference_root: Root) -> None:
-    code, _, err = run(reference_root, "export", "council_00000000", "--format", "md")
+    code, _, err = run(reference_root, "export", "council_00000000", "--format", "md", "-o", "-")
     assert code == 1 and "No debate council_00000000" in err
-    code, _, err = run(reference_root, "export", "../../etc", "--format", "md")
+    code, _, err = run(reference_root, "export", "../../etc", "--format", "md", "-o", "-")
     assert code == 2 and "is not a debate id" in err
     code, _, err = run(reference_root, "export", REFERENCE_ID)
     assert code == 2 and "--format" in err

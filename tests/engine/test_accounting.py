@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from dreamcontext_council.errors import EXIT_STOPPED
+
 from .support import OPTIONS, TOPIC, Council, ok_answers
 
 SCRIPTED_PRICE = {"scripted": [1000.0, 2000.0]}  # dollars per million tokens, in and out
@@ -91,7 +93,7 @@ def test_max_calls_stops_cleanly_and_the_rerun_finishes(council: Council) -> Non
         env={"DREAMCONTEXT_SCRIPTED_DELAY": "0.05"},
     )
 
-    assert result.code == 0, result.err
+    assert result.code == EXIT_STOPPED, result.err
     data = result.json()
     debate_id = data["id"]
     assert data["stopped"] == "budget"
@@ -117,7 +119,8 @@ def test_max_calls_counts_only_this_run(council: Council) -> None:
         if council.status(debate_id) == "complete":
             break
         result = council("run", debate_id, "--max-calls", "4")
-        assert result.code == 0, result.err
+        done = council.status(debate_id) == "complete"
+        assert result.code == (0 if done else EXIT_STOPPED), result.err
     assert council.status(debate_id) == "complete"
     counts = ok_answers(council.usage(debate_id))
     assert set(counts.values()) == {1}
@@ -141,7 +144,7 @@ def test_max_cost_stops_before_crossing_and_the_rerun_finishes(
         "--json",
     )
 
-    assert result.code == 0, result.err
+    assert result.code == EXIT_STOPPED, result.err
     data = result.json()
     debate_id = data["id"]
     assert data["stopped"] == "budget"
@@ -160,7 +163,7 @@ def test_max_cost_stops_before_crossing_and_the_rerun_finishes(
 def test_max_calls_zero_calls_nothing(council: Council) -> None:
     result = council("run", "--topic", TOPIC, "--max-calls", "0", "--json")
 
-    assert result.code == 0, result.err
+    assert result.code == EXIT_STOPPED, result.err
     assert result.json()["stopped"] == "budget"
     assert council.usage(result.json()["id"]) == []
 
@@ -169,7 +172,7 @@ def test_a_resume_whose_recorded_budget_allows_no_call_says_so_and_writes_nothin
     council: Council,
 ) -> None:
     first = council("run", "--topic", TOPIC, "--rounds", "2", "--max-calls", "0", "--json")
-    assert first.code == 0, first.err
+    assert first.code == EXIT_STOPPED, first.err
     debate_id = first.json()["id"]
     assert council.meta(debate_id)["run"]["max_calls"] == 0  # recorded: it travels with git
     before = council.tree()

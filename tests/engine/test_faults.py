@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 from stub_server import StubResponse, StubServer
 
+from dreamcontext_council.errors import EXIT_STOPPED
+
 from .support import (
     OPTIONS,
     TEST_KEY,
@@ -148,7 +150,7 @@ def test_a_bad_key_fails_at_once_naming_the_provider_and_the_variable(
         result = run_debate(council, tmp_path, kind, stub)
         requests = list(stub.requests)
 
-    assert result.code == 1
+    assert result.code == EXIT_STOPPED  # stopped, resumable once the key is fixed
     assert len(requests) == len(SLUGS)  # nobody retried
     assert f"{kind} rejected the API key (401)" in result.err
     # Inside the stop message's parentheses, without a full stop of its own.
@@ -166,7 +168,7 @@ def test_a_bad_request_fails_at_once_naming_the_provider_and_the_model(
         result = run_debate(council, tmp_path, kind, stub)
         requests = list(stub.requests)
 
-    assert result.code == 1
+    assert result.code == EXIT_STOPPED
     assert len(requests) == len(SLUGS)
     model = MODELS[kind].split(":", 1)[1]
     assert f"{kind} refused the request for model {model} (400): max_tokens is too large" in (

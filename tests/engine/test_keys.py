@@ -7,6 +7,8 @@ from typing import Any
 
 from stub_server import StubResponse, StubServer
 
+from dreamcontext_council.errors import EXIT_STOPPED
+
 from .support import OPTIONS, TOPIC, Council, Result, roster_file, scripted_responder
 
 ANTHROPIC_KEY = "sk-ant-TESTKEY-9f8e7d6c5b4a"
@@ -92,7 +94,7 @@ def test_keys_never_reach_files_or_output(
     # The keys really were used, so not finding them means something.
     assert any(s.startswith("anthropic ") and s.endswith(ANTHROPIC_KEY) for s in sent)
     assert f"openai Bearer {OPENAI_KEY}" in sent
-    assert halted.code == 1
+    assert halted.code == EXIT_STOPPED
     assert "rejected the API key (401)" in halted.err
     assert "Persona failed — revoked-voice" in council.log(debate_id)
     assert [r for r in council.usage(debate_id) if r["outcome"] == "failed"]

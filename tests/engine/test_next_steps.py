@@ -11,6 +11,7 @@ from debate_story import OPTIONS, TOPIC
 from dreamcontext_council.cli import cli
 from dreamcontext_council.engine.model_calls.accounting import BudgetReached, Ledger, PriceTable
 from dreamcontext_council.engine.providers.models import parse_model
+from dreamcontext_council.errors import EXIT_STOPPED
 from dreamcontext_council.rules.roster import PRESETS
 
 from .support import Council
@@ -18,7 +19,7 @@ from .support import Council
 
 def _stopped_early(council: Council) -> str:
     result = council("run", "--topic", TOPIC, "--options", OPTIONS, "--max-calls", "2")
-    assert result.code == 0, result.err
+    assert result.code == EXIT_STOPPED, result.err  # stopped by its limit, not done
     return result.last_line
 
 
@@ -67,8 +68,8 @@ def test_a_complete_run_names_the_commands_to_try_next(council: Council) -> None
 
     debate_id = result.last_line
     assert (
-        f"Next: `dreamcontext council board {debate_id}`, `dreamcontext council serve`, "
-        f"`dreamcontext council export {debate_id} --format html`"
+        f"Next: `dreamcontext council report show {debate_id}`, `dreamcontext council serve`, "
+        f"`dreamcontext council export {debate_id} --format html` (writes {debate_id}.html)"
     ) in result.err
 
 

@@ -39,6 +39,7 @@ def test_without_a_terminal_progress_is_plain_lines(council: Council) -> None:
     debate_id = result.last_line
     assert result.out.strip().split("\n") == [
         f"{debate_id} is complete: {council.folder(debate_id) / 'final-report.md'}",
+        "Verdict: Migrate now (A). Confidence: medium.",
         debate_id,
     ]
 

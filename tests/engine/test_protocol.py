@@ -10,6 +10,7 @@ import pytest
 from stub_server import StubResponse, StubServer
 
 from dreamcontext_council.engine.protocol.pairing import derangement
+from dreamcontext_council.errors import EXIT_STOPPED
 from dreamcontext_council.folder import frontmatter_io
 
 from .support import (
@@ -166,7 +167,7 @@ def test_when_every_persona_fails_the_run_halts_and_resumes_after_the_fix(
             "run", "--topic", TOPIC, "--options", OPTIONS, "--personas", roster(tmp_path), env=env
         )
 
-        assert failed.code == 1
+        assert failed.code == EXIT_STOPPED
         assert "Every persona failed in round 1" in failed.err
         assert "OPENAI_API_KEY" in failed.err
         assert "Traceback" not in failed.err

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from stub_server import StubServer
 
+from dreamcontext_council.errors import EXIT_STOPPED
 from dreamcontext_council.folder import frontmatter_io
 
 from .support import OPTIONS, TOPIC, Council, openai_env
@@ -82,7 +83,7 @@ def test_a_resume_never_falls_back_to_the_default_provider(council: Council) -> 
     # A key appears: the default would now be openai, but the debate ran on scripted.
     again = council("run", debate_id, env={"OPENAI_API_KEY": TEST_KEY})
 
-    assert again.code == 0, again.err
+    assert again.code == EXIT_STOPPED, again.err
     assert {r["provider"] for r in council.usage(debate_id)} == {"scripted"}
 
 
@@ -94,7 +95,7 @@ def test_an_option_given_to_a_resume_wins_and_is_recorded(
         "--window", "5000",
     )  # fmt: skip
     debate_id = council.only_id()
-    assert first.code == 0, first.err
+    assert first.code == EXIT_STOPPED, first.err
     url = stub.url
 
     again = council(
@@ -102,7 +103,7 @@ def test_an_option_given_to_a_resume_wins_and_is_recorded(
         "--window", "8000", env={"OPENAI_API_KEY": TEST_KEY},
     )  # fmt: skip
 
-    assert again.code == 0, again.err
+    assert again.code == EXIT_STOPPED, again.err
     usage = council.usage(debate_id)
     assert {r["provider"] for r in usage[2:]} == {"openai"}, usage
     assert set(persona_models(council, debate_id).values()) == {"openai:gpt-4o-mini"}
@@ -130,7 +131,7 @@ def test_a_persona_that_named_its_own_model_keeps_it_when_model_changes(
     url = stub.url
     again = council("run", debate_id, "--model", "openai:gpt-4o-mini", env=openai_env(url))
 
-    assert again.code == 0, again.err
+    assert again.code == EXIT_STOPPED, again.err
     assert persona_models(council, debate_id) == {
         "risk-auditor": echo_command,
         "growth-cfo": "openai:gpt-4o-mini",
@@ -241,7 +242,7 @@ def test_compact_early_stop_and_the_answer_cap_are_remembered(council: Council) 
         "--early-stop", "--max-answer-kb", "64", "--max-calls", "2",
     )  # fmt: skip
     debate_id = council.only_id()
-    assert first.code == 0, first.err
+    assert first.code == EXIT_STOPPED, first.err
     run = council.meta(debate_id)["run"]
     assert (run["compact"], run["early_stop"], run["max_answer_kb"]) == (True, True, 64)
 

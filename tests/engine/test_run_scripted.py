@@ -196,7 +196,8 @@ def test_quiet_prints_only_the_result(council: Council) -> None:
     lines = result.out.strip().split("\n")
     assert lines[-1].startswith("council_")
     assert lines[0] == f"{lines[-1]} is complete: {council.folder(lines[-1]) / 'final-report.md'}"
-    assert len(lines) == 2
+    assert lines[1] == "Verdict: Proceed now (proceed-now). Confidence: medium."
+    assert len(lines) == 3
 
 
 def test_json_prints_one_json_document(council: Council) -> None:

@@ -157,7 +157,7 @@ def test_a_node_debate_of_twelve_personas_is_read_continued_and_promoted(
     assert debate_id in knowledge.read_text("utf-8")
     final_board = ref_cli("board", debate_id, "--json").json()
     assert final_board["round"] == 3 and len(final_board["rows"]) == 12
-    page = ref_cli("export", debate_id, "--format", "html")
+    page = ref_cli("export", debate_id, "--format", "html", "-o", "-")
     assert page.code == 0, page.err
     assert all(f'id="persona-{slug}"' in page.out for slug in roster)
 

@@ -19,6 +19,7 @@ from starlette.testclient import TestClient
 
 from dreamcontext_council.dashboard import create_app
 from dreamcontext_council.engine.providers.scripted import DELAY_ENV
+from dreamcontext_council.errors import EXIT_STOPPED
 from dreamcontext_council.folder.paths import Root
 
 from .support import OPTIONS, TOPIC, Council, roster_file, section, wait_for
@@ -98,7 +99,7 @@ def test_a_provider_failure_shows_stopped_everywhere(council: Council, tmp_path:
 
     failed = council.proc("run", "--topic", TOPIC, "--model", model, "--yes")
 
-    assert failed.code == 1
+    assert failed.code == EXIT_STOPPED
     debate_id = council.only_id()
     assert council.status(debate_id) == "round_1_running"
     assert_stopped(council, debate_id, "failed with exit code 3")
@@ -180,7 +181,7 @@ def test_a_budget_stop_shows_stopped_everywhere(council: Council, tmp_path: Path
         "run", "--topic", TOPIC, "--options", OPTIONS, "--prices", prices, "--max-cost", "6"
     )
 
-    assert result.code == 0, result.err
+    assert result.code == EXIT_STOPPED, result.err
     debate_id = council.only_id()
     assert_stopped(council, debate_id, "budget: --max-cost $6.00 would be crossed")
 

@@ -14,6 +14,7 @@ from council_run import Council
 from engine.support import wait_for
 
 from dreamcontext_council.actions import live_state
+from dreamcontext_council.errors import EXIT_STOPPED
 from dreamcontext_council.rules.eval_scores import majority, plain_majority, wilson
 from dreamcontext_council.rules.eval_set import (
     EvalQuestion,
@@ -288,7 +289,7 @@ def test_max_calls_holds_for_the_whole_eval_and_the_same_command_goes_on(
     # 3 questions x (1 solo + 4 personas x 2 rounds + synthesis) = 30 calls; 7 allowed.
     args = ("eval", str(path), "--answer-type", "number", "--model", model, "--parallel", "3")
     stopped = council(*args, "--max-calls", "7", env=env)
-    assert stopped.code == 1, stopped.out
+    assert stopped.code == EXIT_STOPPED, stopped.out
     assert "--max-calls 7 reached" in stopped.err
     assert "`dreamcontext council eval` command again" in stopped.err
     assert len(logged(log)) == 7  # across every question, not 7 each

@@ -24,8 +24,8 @@ READ_COMMANDS = (
     ("timeline",),
     ("summaries", "1"),
     ("round-context", "risk-auditor"),
-    ("export", "--format", "md"),
-    ("export", "--format", "json"),
+    ("export", "--format", "md", "-o", "-"),
+    ("export", "--format", "json", "-o", "-"),
 )
 
 
@@ -70,7 +70,7 @@ def test_read_commands_show_everything_but_a_conflicted_verdicts_json(repo: Repo
     assert all(f"{slug}: " in summaries for slug in PERSONAS)
     context = repo.ok("round-context", debate_id, "risk-auditor")
     assert f"> Left out of this page: {where} {CAUSE}" in context
-    exported = repo.council("export", debate_id, "--format", "json").json()
+    exported = repo.council("export", debate_id, "--format", "json", "-o", "-").json()
     log = f"_dream_context/council/{debate_id}/round-log.md"  # both logged their answers
     assert exported["conflicts"] == [f"{where} {CAUSE}", f"{log} {CAUSE}"]
     assert {p["slug"] for p in exported["personas"]} == set(PERSONAS)

@@ -14,6 +14,7 @@ from council_run import Council
 from offline import clean_environment
 from offline import no_provider_environment as no_provider_environment
 
+from dreamcontext_council.errors import EXIT_STOPPED
 from dreamcontext_council.rules import roundlog
 
 PERSONAS = ("risk-auditor", "growth-cfo", "user-advocate", "ops-lead")
@@ -141,7 +142,7 @@ def test_two_runs_stopped_by_budget_on_two_clones_are_two_stops_after_the_merge(
     debate_id = shared_debate([alice, bob])
     for clone, only in ((alice, "risk-auditor,growth-cfo"), (bob, "user-advocate,ops-lead")):
         result = clone.council.proc("run", debate_id, "--only", only, "--max-calls", "1")
-        assert result.code == 0, result.err
+        assert result.code == EXIT_STOPPED, result.err
         clone.commit(f"run --only {only}")
     stop = [h for h in headings(alice.log(debate_id)) if h.startswith("Run stopped by budget")]
     assert [h for h in headings(bob.log(debate_id)) if h.startswith("Run stopped")] == stop

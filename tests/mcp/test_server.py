@@ -308,6 +308,10 @@ def test_a_stopped_run_resumes_through_council_start(workdir: Path) -> None:
         stopped = await follow(client, debate_id)
         assert stopped["status"] != "complete", stopped["server_run"]
         assert stopped["server_run"]["stopped"] == "budget", stopped["server_run"]
+        # Stopped before the end, not finished, with the reason the debate's status shows.
+        assert stopped["server_run"]["state"] == "stopped", stopped["server_run"]
+        reason = "budget: --max-calls 2 reached after 2 calls"
+        assert stopped["server_run"]["reason"] == reason, stopped["server_run"]
         resumed = {"debate_id": debate_id, "max_calls": 100}
         assert data(await client.call_tool("council_start", resumed))["id"] == debate_id
         done = await follow(client, debate_id)

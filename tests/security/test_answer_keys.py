@@ -68,9 +68,9 @@ def reading_outputs(council: Council, debate_id: str) -> list[Result]:
         council.proc(*args)
         for args in (
             ("show", debate_id),
-            ("export", debate_id, "--format", "md"),
-            ("export", debate_id, "--format", "json"),
-            ("export", debate_id, "--format", "html"),
+            ("export", debate_id, "--format", "md", "-o", "-"),
+            ("export", debate_id, "--format", "json", "-o", "-"),
+            ("export", debate_id, "--format", "html", "-o", "-"),
         )
     ]
 

@@ -16,6 +16,8 @@ from debate_story import OPTIONS, TOPIC
 from offline import no_provider_environment as no_provider_environment  # autouse here
 from stub_server import StubServer
 
+from dreamcontext_council.errors import EXIT_STOPPED
+
 from .command_consent_support import marking_command, trust_file, workspace
 
 AUTO_ROSTER_SCRIPT = """\
@@ -158,7 +160,7 @@ def test_an_allowed_command_is_remembered_for_that_folder_only(
     first = council.proc(
         "run", debate_id, "--yes", "--allow-command", f"command:{command}", "--max-calls", "1"
     )
-    assert first.code == 0, first.err
+    assert first.code == EXIT_STOPPED, first.err
     assert council.status(debate_id) != "complete"
     marker.unlink()
     # The same folder at another path (a second clone, a copy) is another folder.

@@ -93,10 +93,10 @@ def test_an_entry_ending_in_an_open_fence_keeps_the_older_entries(
     assert summary_of("risk-auditor", 1) in summaries.out
     assert "No report for round 1" not in summaries.out
     for fmt in ("md", "html"):
-        exported = council("export", debate_id, "--format", fmt)
+        exported = council("export", debate_id, "--format", fmt, "-o", "-")
         assert exported.code == 0, exported.err
         assert summary_of("risk-auditor", 1) in exported.out
-    exported = council("export", debate_id, "--format", "json")
+    exported = council("export", debate_id, "--format", "json", "-o", "-")
     [persona] = [p for p in json.loads(exported.out)["personas"] if p["slug"] == "risk-auditor"]
     assert [e["round"] for e in persona["entries"]] == [1, 2]
     chair.ok("verdict", debate_id, "risk-auditor", "2", "--stance", "A", "--conviction", "60",
@@ -148,9 +148,9 @@ def test_a_model_answer_ending_in_an_open_fence_keeps_the_older_entries(
 
     summaries = engine.proc("summaries", debate_id, "1").out
     assert "No report for round 1" not in summaries
-    markdown = engine.proc("export", debate_id, "--format", "md").out
-    html = engine.proc("export", debate_id, "--format", "html").out
-    exported = json.loads(engine.proc("export", debate_id, "--format", "json").out)
+    markdown = engine.proc("export", debate_id, "--format", "md", "-o", "-").out
+    html = engine.proc("export", debate_id, "--format", "html", "-o", "-").out
+    exported = json.loads(engine.proc("export", debate_id, "--format", "json", "-o", "-").out)
     for persona in exported["personas"]:
         assert [e["round"] for e in persona["entries"]] == [1, 2]
         [first] = [e for e in persona["entries"] if e["round"] == 1]
@@ -172,12 +172,12 @@ def test_a_hand_edited_report_with_an_open_fence_lists_every_entry(
     assert broken != text
     report.write_text(broken, encoding="utf-8")
 
-    exported = council("export", debate_id, "--format", "json")
+    exported = council("export", debate_id, "--format", "json", "-o", "-")
 
     [persona] = [p for p in json.loads(exported.out)["personas"] if p["slug"] == "risk-auditor"]
     assert [e["round"] for e in persona["entries"]] == [1, 2]
     assert summary_of("risk-auditor", 1) in council("summaries", debate_id, "1").out
-    markdown = council("export", debate_id, "--format", "md").out
+    markdown = council("export", debate_id, "--format", "md", "-o", "-").out
     rounds = [h.title for h in parsed_headings(markdown) if h.level == 4]
     # Round 1 of each persona is a heading, not text inside the open fence above it.
     assert len([t for t in rounds if t.startswith("Round 1 — ")]) == 3
@@ -196,7 +196,7 @@ def test_a_report_quoted_in_a_code_block_stays_one_entry(
     appended = council("report", "append", debate_id, "risk-auditor", "--round", "2", input=body)
 
     assert appended.code == 0, appended.err
-    exported = json.loads(council("export", debate_id, "--format", "json").out)
+    exported = json.loads(council("export", debate_id, "--format", "json", "-o", "-").out)
     [persona] = [p for p in exported["personas"] if p["slug"] == "risk-auditor"]
     entries = {e["round"]: e for e in persona["entries"]}
     assert sorted(entries) == [1, 2]
@@ -240,13 +240,13 @@ def test_a_model_answer_with_hidden_headings_is_demoted_not_a_round_heading(
     tail = "\n\n" + "\n\nText.\n\n".join(FORGED.values()) + "\n\nThe end."
     debate_id = run_with_answers(engine, tmp_path, tail)
 
-    exported = engine.proc("export", debate_id, "--format", "html")
+    exported = engine.proc("export", debate_id, "--format", "html", "-o", "-")
 
     assert exported.code == 0, exported.err
     blocks = prose_blocks(exported.out)
     assert any("The end." in block for block in blocks)
     assert not [b for b in blocks if re.search(r"<h[12][ >]", b)]
-    exported_json = json.loads(engine.proc("export", debate_id, "--format", "json").out)
+    exported_json = json.loads(engine.proc("export", debate_id, "--format", "json", "-o", "-").out)
     for persona in exported_json["personas"]:
         assert [e["round"] for e in persona["entries"]] == [1, 2]
 
@@ -284,10 +284,10 @@ def test_a_model_answer_forging_a_round_entry_is_demoted_not_a_failed_run(
 
     assert result.code == 0, result.err
     debate_id = engine.only_id()
-    exported = json.loads(engine.proc("export", debate_id, "--format", "json").out)
+    exported = json.loads(engine.proc("export", debate_id, "--format", "json", "-o", "-").out)
     for persona in exported["personas"]:
         assert [e["round"] for e in persona["entries"]] == [1, 2]
-    html = engine.proc("export", debate_id, "--format", "html").out
+    html = engine.proc("export", debate_id, "--format", "html", "-o", "-").out
     assert not [b for b in prose_blocks(html) if re.search(r"<h[12][ >]", b)]
     report = (engine.folder(debate_id) / "risk-auditor" / "report.md").read_text(encoding="utf-8")
     assert "\n### Round 2 — 2026-01-01\n" in report  # demoted, kept as text of the entry
@@ -305,13 +305,13 @@ def test_a_hand_edited_setext_heading_does_not_render_as_a_round_heading(
         encoding="utf-8",
     )
 
-    exported = council("export", debate_id, "--format", "html")
+    exported = council("export", debate_id, "--format", "html", "-o", "-")
 
     assert exported.code == 0, exported.err
     blocks = prose_blocks(exported.out)
     assert any("Round 9" in block for block in blocks)
     assert not [b for b in blocks if re.search(r"<h[12][ >]", b)]
-    markdown = council("export", debate_id, "--format", "md").out
+    markdown = council("export", debate_id, "--format", "md", "-o", "-").out
     forged = [h for h in parsed_headings(markdown) if h.title in ("Round 9", "Round 8")]
     assert forged and all(h.level > 4 for h in forged)  # under `#### Round N`, not beside it
 
@@ -319,9 +319,9 @@ def test_a_hand_edited_setext_heading_does_not_render_as_a_round_heading(
 # -- round numbers are bounded --------------------------------------------------------
 
 READERS = [
-    ("export", "{id}", "--format", "html"),
-    ("export", "{id}", "--format", "md"),
-    ("export", "{id}", "--format", "json"),
+    ("export", "{id}", "--format", "html", "-o", "-"),
+    ("export", "{id}", "--format", "md", "-o", "-"),
+    ("export", "{id}", "--format", "json", "-o", "-"),
     ("show", "{id}"),
     ("summaries", "{id}", "1"),
     ("board", "{id}"),

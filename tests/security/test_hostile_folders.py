@@ -36,9 +36,9 @@ from .hostile_folders_support import (
 READERS = (
     ("show",),
     ("board",),
-    ("export", "--format", "md"),
-    ("export", "--format", "json"),
-    ("export", "--format", "html"),
+    ("export", "--format", "md", "-o", "-"),
+    ("export", "--format", "json", "-o", "-"),
+    ("export", "--format", "html", "-o", "-"),
 )
 
 
@@ -419,7 +419,7 @@ def test_a_claims_json_of_the_wrong_shape_is_one_line_and_the_debate_still_shows
         text = " ".join(line.strip("│ ") for line in result.out.split("\n"))
         assert "claims.json: " in text and "fix or remove claims.json." in text
         assert "risk-auditor" in result.out  # the rest of the debate
-    exported = json.loads(council("export", "--format", "json", finished).out)
+    exported = json.loads(council("export", "--format", "json", "-o", "-", finished).out)
     assert exported["claims"] is None and exported["claims_problem"].startswith("claims.json: ")
     assert exported["personas"]
     with TestClient(create_app(Root(root_path))) as client:

@@ -19,6 +19,7 @@ from mcp import Client
 from offline import no_provider_environment as no_provider_environment  # autouse here
 from stub_server import StubServer
 
+from dreamcontext_council.errors import EXIT_STOPPED
 from dreamcontext_council.rules.run_settings import MODEL_FIELDS, RunSettings
 
 from .command_consent_support import marking_command, trust_file, workspace
@@ -158,7 +159,7 @@ def test_a_recorded_base_url_gets_no_key_until_allowed(council: Council, tmp_pat
             env={"OPENAI_API_KEY": USER_KEY},
         )  # fmt: skip
 
-        assert allowed.code == 0, allowed.err
+        assert allowed.code == EXIT_STOPPED, allowed.err
         assert len(attacker.requests) == 1
         trusted = json.loads(trust_file(council).read_text(encoding="utf-8"))
         assert trusted["base_urls"] == {
@@ -182,7 +183,7 @@ def test_an_allowed_base_url_is_allowed_for_that_folder_only(
             "run", debate_id, "--yes", "--base-url", attacker.openai_url, "--max-calls", "1",
             env={"OPENAI_API_KEY": USER_KEY},
         )  # fmt: skip
-        assert first.code == 0, first.err
+        assert first.code == EXIT_STOPPED, first.err
         # The same folder at another path (a second clone, a copy) is another folder.
         elsewhere = workspace(tmp_path, "elsewhere")
         shutil.copytree(council.root, elsewhere.root)
@@ -274,7 +275,7 @@ def test_a_trust_file_from_before_server_urls_keeps_its_commands(
             env={"OPENAI_API_KEY": USER_KEY},
         )  # fmt: skip
 
-        assert run.code == 0, run.err
+        assert run.code == EXIT_STOPPED, run.err
         assert json.loads(trust_file(council).read_text(encoding="utf-8")) == {
             "trusted": {folder: ["ollama run llama3.1"]},
             "base_urls": {folder: [server.openai_url]},
@@ -293,7 +294,7 @@ def test_the_allowance_of_a_base_url_never_holds_its_credentials(
             env={"OPENAI_API_KEY": USER_KEY},
         )  # fmt: skip
 
-        assert run.code == 0, run.err
+        assert run.code == EXIT_STOPPED, run.err
         trusted = json.loads(trust_file(council).read_text(encoding="utf-8"))
         assert trusted["base_urls"] == {
             str(council.folder(debate_id).resolve()): [server.openai_url]

@@ -40,6 +40,7 @@ from hypothesis import strategies as st
 from offline import clean_environment
 
 from dreamcontext_council.dashboard.hosts import allowed_hosts, is_loopback
+from dreamcontext_council.errors import EXIT_STOPPED
 from dreamcontext_council.views.terminal import printable, printable_json
 
 # An OSC window title, clear screen, CR, BS, a C1 CSI, a right-to-left override, rich markup.
@@ -139,8 +140,8 @@ def hostile(tmp_path: Path) -> tuple[Path, str]:
         ["summaries", "{id}", "1"],
         ["round-context", "{id}", "growth-cfo"],
         ["show", "{id}"],
-        ["export", "{id}", "--format", "md"],
-        ["export", "{id}", "--format", "html"],
+        ["export", "{id}", "--format", "md", "-o", "-"],
+        ["export", "{id}", "--format", "html", "-o", "-"],
     ],
 )
 def test_printing_commands_show_model_controls_as_escapes(
@@ -155,7 +156,7 @@ def test_printing_commands_show_model_controls_as_escapes(
 
 
 @pytest.mark.parametrize(
-    "command", [["board", "{id}", "--json"], ["export", "{id}", "--format", "json"]]
+    "command", [["board", "{id}", "--json"], ["export", "{id}", "--format", "json", "-o", "-"]]
 )
 def test_json_output_escapes_controls_and_keeps_the_text(
     hostile: tuple[Path, str], tmp_path: Path, command: list[str]
@@ -371,7 +372,7 @@ def test_a_run_whose_every_command_fails_shows_their_stderr_as_escapes(
         timeout=120,
     )
     err = done.stderr.decode("utf-8", "replace")
-    assert done.returncode == 1, err
+    assert done.returncode == EXIT_STOPPED, err
     assert_shown_not_obeyed(done.stdout.decode("utf-8", "replace") + err, "run error")
     [error] = [line for line in err.splitlines() if line.startswith("Error: ")]
     assert "Every persona failed in round 1" in error

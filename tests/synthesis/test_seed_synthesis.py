@@ -185,18 +185,18 @@ def test_the_dashboard_and_the_exports_show_a_free_report_section_by_section(
 ) -> None:
     debate_id = run_free_report(council, chamber, stub, tmp_path)
 
-    markdown = council("export", debate_id, "--format", "md")
+    markdown = council("export", debate_id, "--format", "md", "-o", "-")
     assert markdown.code == 0, markdown.err
     report = markdown.out.split("## Final report\n", 1)[1]
     for title in ("Verdict", "What the cutover must prove", APPENDIX):
         assert f"\n### {title}\n" in report
-    exported = council("export", debate_id, "--format", "json")
+    exported = council("export", debate_id, "--format", "json", "-o", "-")
     assert exported.code == 0, exported.err
     titles = [s["title"] for s in json.loads(exported.out)["final_report"]["sections"]]
     assert titles == h2_titles(
         frontmatter_io.parse(council.text(debate_id, "final-report.md"), "final-report.md")[1]
     )
-    page = council("export", debate_id, "--format", "html")
+    page = council("export", debate_id, "--format", "html", "-o", "-")
     assert page.code == 0, page.err
     cards = re.findall(r'<h3 class="card-title">([^<]+)</h3>', page.out)
     assert cards[0] == "Verdict" and "What the cutover must prove" in cards

@@ -62,6 +62,7 @@ class Seats:
     personas: tuple[PersonaSeat, ...] = ()
     auto: bool = False
     sources: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    model_given: bool = False  # the run's model was named (a flag, a variable, a config file)
 
     def check(self) -> str:
         """The model of the orchestrator's calls (the convergence check, `--personas auto`):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from filelock import FileLock, Timeout
 
@@ -42,6 +42,7 @@ from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.run_record import RunRecord, begin_run, end_run, record_stop
 from dreamcontext_council.folder.safe_write import file_ready
 from dreamcontext_council.folder.storage import locked
+from dreamcontext_council.rules.final_report import verdict_statement
 from dreamcontext_council.rules.roundlog import persona_failures
 from dreamcontext_council.views.failures import absence_lines, grouped_reasons, shorten_at_word
 
@@ -67,6 +68,7 @@ class RunOutcome:
     calls: int = 0
     cost: float = 0.0
     reason: str = ""  # for a stop before the end: what run.json records
+    verdict: dict[str, Any] | None = None  # a complete debate's decision and confidence
 
 
 class CouncilRun:
@@ -104,11 +106,19 @@ class CouncilRun:
     def id(self) -> str:
         return self.files.id
 
-    def _outcome(self, stopped: str, message: str, reason: str = "") -> RunOutcome:
+    def _outcome(
+        self,
+        stopped: str,
+        message: str,
+        reason: str = "",
+        verdict: dict[str, Any] | None = None,
+    ) -> RunOutcome:
         short = self._short_council()
         if short:
             message += "\nNot every persona answered:\n" + "\n".join(f"  {s}" for s in short)
-        return RunOutcome(self.id, stopped, message, self.ledger.calls, self.ledger.cost, reason)
+        return RunOutcome(
+            self.id, stopped, message, self.ledger.calls, self.ledger.cost, reason, verdict
+        )
 
     def _short_council(self) -> list[str]:
         """Personas that failed or were excused, with the rounds they did not answer."""
@@ -143,6 +153,7 @@ class CouncilRun:
             outcome = await self._drive()
         except RunStopped as stop:
             self._record_stop(record, stop.reason)
+            stop.debate_id = stop.debate_id or self.id
             raise
         except ProviderError as exc:
             reason = shorten_at_word(str(exc)).rstrip(".")
@@ -150,6 +161,7 @@ class CouncilRun:
             raise RunStopped(
                 f"{str(exc).rstrip('.')}. Run `dreamcontext council run {self.id}` to resume.",
                 reason,
+                self.id,
             ) from exc
         except (asyncio.CancelledError, KeyboardInterrupt):
             self._record_stop(record, self.plan.cancelled_as)
@@ -395,4 +407,9 @@ class CouncilRun:
             message += f"\n{done} to {promotion.path}."
         elif debate.promoted:
             message += f"\nPromoted to {debate.promoted}."
-        return self._outcome("complete", message)
+        statement = verdict_statement(self.files.read(self.files.paths.final_report))
+        if statement is not None:
+            message += f"\nVerdict: {statement.line()}"
+        return self._outcome(
+            "complete", message, verdict=statement.to_json() if statement else None
+        )

@@ -37,6 +37,7 @@ from dreamcontext_council.errors import (
     Interrupted,
     ProviderError,
     ProviderUnavailable,
+    RunStopped,
     UsageError,
 )
 from dreamcontext_council.folder.paths import Root, require_root, root_for_new
@@ -52,6 +53,9 @@ SCRIPTED_SOME_NOTICE = (
     "deterministic stand-in, not a model."
 )
 AUTO_COUNT = 4
+# How a run stops before the end (resumable): a limit, a failure, Ctrl-C. A result's
+# `stopped` is one of these or where it ended: complete, interlude, answered, dry-run.
+STOPS = ("budget", "failure", "interrupted")
 
 
 async def launch(
@@ -205,6 +209,18 @@ async def run_plan(
         "reason": outcome.reason,
         "calls": outcome.calls,
         "cost_usd": round(outcome.cost, 6),
+        "verdict": outcome.verdict,
+    }
+
+
+def stopped_result(stop: RunStopped | Interrupted) -> dict[str, Any]:
+    """What a run that stopped by raising says, in the shape of `launch`'s result."""
+    reason = stop.reason if isinstance(stop, RunStopped) else "interrupted by Ctrl-C"
+    return {
+        "id": stop.debate_id,
+        "stopped": "failure" if isinstance(stop, RunStopped) else "interrupted",
+        "message": str(stop),
+        "reason": reason,
     }
 
 
@@ -311,7 +327,8 @@ def _resumable(debate_id: str) -> Iterator[None]:
         # Answers being saved when the signal came are finished first (see RoundRunner).
         raise Interrupted(
             f"Stopped by Ctrl-C; every answer already given is saved. Run `dreamcontext "
-            f"council run {debate_id}` to go on from where it stopped."
+            f"council run {debate_id}` to go on from where it stopped.",
+            debate_id,
         ) from None
 
 

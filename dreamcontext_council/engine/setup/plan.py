@@ -109,6 +109,9 @@ def resolve(
         personas=_personas(files, roster, previous, run_model),
         auto=files is None and personas_setting(request, defaults)[0] == "auto",
         sources=MappingProxyType({name: c[1] for name, c in chosen.items() if c}),
+        # Named by the user: a flag, or a default they set (not the record, not the built-in one).
+        model_given=request.model is not None
+        or (not previous.model and defaults.get("model") is not None),
     )
     base_url, url_source, url_named = _base_url(request, previous, defaults)
     used = {  # the defaults this plan took, by setting

@@ -4,7 +4,9 @@ One step, run by `launch` before it writes anything: the folder's `command:` mod
 have the user's consent (engine/providers/consent.py), every anthropic model has credentials,
 every openai model has a key (or a server URL: a local server needs none), every
 `command:` program resolves the way the command provider will start it, and every
-server URL in use accepts a TCP connection. A problem stops the run with exit 2 and
+server URL in use accepts a TCP connection. Before those, the plan itself: a server
+URL set with no model named (the calls would go to the scripted stand-in) and a
+`--max-cost` over a model with no known price (it could not be enforced) are refused. A problem stops the run with exit 2 and
 one line naming the persona, the model and the fix; `--dry-run` reports the same line.
 
 It checks what can be known without a call: a key that is present but wrong, or a
@@ -300,6 +302,11 @@ def check(plan: RunPlan, files: DebateFiles | None, uses: list[ModelUse]) -> str
         if not plan.flags.dry_run:
             raise
         return str(refused)
+    refusal = unnamed_model(plan, uses) or unpriced_cap(plan, uses)
+    if refusal is not None:
+        if plan.flags.dry_run:
+            return refusal
+        raise UsageError(refusal)
     problems = find_problems(plan, uses)
     if not problems:
         return None
@@ -307,3 +314,55 @@ def check(plan: RunPlan, files: DebateFiles | None, uses: list[ModelUse]) -> str
     if plan.flags.dry_run:
         return line
     raise ProviderUnavailable(line)
+
+
+def unnamed_model(plan: RunPlan, uses: list[ModelUse]) -> str | None:
+    """A server URL is set but no model is named: the calls would go to the scripted
+    stand-in, never to that server. The line that asks for the model, or None."""
+    seats = plan.seats
+    if seats.model_given or _provider(seats.model) != "scripted":
+        return None
+    if not any(use.option == "--model" and use.model == seats.model for use in uses):
+        return None  # every seat names its own model
+    given = plan.endpoints.base_url
+    recorded = plan.endpoints.source or "--base-url"
+    for url, source, provider in (
+        (given, recorded, "openai"),
+        (plan.env.get(BASE_URL_ENVS["openai"]), BASE_URL_ENVS["openai"], "openai"),
+        (plan.env.get(BASE_URL_ENVS["anthropic"]), BASE_URL_ENVS["anthropic"], "anthropic"),
+    ):
+        if url:
+            shown = url_without_credentials(url)[0]
+            return consent.visible(
+                f"Cannot run: {source} is set ({shown}) but no model is named, so every call "
+                f"would go to the built-in scripted stand-in, not to that server; pass "
+                f"--model {provider}:<model> (e.g. --model {provider}:llama3.1), or --model "
+                "scripted to run offline. Nothing was written."
+            )
+    return None
+
+
+def unpriced_cap(plan: RunPlan, uses: list[ModelUse]) -> str | None:
+    """A `--max-cost` the run cannot enforce: a model in use has no known price, so its
+    calls would count as $0. The line that says how to price it, or None."""
+    cap = plan.limits.max_cost
+    if cap is None:
+        return None
+    unpriced: dict[str, str] = {}
+    for use in uses:
+        try:
+            spec = parse_model(use.model)
+        except UsageError:
+            continue  # refused with the accepted forms by find_problems
+        if plan.limits.prices.price(spec) is None:
+            unpriced.setdefault(str(spec), spec.model)
+    if not unpriced:
+        return None
+    recorded = " (recorded by an earlier run)" if plan.previous.max_cost is not None else ""
+    example = next(iter(unpriced.values()))
+    return consent.visible(
+        f"Cannot run: --max-cost ${cap:g}{recorded} cannot be enforced: no price is known "
+        f"for {', '.join(sorted(unpriced))}, so its calls would count as $0. Pass --prices "
+        f'FILE, a JSON table like {{"{example}": [0.5, 1.5]}} (dollars per million input and '
+        "output tokens), or cap the run with --max-calls N instead. Nothing was written."
+    )
