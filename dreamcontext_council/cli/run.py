@@ -228,7 +228,7 @@ def run(
       dreamcontext council run --topic "Should we migrate the session store to Postgres?" \\
         --options "A=Migrate now,B=Stay on Redis"
       dreamcontext council run council_AbC12345 --synth-model opus --max-cost 2
-      OPENAI_BASE_URL=http://localhost:11434/v1 dreamcontext council run --topic "…" --model openai:llama3.1
+      OPENAI_BASE_URL=http://localhost:11434/v1 dreamcontext council run --topic "Should we cache sessions in Redis?" --model openai:llama3.1
       dreamcontext council run council_AbC12345 --only risk-auditor,growth-cfo
     """
     from dreamcontext_council.engine.setup.launch import STOPS, launch, stopped_result
