@@ -19,10 +19,10 @@ from dreamcontext_council.engine.prompting.claims import (
     label_claim,
     label_claims,
     parse_claims_block,
-    render_claims_ledger,
     resolve_attachments,
     resolve_research,
 )
+from dreamcontext_council.engine.prompting.claims_section import render_claims_ledger
 from dreamcontext_council.errors import FormatError
 from dreamcontext_council.rules.dissent import (
     DissentFlag,

@@ -10,7 +10,7 @@ keeps only the notes and attachments that exist in the debate (``resolve_researc
 ``resolve_attachments``), labels every claim by fixed rules, states the basis of every
 VERIFIED label (``basis``: research, attachment, or agreement of N personas, said to be
 within one model family when it is), flags personas that dissent on too many claims,
-and renders claims.json and the ``## Claims ledger`` section.
+and renders claims.json (the ``## Claims ledger`` section: claims_section.py).
 
 Everything here is pure.
 """
@@ -26,17 +26,14 @@ from typing import Any
 
 from dreamcontext_council.engine.prompting.compression import find_fenced_blocks
 from dreamcontext_council.errors import FormatError
-from dreamcontext_council.resources import render
 from dreamcontext_council.rules.dissent import DissentFlag
 
-LEDGER_TEMPLATE = "files/claims-ledger.md.j2"
 DISSENT_THRESHOLD = 0.4
 UNKNOWN_FAMILY = "?"
 
 _REQUIRED = ("claim", "proposer", "round", "supporters", "challengers", "retracted")
 _OPTIONAL = ("research", "attachments")
 _WHITESPACE_RE = re.compile(r"\s+")
-_PIPE_RE = re.compile(r"(\\*)\|")
 
 
 class ClaimLabel(StrEnum):
@@ -301,11 +298,11 @@ def label_claims(claims: Sequence[Claim]) -> list[LabeledClaim]:
     return [LabeledClaim(claim, label_claim(claim)) for claim in claims]
 
 
-def _kept(labeled: Sequence[LabeledClaim]) -> list[LabeledClaim]:
+def kept_claims(labeled: Sequence[LabeledClaim]) -> list[LabeledClaim]:
     return [item for item in labeled if item.label is not ClaimLabel.DROPPED]
 
 
-def _dropped(labeled: Sequence[LabeledClaim]) -> list[LabeledClaim]:
+def dropped_claims(labeled: Sequence[LabeledClaim]) -> list[LabeledClaim]:
     return [item for item in labeled if item.label is ClaimLabel.DROPPED]
 
 
@@ -319,7 +316,7 @@ def dissent_flags(
     Exactly at the threshold raises no flag. Personas come in roster order, then any
     challenger missing from the roster in the order first seen. No claims, no flags.
     """
-    kept = _kept(labeled)
+    kept = kept_claims(labeled)
     if not kept:
         return []
     extra = [slug for item in kept for slug in item.dissenters if slug not in roster]
@@ -389,10 +386,11 @@ def claims_to_json(
     """
     return {
         "claims": [
-            _claim_json(item, f"C{n}", families) for n, item in enumerate(_kept(labeled), 1)
+            _claim_json(item, f"C{n}", families) for n, item in enumerate(kept_claims(labeled), 1)
         ],
         "dropped": [
-            _claim_json(item, f"D{n}", families) for n, item in enumerate(_dropped(labeled), 1)
+            _claim_json(item, f"D{n}", families)
+            for n, item in enumerate(dropped_claims(labeled), 1)
         ],
         "flags": [
             {
@@ -404,53 +402,3 @@ def claims_to_json(
             for flag in flags
         ],
     }
-
-
-def _cell(text: str) -> str:
-    """Text safe inside one markdown table cell: one line, pipes escaped."""
-    line = _WHITESPACE_RE.sub(" ", text).strip()
-    # Backslashes just before a pipe are doubled too, or they would escape each other.
-    return _PIPE_RE.sub(lambda match: match.group(1) * 2 + "\\|", line)
-
-
-def _citation(claim: Claim) -> str:
-    return f"{claim.proposer} R{claim.round}"
-
-
-def _status(item: LabeledClaim, families: Mapping[str, str] | None) -> str:
-    """The label; a VERIFIED one with its basis (`basis`)."""
-    found = basis(item, families)
-    return f"{item.label.value} ({found})" if found else item.label.value
-
-
-def render_claims_ledger(
-    labeled: Sequence[LabeledClaim],
-    flags: Sequence[DissentFlag],
-    families: Mapping[str, str] | None = None,
-) -> str:
-    """The ``## Claims ledger`` section of final-report.md, heading included.
-
-    A table ``| # | Claim | Status | Proposed by | Challenged by |`` of the claims
-    that were not dropped (ids as in ``claims_to_json``, proposers cited as
-    ``slug R1``), the dropped claims listed after it, then one line per dissent flag.
-    """
-    rows = [
-        {
-            "id": f"C{n}",
-            "claim": _cell(item.claim.claim),
-            "status": _cell(_status(item, families)),
-            "proposed_by": _cell(_citation(item.claim)),
-            "challenged_by": _cell(", ".join(item.dissenters)) or "—",
-        }
-        for n, item in enumerate(_kept(labeled), 1)
-    ]
-    dropped = [
-        {"id": f"D{n}", "claim": _cell(item.claim.claim), "proposed_by": _citation(item.claim)}
-        for n, item in enumerate(_dropped(labeled), 1)
-    ]
-    return render(
-        LEDGER_TEMPLATE,
-        rows=rows,
-        dropped=dropped,
-        flags=[_cell(flag.message) for flag in flags],
-    )

@@ -8,6 +8,7 @@ from typing import Any
 
 from dreamcontext_council.actions.files import DebateFiles
 from dreamcontext_council.engine.prompting import claims as claim_rules
+from dreamcontext_council.engine.prompting.claims_section import render_claims_ledger
 from dreamcontext_council.engine.prompting.compression import find_fenced_blocks
 from dreamcontext_council.errors import CouncilError, FormatError
 from dreamcontext_council.folder.paths import Root
@@ -87,7 +88,7 @@ def apply_claims(
         if kept + flag_texts != debate.flags:
             debate.meta["flags"] = kept + flag_texts
             files.save_debate(debate)
-    section = claim_rules.render_claims_ledger(labeled, flags, families)
+    section = render_claims_ledger(labeled, flags, families)
     if claims is None:
         section = "## Claims ledger\n\n_The synthesizer returned no claims block._\n"
     return LedgerResult(section, [f"> **Flag:** {t}" for t in flag_texts])
