@@ -90,7 +90,7 @@ def test_the_list_leads_to_the_eval_and_its_questions_debates(eval_root: Root, p
         solo.write_bytes(solo_text)
         page.wait_for_function(
             f"() => document.querySelector('{done_cell}').textContent.trim() === '2 / 2'",
-            timeout=5000,
+            timeout=15000,
         )
         assert page.evaluate("window.__sameDocument") is True  # updated, not reloaded
         page.click(f"text={folder.name}")
@@ -100,7 +100,7 @@ def test_the_list_leads_to_the_eval_and_its_questions_debates(eval_root: Root, p
         assert page.locator(".method-row").count() == 0
         page.evaluate("window.__sameDocument = true")
         (folder / "results.json").write_text(results, encoding="utf-8")
-        page.wait_for_selector("#method-council", timeout=5000)
+        page.wait_for_selector("#method-council", timeout=15000)
         assert page.evaluate("window.__sameDocument") is True  # updated, not reloaded
         assert page.inner_text("#method-council td:nth-child(2)") == "1/2"
         assert page.locator(".question-row").count() == 2
