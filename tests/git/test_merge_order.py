@@ -17,33 +17,20 @@ from offline import no_provider_environment as no_provider_environment
 from dreamcontext_council.errors import EXIT_STOPPED
 from dreamcontext_council.rules import roundlog
 
+from .test_gitmany import Repo
+
 PERSONAS = ("risk-auditor", "growth-cfo", "user-advocate", "ops-lead")
 MACHINE_LOCAL = ".council.lock\n.run.lock\n.*.tmp\n.new-*\n_dream_context/tmp/\nrun.json\n"
 
 
-class Clone:
-    """One clone of the shared bare repository, with its own git config and none of the user's."""
+class Clone(Repo):
+    """One clone of the shared bare repository, with its own git config and none of the user's;
+    `git`, `commit` and `ok` as a test repository has them."""
 
-    def __init__(self, path: Path, env: dict[str, str]) -> None:
+    def __init__(self, path: Path, env: dict[str, str]) -> None:  # a clone, not a new repository
         self.path = path
         self.env = env
         self.council = Council(path / "_dream_context", path, env)
-
-    def git(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run(
-            ["git", *args], cwd=self.path, env=self.env, capture_output=True, text=True
-        )
-        assert not check or done.returncode == 0, f"git {' '.join(args)}: {done.stderr}"
-        return done
-
-    def commit(self, message: str) -> None:
-        self.git("add", "-A")
-        self.git("commit", "-q", "--allow-empty", "-m", message)
-
-    def ok(self, *args: str, input: str | None = None) -> str:
-        result = self.council(*args, input=input)
-        assert result.code == 0, f"council {' '.join(args)}: {result.err}"
-        return result.out
 
     def log(self, debate_id: str) -> str:
         return (self.council.folder(debate_id) / "round-log.md").read_text(encoding="utf-8")
