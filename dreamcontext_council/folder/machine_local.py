@@ -1,7 +1,7 @@
 """Files that belong to one machine, never to a debate: kept out of git by the root itself.
 
 Locks, atomic-write temps, folders being built, the run record (it names a pid and a host)
-and the live file stay where the Node tool looks for them; two `.gitignore` files that
+the in-flight calls and the live file stay where the Node tool looks for them; two `.gitignore` files that
 ignore themselves keep git from staging them. Each clone writes its own on first write, so
 nothing of this is ever committed and nothing needs a commit to work.
 """
@@ -29,6 +29,7 @@ COUNCIL_IGNORE = "\n".join(
         ".*.tmp",  # atomic-write temps, `.<name>.<pid>-<hex>.tmp`
         ".new-*",  # a debate folder being built, `.new-<id>.<pid>`
         "/*/run.json",  # the run driving a debate: its pid, host and start
+        "/*/.in-flight/",  # the calls a run is making, with their text so far (`in_flight`)
         "",
     ]
 )

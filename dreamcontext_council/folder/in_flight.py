@@ -1,0 +1,283 @@
+"""In-flight calls: what a run is asking right now, with the answer's text so far.
+
+A run keeps one machine-local file per call it is making, and per seat it waits on, in
+`council/<id>/.in-flight/<pid>-<n>.json`: who is asked (a persona's slug, `(synthesis)`,
+`(orchestrator)`), in which phase and round, since when, and the text received so far.
+Other processes (`show --json`, the dashboard, the MCP server) read these files to show a
+round in progress. The file is written a few times a second at most, whatever the number
+of chunks; it goes when the call ends. A file whose writer no longer runs is stale: readers
+skip it and `remove_leftover_in_flight` deletes it. Git never sees these files (the
+root's `.gitignore`, see `machine_local`), and the Node tool never needs them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import os
+import re
+import socket
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeGuard
+
+from dreamcontext_council.errors import CouncilError
+from dreamcontext_council.folder.run_record import RunRecord, process_start, still_running
+from dreamcontext_council.folder.safe_read import read_bytes
+from dreamcontext_council.folder.storage import atomic_write_json
+
+IN_FLIGHT_DIR = ".in-flight"
+# The states a file can tell: a model answering, a retry being waited out, a person's turn.
+STREAMING, RETRYING, WAITING = "streaming", "retrying", "waiting"
+STATES = (STREAMING, RETRYING, WAITING)
+# At most this often a call's file is written again (seconds).
+WRITE_EVERY_S = 0.25
+# Characters of text a file keeps: the end of the answer so far.
+TEXT_KEPT = 24_000
+# A file is never bigger than its text and a few fields; a bigger one is not read.
+MAX_BYTES = 256 * 1024
+# `<pid>-<n>.json`: the writer's pid first, so a leftover of a dead writer is told apart.
+_NAME = re.compile(r"(?P<pid>[1-9][0-9]{0,8})-[0-9]{1,9}\.json")
+_numbers = itertools.count(1)
+
+
+def in_flight_dir(folder: Path) -> Path:
+    """Where the debate in `folder` keeps its in-flight files."""
+    return folder / IN_FLIGHT_DIR
+
+
+@dataclass(frozen=True)
+class InFlight:
+    """One call in progress as its file tells it.
+
+    `chars` counts the characters received so far (all of them, though `text` keeps only
+    the last `TEXT_KEPT`); `elapsed_s` runs from `started` (seconds since the epoch) to
+    when the file was read. `state` is one of `STATES`.
+    """
+
+    persona: str
+    phase: str
+    round: int
+    state: str
+    chars: int
+    text: str
+    started: float
+    elapsed_s: float
+    detail: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        """The entry `show --json` and the MCP tools give for this call."""
+        return {
+            "persona": self.persona,
+            "phase": self.phase,
+            "round": self.round,
+            "state": self.state,
+            "chars": self.chars,
+            "elapsed_s": round(self.elapsed_s, 1),
+            "detail": self.detail,
+        }
+
+    @property
+    def last_line(self) -> str:
+        """The last line of text received that holds something."""
+        for line in reversed(self.text.splitlines()):
+            if line.strip():
+                return line.strip()
+        return ""
+
+
+class InFlightCall:
+    """The file of one call this process is making, kept up to date as text arrives.
+
+    `start` writes it; `add` appends a piece of text and writes again when `every` seconds
+    have passed since the last write; `restart` drops the text (a retry starts over) and
+    `set_state` tells a retry or a wait; `end` removes the file. Writing never fails the
+    call: a file that cannot be written just is not there to read.
+    """
+
+    def __init__(
+        self,
+        folder: Path,
+        *,
+        within: Path,
+        persona: str,
+        phase: str,
+        round: int,
+        state: str = STREAMING,
+        every: float = WRITE_EVERY_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        pid = os.getpid()
+        self.path = in_flight_dir(folder) / f"{pid}-{next(_numbers)}.json"
+        self.within = within
+        self.persona, self.phase, self.round = persona, phase, round
+        self.state, self.detail = state, ""
+        self.every, self.clock = every, clock
+        self.started = time.time()
+        self.chars = 0
+        self._pieces: list[str] = []
+        self._kept = 0
+        self._written_at: float | None = None
+        self._dirty = False
+        self._owner = {
+            "pid": pid,
+            "host": socket.gethostname(),
+            "process_start": process_start(pid),
+        }
+
+    @property
+    def text(self) -> str:
+        """The text so far (its last `TEXT_KEPT` characters)."""
+        return "".join(self._pieces)[-TEXT_KEPT:]
+
+    def start(self) -> None:
+        """Write the file for the first time."""
+        self._write()
+
+    def add(self, piece: str) -> None:
+        """Take a piece of the answer; the file follows within `every` seconds of text."""
+        if not piece:
+            return
+        self.chars += len(piece)
+        self._pieces.append(piece)
+        self._kept += len(piece)
+        if self._kept > 2 * TEXT_KEPT:  # keep memory bounded on a very long answer
+            joined = "".join(self._pieces)[-TEXT_KEPT:]
+            self._pieces, self._kept = [joined], len(joined)
+        self._dirty = True
+        if self._written_at is None or self.clock() - self._written_at >= self.every:
+            self._write()
+
+    def restart(self) -> None:
+        """Forget the text so far: the attempt that sent it failed and is tried again."""
+        self.chars, self._pieces, self._kept = 0, [], 0
+        self._write()
+
+    def set_state(self, state: str, detail: str = "") -> None:
+        """Tell another state (`RETRYING` with why, `STREAMING` again, `WAITING`)."""
+        self.state, self.detail = state, detail
+        self._write()
+
+    def flush(self) -> None:
+        """Write the text not yet on disk, if any."""
+        if self._dirty:
+            self._write()
+
+    def end(self) -> None:
+        """The call is over: its file goes."""
+        with contextlib.suppress(OSError):
+            self.path.unlink()
+
+    def _write(self) -> None:
+        data = {
+            "persona": self.persona,
+            "phase": self.phase,
+            "round": self.round,
+            "state": self.state,
+            "detail": self.detail,
+            "chars": self.chars,
+            "started": self.started,
+            "text": self.text,
+            **self._owner,
+        }
+        self._written_at, self._dirty = self.clock(), False
+        with contextlib.suppress(OSError, CouncilError):
+            atomic_write_json(self.path, data, within=self.within, durable=False)
+
+
+def read_in_flight(folder: Path, *, now: float | None = None) -> list[InFlight]:
+    """The calls in progress in the debate `folder`, oldest first; stale files are skipped.
+
+    Never fails: a file that is missing, unreadable, too big, malformed or a link out of
+    the folder is left out.
+    """
+    directory = in_flight_dir(folder)
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return []
+    moment = time.time() if now is None else now
+    calls: list[InFlight] = []
+    for name in names:
+        if _NAME.fullmatch(name) is None:
+            continue
+        call = _read_one(directory / name, folder, moment)
+        if call is not None:
+            calls.append(call)
+    calls.sort(key=lambda call: (call.started, call.persona))
+    return calls
+
+
+def _read_one(path: Path, folder: Path, now: float) -> InFlight | None:
+    data = _data(path, folder)
+    if data is None or not _written_by_a_live_process(data):
+        return None
+    persona, phase, state = data.get("persona"), data.get("phase"), data.get("state")
+    number, chars, started = data.get("round"), data.get("chars"), data.get("started")
+    text, detail = data.get("text", ""), data.get("detail", "")
+    if not (isinstance(persona, str) and isinstance(phase, str) and state in STATES):
+        return None
+    if not (_whole(number) and _whole(chars) and isinstance(text, str)):
+        return None
+    if isinstance(started, bool) or not isinstance(started, int | float):
+        return None
+    return InFlight(
+        persona=persona,
+        phase=phase,
+        round=number,
+        state=str(state),
+        chars=chars,
+        text=text[-TEXT_KEPT:],
+        started=float(started),
+        elapsed_s=max(0.0, now - float(started)),
+        detail=detail if isinstance(detail, str) else "",
+    )
+
+
+def _whole(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _written_by_a_live_process(data: dict[str, Any]) -> bool:
+    pid, host, start = data.get("pid"), data.get("host"), data.get("process_start")
+    if not _whole(pid) or not isinstance(host, str):
+        return False
+    return still_running(RunRecord(pid, host, "", start if _whole(start) else None))
+
+
+def remove_leftover_in_flight(folder: Path) -> list[Path]:
+    """Delete the in-flight files of writers that no longer run; returns the paths removed.
+
+    Only files named as `InFlightCall` names them are looked at; one whose pid is this
+    process's or still runs on this host stays. Tidying never stops a command.
+    """
+    directory = in_flight_dir(folder)
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return []
+    removed: list[Path] = []
+    for name in names:
+        match = _NAME.fullmatch(name)
+        if match is None:
+            continue
+        path = directory / name
+        data = _data(path, folder) or {"host": socket.gethostname()}
+        if _written_by_a_live_process({**data, "pid": int(match["pid"])}):
+            continue
+        with contextlib.suppress(OSError):
+            path.unlink()
+            removed.append(path)
+    return removed
+
+
+def _data(path: Path, folder: Path) -> dict[str, Any] | None:
+    """The JSON object of an in-flight file; None when it cannot be read as one."""
+    try:
+        data = json.loads(read_bytes(path, within=folder, limit=MAX_BYTES))
+    except (OSError, ValueError, CouncilError):
+        return None
+    return data if isinstance(data, dict) else None
