@@ -134,6 +134,12 @@ class SdkErrors:
     connection: type[BaseException]
     validation: type[BaseException]
     credentials: tuple[type[BaseException], ...] = ()
+    # What a stream can raise while its body is read: the SDK's base error (an error
+    # event), and the HTTP stack's own timeouts and broken connections (not every SDK
+    # wraps those in its classes while a stream is read).
+    stream: tuple[type[BaseException], ...] = ()
+    transport_timeout: tuple[type[BaseException], ...] = ()
+    transport: tuple[type[BaseException], ...] = ()
 
 
 def no_text(detail: str) -> Failure:
@@ -180,6 +186,13 @@ def timed_out(seconds: float | None) -> Failure:
         retryable=True,
         reason=reason,
         advice="If the model needs longer, raise --timeout (seconds per call).",
+    )
+
+
+def stream_cut(detail: str) -> Failure:
+    """A streamed answer that broke off before its end; its partial text is dropped."""
+    return Failure(
+        retryable=True, reason=f"stream cut off ({detail})" if detail else "stream cut off"
     )
 
 
@@ -308,17 +321,23 @@ def classify(
         return None
     if isinstance(exc, errors.timeout) and not _failed_connection_behind(exc):
         return timed_out(timeout_s)
-    if isinstance(exc, errors.connection):
+    if isinstance(exc, errors.transport_timeout):
+        return timed_out(timeout_s)
+    if isinstance(exc, (errors.connection, *errors.transport)):
         return Failure(retryable=True, reason="connection failed or dropped")
     if isinstance(exc, errors.validation):
         return no_text("response did not match the API schema")
     if isinstance(exc, errors.status):
         status = int(getattr(exc, "status_code", 0) or 0)
         response = getattr(exc, "response", None)
+        if status < 400:  # an error event inside a stream that had begun well
+            return stream_cut(_first_line(server_message(getattr(exc, "body", None)), target))
         headers = dict(getattr(response, "headers", None) or {})
         return status_failure(target, status, getattr(exc, "body", None), headers)
     if isinstance(exc, errors.credentials) or (
         isinstance(exc, TypeError) and "authentication" in str(exc).lower()
     ):
         return missing_key(target)
+    if isinstance(exc, errors.stream):
+        return stream_cut(_first_line(str(exc), target))
     return None

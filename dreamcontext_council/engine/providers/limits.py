@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import weakref
 from collections.abc import Awaitable, Callable, Mapping
+from types import TracebackType
 from typing import TypeVar
 
 from dreamcontext_council.errors import UsageError
@@ -66,3 +67,38 @@ class CallLimits:
                 return await attempt()
             async with asyncio.timeout(timeout_s):
                 return await attempt()
+
+
+class StallTimer:
+    """A timeout that starts over whenever the call shows progress.
+
+    Within `async with StallTimer(timeout_s) as timer:` the block is cancelled and
+    `TimeoutError` raised once `timeout_s` pass without a call to `timer.progress()`;
+    a block that never calls it has `timeout_s` in all. `None` waits for ever.
+    """
+
+    def __init__(self, timeout_s: float | None) -> None:
+        self.timeout_s = timeout_s
+        self._timeout: asyncio.Timeout | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    async def __aenter__(self) -> StallTimer:
+        if self.timeout_s is not None:
+            self._loop = asyncio.get_running_loop()
+            self._timeout = asyncio.timeout(self.timeout_s)
+            await self._timeout.__aenter__()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._timeout is not None:
+            await self._timeout.__aexit__(exc_type, exc, tb)
+
+    def progress(self) -> None:
+        """Something arrived: the next `timeout_s` start now."""
+        if self._timeout is not None and self._loop is not None and self.timeout_s is not None:
+            self._timeout.reschedule(self._loop.time() + self.timeout_s)
