@@ -657,7 +657,10 @@ def _make_handler(server: StubServer) -> type[BaseHTTPRequestHandler]:
                 server._done()
 
         def _answer(self, request: RecordedRequest) -> None:
-            response = server._next_response(request)
+            if request.streamed and server.streaming == "refuse":  # the script stays queued
+                response = StubResponse.error(400, f"{REFUSAL}; 'stream' must be false")
+            else:
+                response = server._next_response(request)
             if server._wait(response.delay_s or server.default_delay_s):
                 return
             self._answered()
@@ -666,9 +669,7 @@ def _make_handler(server: StubServer) -> type[BaseHTTPRequestHandler]:
                 self.connection.close()
                 return
             success = response.body is None and response.status < 400
-            if success and request.streamed and server.streaming == "refuse":
-                response = StubResponse.error(400, f"{REFUSAL}; 'stream' must be false")
-            elif success and request.streamed and server.streaming == "sse":
+            if success and request.streamed and server.streaming == "sse":
                 self._stream(response, request)
                 return
             if response.body is None and response.status < 400:
