@@ -15,6 +15,7 @@ from dreamcontext_council.engine.providers.diagnosis import (
     no_text,
 )
 from dreamcontext_council.engine.providers.sdk_provider import Message, SdkProvider, answered_plain
+from dreamcontext_council.engine.providers.sse import read_events
 from dreamcontext_council.engine.providers.tool_turn import ToolAnswer, ToolOffer
 from dreamcontext_council.engine.providers.tools import ToolCall, ToolSpec
 
@@ -47,7 +48,7 @@ class AnthropicProvider(SdkProvider):
 
     def sdk_errors(self) -> SdkErrors:
         import anthropic
-        import httpx2  # the SDK's HTTP stack; it reads a stream's body without wrapping errors
+        import httpx2  # the SDK's HTTP stack; a stream's body is read from it directly
 
         return SdkErrors(
             status=anthropic.APIStatusError,
@@ -55,7 +56,6 @@ class AnthropicProvider(SdkProvider):
             connection=anthropic.APIConnectionError,
             validation=anthropic.APIResponseValidationError,
             credentials=(anthropic.CredentialsError,),
-            stream=(anthropic.APIError,),
             transport_timeout=(httpx2.TimeoutException,),
             transport=(httpx2.TransportError,),
         )
@@ -90,7 +90,8 @@ class AnthropicProvider(SdkProvider):
 
         request = message_request(prompt, model, messages, tools)
         request["stream"] = True
-        # Events as plain JSON objects (`cast_to=object`): no pydantic model per event.
+        # The SDK sends the request and maps its errors; the body's events are read here
+        # (`sse.read_events`), without an object per line or a pydantic model per event.
         stream = await client.post(
             MESSAGES_PATH,
             body=request,
@@ -104,11 +105,7 @@ class AnthropicProvider(SdkProvider):
                 body = await stream.response.aread()
                 return read_message(message_body(body), model), False
             gathered = MessageStream()
-            async for event in stream:
-                progress()
-                piece = gathered.add(event)
-                if piece:
-                    on_text(piece)
+            await read_events(stream.response.aiter_bytes(), gathered.add, on_text, progress)
             return read_message(gathered.message(), model), True
         finally:
             await stream.close()

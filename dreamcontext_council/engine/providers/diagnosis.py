@@ -134,10 +134,8 @@ class SdkErrors:
     connection: type[BaseException]
     validation: type[BaseException]
     credentials: tuple[type[BaseException], ...] = ()
-    # What a stream can raise while its body is read: the SDK's base error (an error
-    # event), and the HTTP stack's own timeouts and broken connections (not every SDK
-    # wraps those in its classes while a stream is read).
-    stream: tuple[type[BaseException], ...] = ()
+    # What a stream's body can raise as it is read: the HTTP stack's own timeouts and
+    # broken connections, which the SDKs wrap in their classes only for whole bodies.
     transport_timeout: tuple[type[BaseException], ...] = ()
     transport: tuple[type[BaseException], ...] = ()
 
@@ -330,14 +328,10 @@ def classify(
     if isinstance(exc, errors.status):
         status = int(getattr(exc, "status_code", 0) or 0)
         response = getattr(exc, "response", None)
-        if status < 400:  # an error event inside a stream that had begun well
-            return stream_cut(_first_line(server_message(getattr(exc, "body", None)), target))
         headers = dict(getattr(response, "headers", None) or {})
         return status_failure(target, status, getattr(exc, "body", None), headers)
     if isinstance(exc, errors.credentials) or (
         isinstance(exc, TypeError) and "authentication" in str(exc).lower()
     ):
         return missing_key(target)
-    if isinstance(exc, errors.stream):
-        return stream_cut(_first_line(str(exc), target))
     return None

@@ -16,6 +16,7 @@ from dreamcontext_council.engine.providers.diagnosis import (
 )
 from dreamcontext_council.engine.providers.openai_stream import ChatStream
 from dreamcontext_council.engine.providers.sdk_provider import Message, SdkProvider, answered_plain
+from dreamcontext_council.engine.providers.sse import read_events
 from dreamcontext_council.engine.providers.tool_turn import ToolAnswer, ToolOffer
 from dreamcontext_council.engine.providers.tools import ToolCall, ToolSpec
 
@@ -56,6 +57,7 @@ class OpenAIProvider(SdkProvider):
         return openai.DefaultAioHttpClient()
 
     def sdk_errors(self) -> SdkErrors:
+        import httpx2  # the SDK's HTTP stack; a stream's body is read from it directly
         import openai
 
         return SdkErrors(
@@ -63,7 +65,8 @@ class OpenAIProvider(SdkProvider):
             timeout=openai.APITimeoutError,
             connection=openai.APIConnectionError,
             validation=openai.APIResponseValidationError,
-            stream=(openai.APIError,),
+            transport_timeout=(httpx2.TimeoutException,),
+            transport=(httpx2.TransportError,),
         )
 
     def opening(self, prompt: Prompt) -> list[Message]:
@@ -117,7 +120,8 @@ class OpenAIProvider(SdkProvider):
         )
         request["stream"] = True
         request["stream_options"] = {"include_usage": True}
-        # Chunks as plain JSON objects (`cast_to=object`): no pydantic model per chunk.
+        # The SDK sends the request and maps its errors; the body's events are read here
+        # (`sse.read_events`), without an object per line or a pydantic model per chunk.
         stream = await client.post(
             CHAT_PATH,
             body=request,
@@ -132,11 +136,7 @@ class OpenAIProvider(SdkProvider):
                 body = await stream.response.aread()
                 return read_chat_completion(chat_completion_body(body), model), False
             gathered = ChatStream()
-            async for chunk in stream:
-                progress()
-                piece = gathered.add(chunk)
-                if piece:
-                    on_text(piece)
+            await read_events(stream.response.aiter_bytes(), gathered.add, on_text, progress)
             return read_chat_completion(gathered.completion(), model), True
         finally:
             await stream.close()
