@@ -26,6 +26,14 @@ so it can answer with text once they are there:
             return StubResponse.tool_calls([("lookup", {"key": "x"})])
         return "The table says 42."
 
+A request that asks for a stream (`"stream": true`) gets its successful answers as
+server-sent events, chunk by chunk, in the shape of its API, so scripts written for
+plain answers serve streaming clients too. `StubResponse.streamed` scripts the stream
+itself: its pieces, a stall between them, or a cut after some of them (the connection
+dropped, a clean end without the closing event, or an error event). A server built
+with `streaming="plain"` answers stream requests with a plain JSON body, and one with
+`streaming="refuse"` answers them 400 (as servers that know no `stream` do).
+
 The server listens on 127.0.0.1 only, on a free port, and never touches the network.
 """
 
@@ -41,6 +49,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
+
+from stub_streams import Event, anthropic_events, error_event, openai_events, split_text
 
 ANTHROPIC_PATHS = ("/v1/messages", "/messages")
 OPENAI_PATHS = ("/v1/chat/completions", "/chat/completions")
@@ -61,6 +71,12 @@ class StubResponse:
     `drop=True` closes the connection before answering; `truncate_to=N` announces
     the full body length but sends only N bytes, then closes (a connection dropped
     mid-response). `delay_s` waits before answering.
+
+    To a request for a stream, the answer goes in `pieces` (by default a few words
+    each), with `stall_s` seconds before every piece after the first; with
+    `cut_after=N` the stream stops after N pieces: `cut="drop"` closes the connection
+    mid-body, `"end"` ends the body cleanly without the closing event, `"error"` sends
+    the API's error event first.
     """
 
     status: int = 200
@@ -74,6 +90,40 @@ class StubResponse:
     drop: bool = False
     truncate_to: int | None = None
     calls: tuple[tuple[str, Any], ...] = ()
+    pieces: tuple[str, ...] | None = None
+    stall_s: float = 0.0
+    cut_after: int | None = None
+    cut: str = "drop"
+
+    @classmethod
+    def streamed(
+        cls,
+        text: str,
+        *,
+        pieces: Sequence[str] | None = None,
+        stall_s: float = 0.0,
+        cut_after: int | None = None,
+        cut: str = "drop",
+        calls: Sequence[tuple[str, Any]] = (),
+        model: str | None = None,
+        input_tokens: int | None = None,
+        output_tokens: int | None = None,
+    ) -> StubResponse:
+        """An answer with `text` streamed in `pieces` (which must join to it), maybe
+        stalling or cut off; to a request without `stream` it is a plain answer."""
+        if pieces is not None and "".join(pieces) != text:
+            raise ValueError("the pieces of a streamed answer must join to its text")
+        return cls(
+            text=text,
+            pieces=None if pieces is None else tuple(pieces),
+            stall_s=stall_s,
+            cut_after=cut_after,
+            cut=cut,
+            calls=tuple(calls),
+            model=model,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+        )
 
     @classmethod
     def tool_calls(
@@ -208,6 +258,11 @@ class RecordedRequest:
     def api(self) -> str:
         """`"anthropic"`, `"openai"` or `"other"`, from the request path."""
         return api_for_path(self.path)
+
+    @property
+    def streamed(self) -> bool:
+        """Whether the request asks for its answer as a stream of events."""
+        return self.json.get("stream") is True
 
 
 def api_for_path(path: str) -> str:
@@ -350,10 +405,8 @@ def openai_chat_completion(
     }
 
 
-def success_body(response: StubResponse, request: RecordedRequest) -> dict[str, Any]:
-    """The JSON body of a successful reply to `request`, in the shape of its API."""
-    text = response.text or ""
-    request_json = request.json
+def _accounting(response: StubResponse, request_json: Mapping[str, Any]) -> tuple[str, int, int]:
+    """The model and token counts of a successful reply: as scripted, else estimated."""
     model = response.model or str(request_json.get("model") or "stub-model")
     input_tokens = (
         response.input_tokens
@@ -361,8 +414,17 @@ def success_body(response: StubResponse, request: RecordedRequest) -> dict[str, 
         else estimate_tokens(prompt_text(request_json))
     )
     output_tokens = (
-        response.output_tokens if response.output_tokens is not None else estimate_tokens(text)
+        response.output_tokens
+        if response.output_tokens is not None
+        else estimate_tokens(response.text or "")
     )
+    return model, input_tokens, output_tokens
+
+
+def success_body(response: StubResponse, request: RecordedRequest) -> dict[str, Any]:
+    """The JSON body of a successful reply to `request`, in the shape of its API."""
+    text = response.text or ""
+    model, input_tokens, output_tokens = _accounting(response, request.json)
     build = openai_chat_completion if request.api == "openai" else anthropic_message
     return build(
         text,
@@ -371,6 +433,34 @@ def success_body(response: StubResponse, request: RecordedRequest) -> dict[str, 
         output_tokens=output_tokens,
         calls=response.calls,
     )
+
+
+def success_events(response: StubResponse, request: RecordedRequest) -> list[Event]:
+    """The events of a successful reply to a request for a stream, in its API's shape."""
+    request_json = request.json
+    model, input_tokens, output_tokens = _accounting(response, request_json)
+    text = response.text or ""
+    pieces = list(response.pieces) if response.pieces is not None else split_text(text)
+    if request.api == "openai":
+        options = request_json.get("stream_options")
+        return openai_events(
+            pieces,
+            model=model,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            calls=response.calls,
+            include_usage=isinstance(options, dict) and options.get("include_usage") is True,
+        )
+    return anthropic_events(
+        pieces,
+        model=model,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        calls=response.calls,
+    )
+
+
+REFUSAL = "stream is not supported by this server"
 
 
 def _coerce(result: Any) -> StubResponse:
@@ -394,6 +484,8 @@ class StubServer:
     `requests` lists what arrived; `max_in_flight` is the largest number of requests
     the server was handling at the same moment. `default_delay_s` delays every answer
     that sets no delay of its own (useful to make concurrent calls overlap).
+    `streaming` says how requests for a stream are answered: `"sse"` (events),
+    `"plain"` (a plain JSON body) or `"refuse"` (a 400 that names `stream`).
     """
 
     def __init__(
@@ -403,8 +495,13 @@ class StubServer:
         default_delay_s: float = 0.0,
         port: int = 0,
         keep_alive: bool = False,
+        streaming: str = "sse",
     ) -> None:
+        if streaming not in ("sse", "plain", "refuse"):
+            raise ValueError(f"streaming must be sse, plain or refuse, not {streaming!r}")
         self.responder = responder
+        # How requests for a stream are answered: events, a plain body, or a 400.
+        self.streaming = streaming
         # Off by default: every answer closes its connection, so a test sees each request
         # on a fresh one. On, connections stay open as a real provider's do.
         self.keep_alive = keep_alive
@@ -560,13 +657,20 @@ def _make_handler(server: StubServer) -> type[BaseHTTPRequestHandler]:
                 server._done()
 
         def _answer(self, request: RecordedRequest) -> None:
-            response = server._next_response(request)
+            if request.streamed and server.streaming == "refuse":  # the script stays queued
+                response = StubResponse.error(400, f"{REFUSAL}; 'stream' must be false")
+            else:
+                response = server._next_response(request)
             if server._wait(response.delay_s or server.default_delay_s):
                 return
             self._answered()
             if response.drop:
                 self.close_connection = True
                 self.connection.close()
+                return
+            success = response.body is None and response.status < 400
+            if success and request.streamed and server.streaming == "sse":
+                self._stream(response, request)
                 return
             if response.body is None and response.status < 400:
                 payload = json.dumps(success_body(response, request)).encode("utf-8")
@@ -590,5 +694,48 @@ def _make_handler(server: StubServer) -> type[BaseHTTPRequestHandler]:
                 return
             self.wfile.write(payload)
             self.wfile.flush()
+
+        def _stream(self, response: StubResponse, request: RecordedRequest) -> None:
+            """Send the reply as events in a chunked body, as scripted: pieces, stalls, a cut."""
+            self.send_response(response.status)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Cache-Control", "no-cache")
+            self.send_header("Transfer-Encoding", "chunked")
+            for name, value in dict(response.headers).items():
+                self.send_header(name, value)
+            if not server.keep_alive:
+                self.send_header("Connection", "close")
+            self.end_headers()
+            self.close_connection = not server.keep_alive
+            sent = pieces = 0
+            for event in success_events(response, request):
+                if event.text:
+                    if response.cut_after is not None and pieces >= response.cut_after:
+                        self._cut(response, request)
+                        return
+                    if pieces and server._wait(response.stall_s):
+                        return
+                    pieces += 1
+                data = f"{len(event.data):x}\r\n".encode() + event.data + b"\r\n"
+                if response.truncate_to is not None and sent + len(data) > response.truncate_to:
+                    self.wfile.write(data[: response.truncate_to - sent])
+                    self.wfile.flush()
+                    self.connection.close()
+                    return
+                self.wfile.write(data)
+                self.wfile.flush()
+                sent += len(data)
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+
+        def _cut(self, response: StubResponse, request: RecordedRequest) -> None:
+            if response.cut == "error":
+                event = error_event(request.api, "stub stream failed")
+                self.wfile.write(f"{len(event):x}\r\n".encode() + event + b"\r\n")
+            if response.cut in ("end", "error"):
+                self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+            self.close_connection = True
+            self.connection.close()
 
     return Handler

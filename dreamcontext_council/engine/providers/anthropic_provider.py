@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import json
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from dreamcontext_council.engine.providers.base import Prompt, Reply
+from dreamcontext_council.engine.providers.anthropic_stream import MessageStream
+from dreamcontext_council.engine.providers.base import Prompt, Reply, TextListener
 from dreamcontext_council.engine.providers.diagnosis import (
     AttemptFailed,
     CallTarget,
     SdkErrors,
     no_text,
 )
-from dreamcontext_council.engine.providers.sdk_provider import Message, SdkProvider
+from dreamcontext_council.engine.providers.sdk_provider import Message, SdkProvider, answered_plain
+from dreamcontext_council.engine.providers.sse import read_events
 from dreamcontext_council.engine.providers.tool_turn import ToolAnswer, ToolOffer
 from dreamcontext_council.engine.providers.tools import ToolCall, ToolSpec
 
 KEY_ENV = "ANTHROPIC_API_KEY"
+MESSAGES_PATH = "/v1/messages"
 BASE_URL_ENV = "ANTHROPIC_BASE_URL"
 
 
@@ -44,6 +48,7 @@ class AnthropicProvider(SdkProvider):
 
     def sdk_errors(self) -> SdkErrors:
         import anthropic
+        import httpx2  # the SDK's HTTP stack; a stream's body is read from it directly
 
         return SdkErrors(
             status=anthropic.APIStatusError,
@@ -51,6 +56,8 @@ class AnthropicProvider(SdkProvider):
             connection=anthropic.APIConnectionError,
             validation=anthropic.APIResponseValidationError,
             credentials=(anthropic.CredentialsError,),
+            transport_timeout=(httpx2.TimeoutException,),
+            transport=(httpx2.TransportError,),
         )
 
     def opening(self, prompt: Prompt) -> list[Message]:
@@ -67,6 +74,41 @@ class AnthropicProvider(SdkProvider):
     ) -> Reply:
         request = message_request(prompt, model, messages, tools)
         return read_message(await client.messages.create(**request), model)
+
+    async def send_streamed(
+        self,
+        client: Any,
+        prompt: Prompt,
+        model: str,
+        target: CallTarget,
+        messages: Sequence[Message],
+        tools: ToolOffer | None,
+        on_text: TextListener,
+        progress: Callable[[], None],
+    ) -> tuple[Reply, bool]:
+        import anthropic
+
+        request = message_request(prompt, model, messages, tools)
+        request["stream"] = True
+        # The SDK sends the request and maps its errors; the body's events are read here
+        # (`sse.read_events`), without an object per line or a pydantic model per event.
+        stream = await client.post(
+            MESSAGES_PATH,
+            body=request,
+            cast_to=object,
+            stream=True,
+            stream_cls=anthropic.AsyncStream[object],
+        )
+        try:
+            progress()
+            if answered_plain(stream.response):
+                body = await stream.response.aread()
+                return read_message(message_body(body), model), False
+            gathered = MessageStream()
+            await read_events(stream.response.aiter_bytes(), gathered.add, on_text, progress)
+            return read_message(gathered.message(), model), True
+        finally:
+            await stream.close()
 
     def tool_results(self, reply: Reply, answers: Sequence[ToolAnswer]) -> list[Message]:
         return [dict(reply.assistant_turn), tool_result_message(answers)]
@@ -119,13 +161,36 @@ def tool_result_message(answers: Sequence[ToolAnswer]) -> Message:
     }
 
 
+def message_body(body: bytes) -> Any:
+    """The JSON of a plain Messages API response; AttemptFailed if it is not JSON."""
+    try:
+        return json.loads(body)
+    except ValueError:  # not JSON, or not UTF-8
+        raise AttemptFailed(no_text("malformed response body")) from None
+
+
+def _field(value: Any, name: str) -> Any:
+    """`name` of a JSON object (a dict, as a stream gathers it) or of an SDK model."""
+    if isinstance(value, dict):
+        return value.get(name)
+    return getattr(value, name, None)
+
+
+def _count(value: Any) -> int:
+    try:
+        return int(value or 0)
+    except (TypeError, ValueError):
+        raise AttemptFailed(no_text("response did not match the API schema")) from None
+
+
 def read_message(message: Any, requested_model: str) -> Reply:
-    """Text, tool calls, usage and model from a Messages API response.
+    """Text, tool calls, usage and model from a Messages API response: the SDK's
+    `Message`, or the JSON object a stream gathers (`anthropic_stream.MessageStream`).
 
     Raises `AttemptFailed` if the response is malformed. A `tool_use` block whose
     input is not an object is still a call (the model gets an error result for it).
     """
-    content = getattr(message, "content", None)
+    content = _field(message, "content")
     if isinstance(message, str | bytes) or not isinstance(content, list):
         raise AttemptFailed(no_text("malformed response body"))
     texts: list[str] = []
@@ -133,16 +198,16 @@ def read_message(message: Any, requested_model: str) -> Reply:
     calls: list[ToolCall] = []
     argument_errors: dict[str, str] = {}
     for block in content:
-        kind = getattr(block, "type", None)
+        kind = _field(block, "type")
         if kind == "text":
-            text = str(getattr(block, "text", "") or "")
+            text = str(_field(block, "text") or "")
             texts.append(text)
             if text:  # the API refuses empty text blocks in a conversation
                 turn.append({"type": "text", "text": text})
         elif kind == "tool_use":
-            call_id = str(getattr(block, "id", "") or "")
-            name = str(getattr(block, "name", "") or "")
-            arguments = getattr(block, "input", None)
+            call_id = str(_field(block, "id") or "")
+            name = str(_field(block, "name") or "")
+            arguments = _field(block, "input")
             if not isinstance(arguments, Mapping):
                 argument_errors[call_id] = (
                     f"the input of {name} is not a JSON object; call it again with one"
@@ -150,17 +215,17 @@ def read_message(message: Any, requested_model: str) -> Reply:
                 arguments = {}
             calls.append(ToolCall(id=call_id, name=name, arguments=dict(arguments)))
             turn.append({"type": "tool_use", "id": call_id, "name": name, "input": arguments})
-    usage = getattr(message, "usage", None)
+    usage = _field(message, "usage")
     input_tokens = sum(
-        int(getattr(usage, name, 0) or 0)
+        _count(_field(usage, name))
         for name in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
     )
-    output_tokens = int(getattr(usage, "output_tokens", 0) or 0)
+    output_tokens = _count(_field(usage, "output_tokens"))
     return Reply(
         text="".join(texts),
         input_tokens=input_tokens,
         output_tokens=output_tokens,
-        model=str(getattr(message, "model", None) or requested_model),
+        model=str(_field(message, "model") or requested_model),
         tool_calls=tuple(calls),
         assistant_turn={"role": "assistant", "content": turn},
         argument_errors=argument_errors,

@@ -32,6 +32,8 @@ class RetryNotice:
 
 
 RetryListener = Callable[[RetryNotice], None]
+# Hears each new piece of an answer's text as it arrives (see `Prompt.on_text`).
+TextListener = Callable[[str], None]
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,10 @@ class Prompt:
     provider that cannot call tools refuses such a prompt before any call.
     `on_retry`, when set, hears of every failed attempt a provider will retry, before
     its wait (the run's progress shows it); it is not part of what is asked.
+    `on_text`, when set, hears each new piece of the answer's text as it arrives (in a
+    turn with tools, the text of every request in order; never tool-call arguments).
+    A provider that cannot stream hands it the whole text once. After `on_retry`
+    the text starts over: a failed attempt's pieces never reach it again.
     """
 
     system: str
@@ -52,6 +58,7 @@ class Prompt:
     task: Mapping[str, Any] = field(default_factory=dict)
     tools: ToolBox | None = None
     on_retry: RetryListener | None = field(default=None, compare=False, repr=False)
+    on_text: TextListener | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

@@ -134,6 +134,10 @@ class SdkErrors:
     connection: type[BaseException]
     validation: type[BaseException]
     credentials: tuple[type[BaseException], ...] = ()
+    # What a stream's body can raise as it is read: the HTTP stack's own timeouts and
+    # broken connections, which the SDKs wrap in their classes only for whole bodies.
+    transport_timeout: tuple[type[BaseException], ...] = ()
+    transport: tuple[type[BaseException], ...] = ()
 
 
 def no_text(detail: str) -> Failure:
@@ -180,6 +184,13 @@ def timed_out(seconds: float | None) -> Failure:
         retryable=True,
         reason=reason,
         advice="If the model needs longer, raise --timeout (seconds per call).",
+    )
+
+
+def stream_cut(detail: str) -> Failure:
+    """A streamed answer that broke off before its end; its partial text is dropped."""
+    return Failure(
+        retryable=True, reason=f"stream cut off ({detail})" if detail else "stream cut off"
     )
 
 
@@ -308,7 +319,9 @@ def classify(
         return None
     if isinstance(exc, errors.timeout) and not _failed_connection_behind(exc):
         return timed_out(timeout_s)
-    if isinstance(exc, errors.connection):
+    if isinstance(exc, errors.transport_timeout):
+        return timed_out(timeout_s)
+    if isinstance(exc, (errors.connection, *errors.transport)):
         return Failure(retryable=True, reason="connection failed or dropped")
     if isinstance(exc, errors.validation):
         return no_text("response did not match the API schema")

@@ -2,7 +2,8 @@
 
 A model (or a `command:` program, or a server) may echo a key it was given or found in
 its environment. Every answer passes through `hide_keys` in `ProviderSet.complete`, the
-one place all calls go through, before anything stores, parses or prints it. Only the
+one place all calls go through, before anything stores, parses or prints it; an answer
+told as it streams passes through `StreamedKeyHider` on its way to the listener. Only the
 exact values of known keys are hidden, so an answer that discusses API keys keeps its
 prose and code.
 """
@@ -10,7 +11,7 @@ prose and code.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from dreamcontext_council.engine.providers.diagnosis import REDACTED
@@ -81,3 +82,49 @@ def hide_keys(text: str, keys: Iterable[str]) -> str:
         if key in text:
             text = text.replace(key, REDACTED)
     return text
+
+
+class StreamedKeyHider:
+    """Hides keys in an answer told piece by piece, even a key split between two pieces.
+
+    `text(piece)` passes on what is known to be free of keys and holds back an end that
+    could be the start of one until later text settles it; `finish()` passes on what is
+    held when the answer is complete, and `restart()` drops it when the attempt is
+    retried. The pieces passed on join to `hide_keys` of the whole answer.
+    """
+
+    def __init__(self, listener: Callable[[str], None], keys: Iterable[str]) -> None:
+        self._listener = listener
+        self._keys = tuple(k for k in keys if k)
+        self._held = ""
+
+    def text(self, piece: str) -> None:
+        """Take the next piece of the answer."""
+        text = hide_keys(self._held + piece, self._keys)
+        keep = self._key_start(text)
+        self._held = text[len(text) - keep :] if keep else ""
+        shown = text[: len(text) - keep]
+        if shown:
+            self._listener(shown)
+
+    def _key_start(self, text: str) -> int:
+        """The length of the longest end of `text` that begins some key (0 for none)."""
+        longest = 0
+        for key in self._keys:
+            start = max(0, len(text) - len(key) + 1)
+            while (start := text.find(key[0], start)) != -1:
+                if key.startswith(text[start:]):
+                    longest = max(longest, len(text) - start)
+                    break
+                start += 1
+        return longest
+
+    def finish(self) -> None:
+        """The answer is complete: pass on what was held."""
+        if self._held:
+            self._listener(hide_keys(self._held, self._keys))
+            self._held = ""
+
+    def restart(self) -> None:
+        """The attempt failed and is retried: what was held belongs to it."""
+        self._held = ""

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from dreamcontext_council.engine.providers.base import Prompt, Reply
+from dreamcontext_council.engine.providers.base import Prompt, Reply, TextListener
 from dreamcontext_council.engine.providers.diagnosis import (
     AttemptFailed,
     CallTarget,
@@ -14,7 +14,9 @@ from dreamcontext_council.engine.providers.diagnosis import (
     missing_key,
     no_text,
 )
-from dreamcontext_council.engine.providers.sdk_provider import Message, SdkProvider
+from dreamcontext_council.engine.providers.openai_stream import ChatStream
+from dreamcontext_council.engine.providers.sdk_provider import Message, SdkProvider, answered_plain
+from dreamcontext_council.engine.providers.sse import read_events
 from dreamcontext_council.engine.providers.tool_turn import ToolAnswer, ToolOffer
 from dreamcontext_council.engine.providers.tools import ToolCall, ToolSpec
 
@@ -55,6 +57,7 @@ class OpenAIProvider(SdkProvider):
         return openai.DefaultAioHttpClient()
 
     def sdk_errors(self) -> SdkErrors:
+        import httpx2  # the SDK's HTTP stack; a stream's body is read from it directly
         import openai
 
         return SdkErrors(
@@ -62,6 +65,8 @@ class OpenAIProvider(SdkProvider):
             timeout=openai.APITimeoutError,
             connection=openai.APIConnectionError,
             validation=openai.APIResponseValidationError,
+            transport_timeout=(httpx2.TimeoutException,),
+            transport=(httpx2.TransportError,),
         )
 
     def opening(self, prompt: Prompt) -> list[Message]:
@@ -92,6 +97,49 @@ class OpenAIProvider(SdkProvider):
         # and builds the response as pydantic models, of which only a few fields are read.
         body = await client.post(CHAT_PATH, body=request, cast_to=bytes, options=CHAT_OPTIONS)
         return read_chat_completion(chat_completion_body(body), model)
+
+    async def send_streamed(
+        self,
+        client: Any,
+        prompt: Prompt,
+        model: str,
+        target: CallTarget,
+        messages: Sequence[Message],
+        tools: ToolOffer | None,
+        on_text: TextListener,
+        progress: Callable[[], None],
+    ) -> tuple[Reply, bool]:
+        import openai
+
+        request = chat_request(
+            prompt,
+            model,
+            custom_server=self.base_url is not None,
+            messages=messages,
+            tools=tools,
+        )
+        request["stream"] = True
+        request["stream_options"] = {"include_usage": True}
+        # The SDK sends the request and maps its errors; the body's events are read here
+        # (`sse.read_events`), without an object per line or a pydantic model per chunk.
+        stream = await client.post(
+            CHAT_PATH,
+            body=request,
+            cast_to=object,
+            options=CHAT_OPTIONS,
+            stream=True,
+            stream_cls=openai.AsyncStream[object],
+        )
+        try:
+            progress()
+            if answered_plain(stream.response):
+                body = await stream.response.aread()
+                return read_chat_completion(chat_completion_body(body), model), False
+            gathered = ChatStream()
+            await read_events(stream.response.aiter_bytes(), gathered.add, on_text, progress)
+            return read_chat_completion(gathered.completion(), model), True
+        finally:
+            await stream.close()
 
     def tool_results(self, reply: Reply, answers: Sequence[ToolAnswer]) -> list[Message]:
         return [dict(reply.assistant_turn), *(tool_message(answer) for answer in answers)]

@@ -12,9 +12,10 @@ from dreamcontext_council.engine.providers.base import (
     Completion,
     Prompt,
     Provider,
+    RetryNotice,
     tools_refused,
 )
-from dreamcontext_council.engine.providers.keys import answer_keys, hide_keys
+from dreamcontext_council.engine.providers.keys import StreamedKeyHider, answer_keys, hide_keys
 from dreamcontext_council.engine.providers.limits import CallLimits
 from dreamcontext_council.engine.providers.models import PROVIDERS, ModelSpec
 from dreamcontext_council.engine.providers.retry import RetryPolicy
@@ -113,9 +114,23 @@ class ProviderSet:
             )
 
     async def complete(self, spec: ModelSpec, prompt: Prompt) -> Completion:
-        """Ask the model of `spec` for an answer to `prompt`, with any key it echoed hidden."""
-        completion = await self.get(spec).complete(prompt, spec.model)
+        """Ask the model of `spec` for an answer to `prompt`, with any key it echoed hidden
+        (in the pieces its `on_text` hears too)."""
         keys = self.answer_keys()
+        if prompt.on_text is None or not keys:
+            completion = await self.get(spec).complete(prompt, spec.model)
+        else:
+            hider = StreamedKeyHider(prompt.on_text, keys)
+            told_retry = prompt.on_retry
+
+            def retrying(notice: RetryNotice) -> None:
+                hider.restart()
+                if told_retry is not None:
+                    told_retry(notice)
+
+            hidden = replace(prompt, on_text=hider.text, on_retry=retrying)
+            completion = await self.get(spec).complete(hidden, spec.model)
+            hider.finish()
         return replace(
             completion,
             text=hide_keys(completion.text, keys),

@@ -121,13 +121,16 @@ async def request_with_retries(
     errors: SdkErrors | None = None,
     tool_calls_answer: bool = False,
     on_retry: RetryListener | None = None,
+    timed_by_attempt: bool = False,
 ) -> Answered:
     """Run `attempt` until it yields text, retrying transient failures per `policy`.
 
     Each attempt waits for a concurrency slot of `target.provider`, then has
     `timeout_s` to finish. With `tool_calls_answer`, a reply that asks for tool calls
-    is an answer even without text. Before each wait `on_retry`, when given, hears
-    why the attempt failed, which retry comes and after how long. Raises
+    is an answer even without text. With `timed_by_attempt` the attempt keeps
+    `timeout_s` itself (a stream counts it between chunks, `limits.StallTimer`) and
+    only its `TimeoutError` is read as a timeout. Before each wait `on_retry`, when
+    given, hears why the attempt failed, which retry comes and after how long. Raises
     `ProviderCallError` when a failure is final or the retries run out; exceptions
     that are not provider failures propagate unchanged.
     """
@@ -145,7 +148,9 @@ async def request_with_retries(
         attempts += 1
         failure: Failure | None
         try:
-            reply = await limits.run(target.provider, timed_attempt, timeout_s)
+            reply = await limits.run(
+                target.provider, timed_attempt, None if timed_by_attempt else timeout_s
+            )
         except Exception as exc:
             failure = classify(exc, target, errors, timeout_s)
             if failure is None:
@@ -197,6 +202,7 @@ async def complete_with_retries(
     timeout_s: float | None,
     errors: SdkErrors | None = None,
     on_retry: RetryListener | None = None,
+    timed_by_attempt: bool = False,
 ) -> Completion:
     """One request as a whole completion: `request_with_retries`, then its accounting."""
     answered = await request_with_retries(
@@ -207,6 +213,7 @@ async def complete_with_retries(
         timeout_s=timeout_s,
         errors=errors,
         on_retry=on_retry,
+        timed_by_attempt=timed_by_attempt,
     )
     reply = answered.reply
     return Completion(

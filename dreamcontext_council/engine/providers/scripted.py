@@ -252,8 +252,18 @@ def scripted_text(task: dict[str, Any]) -> str:
     return persona_answer(task)
 
 
+def paragraphs(text: str) -> list[str]:
+    """`text` in pieces, one paragraph each with the blank line before the next: they join
+    to `text`."""
+    pieces = re.split(r"(?<=\n\n)(?=[^\n])", text)
+    return [piece for piece in pieces if piece]
+
+
 class ScriptedProvider:
-    """Offline and deterministic; an optional fixed delay simulates latency; no tools."""
+    """Offline and deterministic; an optional fixed delay simulates latency; no tools.
+
+    A prompt's `on_text` hears the answer paragraph by paragraph, as a stream would bring it.
+    """
 
     name = "scripted"
     supports_tools = False
@@ -269,6 +279,9 @@ class ScriptedProvider:
             await asyncio.sleep(self.delay_s)
         task = dict(prompt.task) or task_from_text(prompt.user)
         text = scripted_text(task)
+        if prompt.on_text is not None:
+            for piece in paragraphs(text):
+                prompt.on_text(piece)
         usage = Usage(
             input_tokens=(len(prompt.system) + len(prompt.user)) // 4,
             output_tokens=len(text) // 4,

@@ -6,14 +6,19 @@ from __future__ import annotations
 import asyncio
 import os
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
-from dreamcontext_council.engine.providers.base import Completion, Prompt, Reply
-from dreamcontext_council.engine.providers.diagnosis import CallTarget, SdkErrors, secrets_from_env
-from dreamcontext_council.engine.providers.limits import CallLimits
+from dreamcontext_council.engine.providers.base import Completion, Prompt, Reply, TextListener
+from dreamcontext_council.engine.providers.diagnosis import (
+    CallTarget,
+    SdkErrors,
+    secrets_from_env,
+    server_message,
+)
+from dreamcontext_council.engine.providers.limits import CallLimits, StallTimer
 from dreamcontext_council.engine.providers.retry import (
     Answered,
     RetryPolicy,
@@ -44,6 +49,18 @@ def chosen_http_stack(environment: Mapping[str, str]) -> str:
     return stack
 
 
+def answered_plain(response: Any) -> bool:
+    """Whether a server answered a request for a stream with a plain JSON body."""
+    return "json" in str(response.headers.get("content-type", "")).lower()
+
+
+def refuses_streaming(exc: BaseException) -> bool:
+    """Whether an error status says the server does not take `stream` (or its options)."""
+    status = int(getattr(exc, "status_code", 0) or 0)
+    said = server_message(getattr(exc, "body", None)) or str(exc)
+    return status in (400, 422, 501) and "stream" in said.lower()
+
+
 def _has_credentials(url: str | None) -> bool:
     """Whether `url` carries a `user:password@` part."""
     if not url:
@@ -64,6 +81,12 @@ class SdkProvider:
     SDK's own retries are off:
     `retry.request_with_retries` does them, for each request on its own. A prompt
     with tools runs the conversation of `tool_turn.run_tool_turn`.
+
+    A prompt with `on_text` is streamed: the timeout then runs between chunks, and
+    each piece of answer text goes to the listener as it comes. A server that answers
+    a stream request with a plain body, or refuses `stream` with an error that says
+    so, is asked plainly from then on (`streaming` turns False). A prompt without a
+    listener is asked plainly, which costs least.
     """
 
     name = ""
@@ -105,6 +128,8 @@ class SdkProvider:
             weakref.WeakKeyDictionary()
         )
         self._errors: SdkErrors | None = None
+        # Until the server shows it cannot stream.
+        self.streaming = True
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(base_url={self.base_url!r})"
@@ -153,6 +178,21 @@ class SdkProvider:
         """One attempt: send `messages` (offering `tools`, if any) and read the reply."""
         raise NotImplementedError
 
+    async def send_streamed(
+        self,
+        client: Any,
+        prompt: Prompt,
+        model: str,
+        target: CallTarget,
+        messages: Sequence[Message],
+        tools: ToolOffer | None,
+        on_text: TextListener,
+        progress: Callable[[], None],
+    ) -> tuple[Reply, bool]:
+        """One streamed attempt: each piece of answer text to `on_text`, `progress()` at
+        every event; the reply, and False when the server answered with a plain body."""
+        raise NotImplementedError
+
     def tool_results(self, reply: Reply, answers: Sequence[ToolAnswer]) -> list[Message]:
         """The messages that follow `reply`: its own turn, then the results of its calls."""
         raise NotImplementedError
@@ -176,6 +216,7 @@ class SdkProvider:
             "limits": self.limits,
             "timeout_s": self.timeout_s,
             "errors": self._sdk_errors(),
+            "timed_by_attempt": True,
         }
 
     def _sdk_errors(self) -> SdkErrors:
@@ -199,11 +240,45 @@ class SdkProvider:
         messages = self.opening(prompt)
 
         async def attempt() -> Reply:
-            return await self.send(self._client(target), prompt, model, target, messages, None)
+            return await self._attempt(prompt, model, target, messages, None)
 
         return await complete_with_retries(
             attempt, **self._retrying(target), on_retry=prompt.on_retry
         )
+
+    async def _attempt(
+        self,
+        prompt: Prompt,
+        model: str,
+        target: CallTarget,
+        messages: Sequence[Message],
+        tools: ToolOffer | None,
+    ) -> Reply:
+        """One attempt within the timeout: streamed when someone listens and the server
+        can, else plain (the listener then hears the whole text at once)."""
+        client = self._client(target)
+        on_text = prompt.on_text
+        async with StallTimer(self.timeout_s) as timer:
+            if on_text is None or not self.streaming:
+                reply = await self.send(client, prompt, model, target, messages, tools)
+            else:
+                try:
+                    reply, streamed = await self.send_streamed(
+                        client, prompt, model, target, messages, tools, on_text, timer.progress
+                    )
+                except self._sdk_errors().status as exc:
+                    if not refuses_streaming(exc):
+                        raise
+                    self.streaming = False
+                    timer.progress()
+                    reply = await self.send(client, prompt, model, target, messages, tools)
+                else:
+                    if streamed:
+                        return reply
+                    self.streaming = False
+        if on_text is not None and reply.text:
+            on_text(reply.text)
+        return reply
 
     async def _complete_with_tools(
         self, prompt: Prompt, model: str, target: CallTarget, toolbox: ToolBox
@@ -212,7 +287,7 @@ class SdkProvider:
 
         async def ask(offer: ToolOffer) -> Answered:
             async def attempt() -> Reply:
-                return await self.send(self._client(target), prompt, model, target, messages, offer)
+                return await self._attempt(prompt, model, target, messages, offer)
 
             return await request_with_retries(
                 attempt, **self._retrying(target), tool_calls_answer=True, on_retry=prompt.on_retry

@@ -1,0 +1,85 @@
+"""A streamed Messages API answer, event by event, gathered into the message it stands for.
+
+`message_start` names the model and the input tokens (cache tokens apart);
+`content_block_start` opens a text or `tool_use` block, whose `content_block_delta`s
+add `text_delta`s or `input_json_delta` fragments (the call's input as JSON, to
+concatenate); `message_delta` brings the final output tokens; `message_stop` ends a
+whole answer. The gathered message has the shape of a plain response, so
+`read_message` reads both alike.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from dreamcontext_council.engine.providers.diagnosis import AttemptFailed, no_text, stream_cut
+
+
+class MessageStream:
+    """The events of one streamed message so far."""
+
+    def __init__(self) -> None:
+        self._blocks: dict[int, dict[str, Any]] = {}
+        self._inputs: dict[int, list[str]] = {}
+        self._usage: dict[str, Any] = {}
+        self._model: Any = None
+        self._stopped = False
+
+    def add(self, event: Any) -> str:
+        """Take one event; return the answer text it adds ("" when none)."""
+        if not isinstance(event, dict):
+            raise AttemptFailed(no_text("malformed stream event"))
+        kind = event.get("type")
+        if kind == "content_block_delta":
+            delta = event.get("delta") or {}
+            block = self._blocks.get(event.get("index", -1))
+            if block is None or not isinstance(delta, dict):
+                return ""
+            if delta.get("type") == "text_delta" and block.get("type") == "text":
+                text = str(delta.get("text") or "")
+                block["text"] = block.get("text", "") + text
+                return text
+            if delta.get("type") == "input_json_delta" and block.get("type") == "tool_use":
+                self._inputs.setdefault(event["index"], []).append(
+                    str(delta.get("partial_json") or "")
+                )
+            return ""
+        if kind == "content_block_start":
+            block = event.get("content_block")
+            index = event.get("index")
+            if isinstance(block, dict) and isinstance(index, int):
+                self._blocks[index] = dict(block)
+                if block.get("type") == "text" and block.get("text"):
+                    return str(block["text"])
+        elif kind == "message_start":
+            message = event.get("message") or {}
+            self._model = message.get("model")
+            self._take_usage(message.get("usage"))
+        elif kind == "message_delta":
+            self._take_usage(event.get("usage"))
+        elif kind == "message_stop":
+            self._stopped = True
+        return ""
+
+    def _take_usage(self, usage: Any) -> None:
+        if isinstance(usage, dict):
+            self._usage.update((k, v) for k, v in usage.items() if v is not None)
+
+    def message(self) -> dict[str, Any]:
+        """The whole message as a plain response body; AttemptFailed when the stream ended
+        before `message_stop` (it was cut off)."""
+        if not self._stopped:
+            raise AttemptFailed(stream_cut("no message_stop"))
+        for index, parts in self._inputs.items():
+            text = "".join(parts)
+            if text:
+                try:
+                    self._blocks[index]["input"] = json.loads(text)
+                except ValueError:  # not JSON: `read_message` reports the call's input
+                    self._blocks[index]["input"] = text
+        return {
+            "content": [block for _, block in sorted(self._blocks.items())],
+            "usage": self._usage,
+            "model": self._model,
+        }
