@@ -122,6 +122,7 @@ class InFlightCall:
         self._kept = 0
         self._written_at: float | None = None
         self._dirty = False
+        self._on_disk = False  # whether a write was tried, so `end` has a file to remove
         self._owner = {
             "pid": pid,
             "host": socket.gethostname(),
@@ -136,6 +137,11 @@ class InFlightCall:
     def start(self) -> None:
         """Write the file for the first time."""
         self._write()
+
+    def begin(self) -> None:
+        """Count from now, writing nothing yet: the first write is due `every` seconds on,
+        by `add` or `flush`, so a call answered sooner never touches the disk."""
+        self._written_at, self._dirty = self.clock(), True
 
     def add(self, piece: str) -> None:
         """Take a piece of the answer; the file follows within `every` seconds of text."""
@@ -168,6 +174,8 @@ class InFlightCall:
 
     def end(self) -> None:
         """The call is over: its file goes."""
+        if not self._on_disk:
+            return
         with contextlib.suppress(OSError):
             self.path.unlink()
 
@@ -183,7 +191,7 @@ class InFlightCall:
             "text": self.text,
             **self._owner,
         }
-        self._written_at, self._dirty = self.clock(), False
+        self._written_at, self._dirty, self._on_disk = self.clock(), False, True
         with contextlib.suppress(OSError, CouncilError):
             atomic_write_json(self.path, data, within=self.within, durable=False)
 

@@ -33,6 +33,8 @@ class RetryNotice:
 
 RetryListener = Callable[[RetryNotice], None]
 
+TextListener = Callable[[str], None]
+
 
 @dataclass(frozen=True)
 class Prompt:
@@ -52,6 +54,7 @@ class Prompt:
     task: Mapping[str, Any] = field(default_factory=dict)
     tools: ToolBox | None = None
     on_retry: RetryListener | None = field(default=None, compare=False, repr=False)
+    on_text: TextListener | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,8 @@ DELAY_ENV = "DREAMCONTEXT_SCRIPTED_DELAY"
 # One line each; a repair prompt carries the original call's line and then its own.
 _TASK = re.compile(r"<!-- council-call (\{.*\}) -->")
 _FREE_STANCES = ("Proceed now", "Hold off")
+# Where a streamed answer is cut into pieces: after each blank line.
+_PARAGRAPH_END = re.compile(r"(?<=\n\n)")
 
 
 def _number(*parts: object) -> int:
@@ -269,6 +271,10 @@ class ScriptedProvider:
             await asyncio.sleep(self.delay_s)
         task = dict(prompt.task) or task_from_text(prompt.user)
         text = scripted_text(task)
+        if prompt.on_text is not None:
+            for piece in _PARAGRAPH_END.split(text):  # the answer as it would stream
+                if piece:
+                    prompt.on_text(piece)
         usage = Usage(
             input_tokens=(len(prompt.system) + len(prompt.user)) // 4,
             output_tokens=len(text) // 4,
