@@ -1,9 +1,9 @@
 """One call while it runs: its answer's text, as it arrives, goes to the call's in-flight
 file (for `show --json`, the dashboard and MCP) and to the run's progress.
 
-The work per piece of text is an append and a clock read; the file is written by a timer
-every `WRITE_EVERY_S` seconds when something changed, so a call answered within the first
-interval never touches the disk. A retry starts the text over and says so in the file
+The work per piece of text is an append; the file is written by a timer every
+`WRITE_EVERY_S` seconds when something changed, so a call answered within the first
+interval never touches the disk, and a thousand pieces in an interval make one write. A retry starts the text over and says so in the file
 until the next attempt begins. The text so far is only ever shown, never stored as an
 answer.
 """
@@ -52,7 +52,7 @@ class LiveCall:
         """A piece of the answer arrived."""
         if self._retrying:
             self._streaming_again()
-        self.file.add(piece)
+        self.file.keep(piece)
         self.progress.streamed(self.persona, piece)
 
     def retry(self, notice: RetryNotice) -> None:
