@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 
 def show_data(snapshot: DebateSnapshot) -> dict[str, Any]:
-    """Metadata, usage totals and the round log of a debate."""
+    """Metadata, usage totals, the calls in flight and the round log of a debate."""
     debate = snapshot.debate
     totals = usage_totals(snapshot.usage_records())
     run = snapshot.run_state()
