@@ -1,8 +1,9 @@
 """One call while it runs: its answer's text, as it arrives, goes to the call's in-flight
 file (for `show --json`, the dashboard and MCP) and to the run's progress.
 
-The work per piece of text is an append; the file is written by a timer every
-`WRITE_EVERY_S` seconds when something changed, so a call answered within the first
+The work per piece of text is an append; a timer every `WRITE_EVERY_S` seconds takes what
+changed and hands the write to a thread of its own (a write is a few system calls that
+would hold up every other call on the event loop), so a call answered within the first
 interval never touches the disk, and a thousand pieces in an interval make one write. A retry starts the text over and says so in the file
 until the next attempt begins. The text so far is only ever shown, never stored as an
 answer.
@@ -11,11 +12,20 @@ answer.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+from functools import cache
 from pathlib import Path
 
 from dreamcontext_council.engine.model_calls.progress import Progress
 from dreamcontext_council.engine.providers.base import RetryNotice
 from dreamcontext_council.folder.in_flight import RETRYING, STREAMING, InFlightCall
+
+
+@cache
+def _writer() -> concurrent.futures.ThreadPoolExecutor:
+    """One thread for the in-flight files of the process: their writes never queue behind
+    an answer being saved, nor an answer behind them."""
+    return concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="council-in-flight")
 
 
 class LiveCall:
@@ -41,6 +51,7 @@ class LiveCall:
         self._retrying = False
         self._timer: asyncio.TimerHandle | None = None
         self._attempt: asyncio.TimerHandle | None = None
+        self._writing: concurrent.futures.Future[None] | None = None
 
     def begin(self) -> None:
         """The call starts: its row shows, its file follows once the first interval is over."""
@@ -82,5 +93,9 @@ class LiveCall:
             self.file.set_state(STREAMING)
 
     def _tick(self) -> None:
-        self.file.flush()
+        # A write still under way is not queued behind: the next tick takes what changed.
+        if self._writing is None or self._writing.done():
+            due = self.file.due()
+            if due is not None:
+                self._writing = _writer().submit(self.file.put, due)
         self._timer = asyncio.get_running_loop().call_later(self.file.every, self._tick)
