@@ -4,9 +4,9 @@ file (for `show --json`, the dashboard and MCP) and to the run's progress.
 The work per piece of text is an append; a timer every `WRITE_EVERY_S` seconds takes what
 changed and hands the write to a thread of its own (a write is a few system calls that
 would hold up every other call on the event loop), so a call answered within the first
-interval never touches the disk, and a thousand pieces in an interval make one write. A retry starts the text over and says so in the file
-until the next attempt begins. The text so far is only ever shown, never stored as an
-answer.
+interval never touches the disk, and a thousand pieces in an interval make one write. A
+retry starts the text over and says so in the file until the next attempt begins. The
+text so far is only ever shown, never stored as an answer.
 """
 
 from __future__ import annotations
