@@ -102,3 +102,44 @@ def test_a_cancelled_call_leaves_no_in_flight_file(caller: Caller) -> None:
 
     assert read_in_flight(caller.folder) == []
     assert list(in_flight_dir(caller.folder).iterdir()) == []
+
+
+def test_a_retry_starts_the_text_over_until_the_next_attempt(tmp_path: Path) -> None:
+    from dreamcontext_council.engine.model_calls.live_call import LiveCall
+    from dreamcontext_council.engine.model_calls.progress import QuietProgress
+    from dreamcontext_council.engine.providers.base import RetryNotice
+
+    folder = tmp_path / "council" / "council_AbC12345"
+    folder.mkdir(parents=True)
+
+    async def scenario() -> list[tuple[str, int, str]]:
+        seen: list[tuple[str, int, str]] = []
+
+        def look() -> None:
+            [call] = read_in_flight(folder)
+            seen.append((call.state, call.chars, call.detail))
+
+        live = LiveCall(
+            folder, within=tmp_path, progress=QuietProgress(), persona="a", phase="opening", round=1
+        )
+        live.begin()
+        live.text("half an ans")
+        live.retry(RetryNotice("connection reset", 1, 4, 3600.0))
+        look()  # written at once, the text dropped
+        live.text("A whole")  # the next attempt streams before its wait is over
+        live.file.flush()
+        look()
+        live.retry(RetryNotice("connection reset", 2, 4, 0.0))
+        await asyncio.sleep(0.01)  # the wait is over: the next attempt has begun
+        look()
+        live.end()
+        return seen
+
+    seen = asyncio.run(scenario())
+
+    assert seen == [
+        ("retrying", 0, "connection reset, retry 1/4 in 3600 s"),
+        ("streaming", 7, ""),
+        ("streaming", 0, ""),
+    ]
+    assert read_in_flight(folder) == []
