@@ -230,15 +230,15 @@ class InFlightCall:
         return self._version, data
 
 
+_owners: dict[str, Any] = {}
+
+
 def _owner(pid: int) -> dict[str, Any]:
     """Who writes: the pid, the host and the process's start (read once per process)."""
     if _owners.get("pid") != pid:  # a forked child is another writer
         _owners.clear()
         _owners.update(pid=pid, host=socket.gethostname(), process_start=process_start(pid))
     return dict(_owners)
-
-
-_owners: dict[str, Any] = {}
 
 
 def read_in_flight(folder: Path, *, now: float | None = None) -> list[InFlight]:
