@@ -1,12 +1,14 @@
 """One call while it runs: its answer's text, as it arrives, goes to the call's in-flight
 file (for `show --json`, the dashboard and MCP) and to the run's progress.
 
-The work per piece of text is an append; a timer every `WRITE_EVERY_S` seconds takes what
-changed and hands the write to a thread of its own (a write is a few system calls that
-would hold up every other call on the event loop), so a call answered within the first
-interval never touches the disk, and a thousand pieces in an interval make one write. A
-retry starts the text over and says so in the file until the next attempt begins. The
-text so far is only ever shown, never stored as an answer.
+The work per piece of text is an append. One timer per event loop, every `WRITE_EVERY_S`
+seconds while calls run, takes what changed in every call that has run that long and
+hands the lot to a thread of its own as one job (a write is a few system calls that would
+hold up every other call on the loop; a job per call would wake the thread, and contend
+for the interpreter, once per call). So a call answered within the first interval never
+touches the disk, and a thousand pieces in an interval make one write. A retry starts the
+text over and says so in the file until the next attempt begins. The text so far is only
+ever shown, never stored as an answer.
 """
 
 from __future__ import annotations
@@ -15,10 +17,11 @@ import asyncio
 import concurrent.futures
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from dreamcontext_council.engine.model_calls.progress import Progress
 from dreamcontext_council.engine.providers.base import RetryNotice
-from dreamcontext_council.folder.in_flight import RETRYING, STREAMING, InFlightCall
+from dreamcontext_council.folder.in_flight import RETRYING, STREAMING, WRITE_EVERY_S, InFlightCall
 
 
 @cache
@@ -26,6 +29,51 @@ def _writer() -> concurrent.futures.ThreadPoolExecutor:
     """One thread for the in-flight files of the process: their writes never queue behind
     an answer being saved, nor an answer behind them."""
     return concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="council-in-flight")
+
+
+Due = tuple[InFlightCall, tuple[int, dict[str, Any]]]
+
+
+def _put_all(batch: list[Due]) -> None:
+    for file, due in batch:
+        file.put(due)
+
+
+class _Writes:
+    """The calls running on one event loop whose files a shared timer keeps written."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.calls: dict[LiveCall, None] = {}  # in the order they began
+        self.timer: asyncio.TimerHandle | None = None
+        self.writing: concurrent.futures.Future[None] | None = None
+
+    def join(self, call: LiveCall) -> None:
+        self.calls[call] = None
+        if self.timer is None:
+            self.timer = self.loop.call_later(WRITE_EVERY_S, self.tick)
+
+    def leave(self, call: LiveCall) -> None:
+        self.calls.pop(call, None)
+        if not self.calls:
+            if self.timer is not None:
+                self.timer.cancel()
+            _writes.pop(self.loop, None)
+
+    def tick(self) -> None:
+        # A batch still being written is not queued behind: the next tick takes what changed.
+        if self.writing is None or self.writing.done():
+            now = self.loop.time()
+            batch: list[Due] = []
+            for call in self.calls:
+                if now - call.began >= WRITE_EVERY_S and (due := call.file.due()) is not None:
+                    batch.append((call.file, due))
+            if batch:
+                self.writing = _writer().submit(_put_all, batch)
+        self.timer = self.loop.call_later(WRITE_EVERY_S, self.tick)
+
+
+_writes: dict[asyncio.AbstractEventLoop, _Writes] = {}
 
 
 class LiveCall:
@@ -49,15 +97,18 @@ class LiveCall:
         self.progress = progress
         self.persona = persona
         self._retrying = False
-        self._timer: asyncio.TimerHandle | None = None
         self._attempt: asyncio.TimerHandle | None = None
-        self._writing: concurrent.futures.Future[None] | None = None
+        self._writes: _Writes | None = None
+        self.began = 0.0
 
     def begin(self) -> None:
         """The call starts: its row shows, its file follows once the first interval is over."""
         self.progress.call_started(self.persona)
         self.file.begin()
-        self._timer = asyncio.get_running_loop().call_later(self.file.every, self._tick)
+        loop = asyncio.get_running_loop()
+        self.began = loop.time()
+        self._writes = _writes.get(loop) or _writes.setdefault(loop, _Writes(loop))
+        self._writes.join(self)
 
     def text(self, piece: str) -> None:
         """A piece of the answer arrived."""
@@ -80,10 +131,12 @@ class LiveCall:
 
     def end(self) -> None:
         """The call is over (answered, failed or cancelled): its file and row go."""
-        for handle in (self._timer, self._attempt):
-            if handle is not None:
-                handle.cancel()
-        self._timer = self._attempt = None
+        if self._attempt is not None:
+            self._attempt.cancel()
+            self._attempt = None
+        if self._writes is not None:
+            self._writes.leave(self)
+            self._writes = None
         self.file.end()
         self.progress.call_ended(self.persona)
 
@@ -91,11 +144,3 @@ class LiveCall:
         if self._retrying:
             self._retrying = False
             self.file.set_state(STREAMING)
-
-    def _tick(self) -> None:
-        # A write still under way is not queued behind: the next tick takes what changed.
-        if self._writing is None or self._writing.done():
-            due = self.file.due()
-            if due is not None:
-                self._writing = _writer().submit(self.file.put, due)
-        self._timer = asyncio.get_running_loop().call_later(self.file.every, self._tick)
