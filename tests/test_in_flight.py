@@ -114,31 +114,6 @@ def test_a_call_answered_within_its_first_interval_never_touches_the_disk(
     assert read_in_flight(folder) == []
 
 
-def test_a_write_handed_to_another_thread_never_goes_back_in_time_nor_outlives_the_call(
-    tmp_path: Path,
-) -> None:
-    folder, root = debate_folder(tmp_path)
-    call = InFlightCall(folder, within=root, persona="a", phase="opening", round=1)
-    call.begin()
-    call.keep("## Position\n")
-    early = call.due()  # taken, then held up on its way to the disk
-    assert early is not None
-    assert call.due() is None  # nothing changed since
-    call.keep("Migrate.")
-    call.set_state(RETRYING, "connection reset, retry 1/4 in 1 s")  # written at once
-    call.put(early)  # arrives late: dropped
-    [seen] = read_in_flight(folder)
-    assert (seen.state, seen.text) == (RETRYING, "## Position\nMigrate.")
-
-    call.keep(" Now.")
-    last = call.due()
-    assert last is not None
-    call.end()
-    call.put(last)  # after the end: dropped, the file stays gone
-    assert read_in_flight(folder) == []
-    assert list(in_flight_dir(folder).iterdir()) == []
-
-
 def test_a_retry_starts_the_text_over_and_says_so(tmp_path: Path) -> None:
     folder, root = debate_folder(tmp_path)
     call = InFlightCall(folder, within=root, persona="a", phase="rebuttal", round=3, every=0)

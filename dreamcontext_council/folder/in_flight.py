@@ -18,7 +18,6 @@ import json
 import os
 import re
 import socket
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -99,11 +98,6 @@ class InFlightCall:
     text (a retry starts over) and `set_state` tells a retry or a wait; `end` removes the
     file. Writing never fails the call: a file that cannot be written just is not there to
     read.
-
-    An owner may take the write off its thread: `due` gives what the file should hold
-    (taken on the call's thread) and `put`, on any thread, writes it. A write older than
-    the one on disk, or one after `end`, is dropped, so the file never goes back in time
-    nor outlives its call.
     """
 
     def __init__(
@@ -132,10 +126,6 @@ class InFlightCall:
         self._dirty = False
         self._on_disk = False  # whether a write was tried, so `end` has a file to remove
         self._owner = _owner(pid)
-        # Writes may come from another thread: each carries the version it was taken at.
-        self._guard = threading.Lock()
-        self._version = self._version_on_disk = 0
-        self._ended = False
 
     @property
     def text(self) -> str:
@@ -187,33 +177,13 @@ class InFlightCall:
             self._write()
 
     def end(self) -> None:
-        """The call is over: its file goes (after a write under way on another thread)."""
-        with self._guard:
-            self._ended = True
-            if not self._on_disk:
-                return
-            with contextlib.suppress(OSError):
-                self.path.unlink()
-
-    def due(self) -> tuple[int, dict[str, Any]] | None:
-        """What the file should hold now, for `put`; None when it holds it already."""
-        return self._taken() if self._dirty else None
-
-    def put(self, due: tuple[int, dict[str, Any]]) -> None:
-        """Write what `due` gave (on any thread), unless something newer is on disk or
-        the call has ended."""
-        version, data = due
-        with self._guard:
-            if self._ended or version <= self._version_on_disk:
-                return
-            self._version_on_disk = version
-            with contextlib.suppress(OSError, CouncilError):
-                atomic_write_json(self.path, data, within=self.within, durable=False)
+        """The call is over: its file goes."""
+        if not self._on_disk:
+            return
+        with contextlib.suppress(OSError):
+            self.path.unlink()
 
     def _write(self) -> None:
-        self.put(self._taken())
-
-    def _taken(self) -> tuple[int, dict[str, Any]]:
         data = {
             "persona": self.persona,
             "phase": self.phase,
@@ -226,8 +196,8 @@ class InFlightCall:
             **self._owner,
         }
         self._written_at, self._dirty, self._on_disk = self.clock(), False, True
-        self._version += 1
-        return self._version, data
+        with contextlib.suppress(OSError, CouncilError):
+            atomic_write_json(self.path, data, within=self.within, durable=False)
 
 
 _owners: dict[str, Any] = {}

@@ -2,41 +2,23 @@
 file (for `show --json`, the dashboard and MCP) and to the run's progress.
 
 The work per piece of text is an append. One timer per event loop, every `WRITE_EVERY_S`
-seconds while calls run, takes what changed in every call that has run that long and
-hands the lot to a thread of its own as one job (a write is a few system calls that would
-hold up every other call on the loop; a job per call would wake the thread, and contend
-for the interpreter, once per call). So a call answered within the first interval never
-touches the disk, and a thousand pieces in an interval make one write. A retry starts the
-text over and says so in the file until the next attempt begins. The text so far is only
-ever shown, never stored as an answer.
+seconds while calls run, writes what changed in every call that has run that long: a call
+answered within the first interval never touches the disk, and a thousand pieces in an
+interval make one write. The writes stay on the loop (a fifth of a millisecond of CPU
+each): handing them to a thread cost more in switches of the interpreter lock than the
+writes themselves (`bench/eval_scale.py --scripted`). A retry starts the text over and
+says so in the file until the next attempt begins. The text so far is only ever shown,
+never stored as an answer.
 """
 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
-from functools import cache
 from pathlib import Path
-from typing import Any
 
 from dreamcontext_council.engine.model_calls.progress import Progress
 from dreamcontext_council.engine.providers.base import RetryNotice
 from dreamcontext_council.folder.in_flight import RETRYING, STREAMING, WRITE_EVERY_S, InFlightCall
-
-
-@cache
-def _writer() -> concurrent.futures.ThreadPoolExecutor:
-    """One thread for the in-flight files of the process: their writes never queue behind
-    an answer being saved, nor an answer behind them."""
-    return concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="council-in-flight")
-
-
-Due = tuple[InFlightCall, tuple[int, dict[str, Any]]]
-
-
-def _put_all(batch: list[Due]) -> None:
-    for file, due in batch:
-        file.put(due)
 
 
 class _Writes:
@@ -46,7 +28,6 @@ class _Writes:
         self.loop = loop
         self.calls: dict[LiveCall, None] = {}  # in the order they began
         self.timer: asyncio.TimerHandle | None = None
-        self.writing: concurrent.futures.Future[None] | None = None
 
     def join(self, call: LiveCall) -> None:
         self.calls[call] = None
@@ -61,15 +42,10 @@ class _Writes:
             _writes.pop(self.loop, None)
 
     def tick(self) -> None:
-        # A batch still being written is not queued behind: the next tick takes what changed.
-        if self.writing is None or self.writing.done():
-            now = self.loop.time()
-            batch: list[Due] = []
-            for call in self.calls:
-                if now - call.began >= WRITE_EVERY_S and (due := call.file.due()) is not None:
-                    batch.append((call.file, due))
-            if batch:
-                self.writing = _writer().submit(_put_all, batch)
+        now = self.loop.time()
+        for call in list(self.calls):
+            if now - call.began >= WRITE_EVERY_S:
+                call.file.flush()
         self.timer = self.loop.call_later(WRITE_EVERY_S, self.tick)
 
 
