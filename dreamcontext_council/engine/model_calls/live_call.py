@@ -4,10 +4,9 @@ file (for `show --json`, the dashboard and MCP) and to the run's progress.
 The work per piece of text is an append. One timer per event loop, every `WRITE_EVERY_S`
 seconds while calls run, writes what changed in every call that has run that long: a call
 answered within the first interval never touches the disk, and a thousand pieces in an
-interval make one write. The writes stay on the loop (a fifth of a millisecond of CPU
-each): handing them to a thread cost more in switches of the interpreter lock than the
-writes themselves (`bench/eval_scale.py --scripted`). A retry starts the text over and
-says so in the file until the next attempt begins. The text so far is only ever shown,
+interval make one write. The writes stay on the loop (about a fifth of a millisecond of
+CPU each): a write thread saved no CPU and added switches of the interpreter lock. A
+retry starts the text over and says so in the file until the next attempt begins. The text so far is only ever shown,
 never stored as an answer.
 """
 
