@@ -51,6 +51,7 @@ from pathlib import Path
 
 from council_stub import BENCH_MODEL, StubProcess, export_revision, write_roster
 
+import dreamcontext_council
 from dreamcontext_council.engine.providers.scripted import DELAY_ENV
 from dreamcontext_council.rules.usage import calls_of
 
@@ -263,8 +264,11 @@ def main() -> None:
     sides: dict[str, Path | None] = {"this": None}
     if args.before:
         before = export_revision(args.before, base / "before")
-        # Compiled now, so neither side's CPU holds the compiling of its modules.
-        subprocess.run([sys.executable, "-m", "compileall", "-q", str(before)], check=True)
+        # Compiled now, so neither side's CPU holds the compiling of its modules (this
+        # checkout's too: with PYTHONDONTWRITEBYTECODE no run leaves its bytecode behind).
+        package = Path(dreamcontext_council.__file__).parent
+        for code in (before, package):
+            subprocess.run([sys.executable, "-m", "compileall", "-q", str(code)], check=True)
         sides = {args.before: before, "this": None}
     runs: dict[str, list[Figures]] = {name: [] for name in sides}
     for turn in range(args.repeat):

@@ -90,6 +90,30 @@ def test_writes_follow_the_clock_not_the_chunks(tmp_path: Path) -> None:
     call.end()
 
 
+def test_a_call_answered_within_its_first_interval_never_touches_the_disk(
+    tmp_path: Path,
+) -> None:
+    folder, root = debate_folder(tmp_path)
+    quick = InFlightCall(folder, within=root, persona="a", phase="opening", round=1)
+    quick.begin()
+    quick.keep("## Position\nMigrate.\n")
+    quick.end()
+    assert not in_flight_dir(folder).exists()
+
+    slow = InFlightCall(folder, within=root, persona="b", phase="opening", round=1)
+    slow.begin()
+    slow.flush()  # what the owner's timer does once the first interval is over
+    [seen] = read_in_flight(folder)
+    assert (seen.persona, seen.chars) == ("b", 0)
+    for _ in range(100):
+        slow.keep("x")
+    assert read_in_flight(folder)[0].chars == 0  # keeping is not writing
+    slow.flush()
+    assert read_in_flight(folder)[0].text == "x" * 100
+    slow.end()
+    assert read_in_flight(folder) == []
+
+
 def test_a_retry_starts_the_text_over_and_says_so(tmp_path: Path) -> None:
     folder, root = debate_folder(tmp_path)
     call = InFlightCall(folder, within=root, persona="a", phase="rebuttal", round=3, every=0)

@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 from dreamcontext_council.actions.files import DebateFiles
 from dreamcontext_council.actions.run_state import RunState, debate_run_state
 from dreamcontext_council.errors import CouncilError
+from dreamcontext_council.folder.in_flight import InFlight, read_in_flight
 from dreamcontext_council.folder.paths import DebatePaths, Root
 from dreamcontext_council.folder.storage import read_text
 from dreamcontext_council.rules.claims_file import parse_claims_file
@@ -67,6 +68,10 @@ class DebateSnapshot:
     def run_state(self) -> RunState | None:
         """Whether a `council run` is driving the debate or stopped short (None: neither)."""
         return debate_run_state(self.paths.folder, self.id, str(self.debate.status))
+
+    def in_flight(self) -> list[InFlight]:
+        """The calls a live `council run` is making right now, with their text so far."""
+        return read_in_flight(self.paths.folder)
 
     def final_report(self) -> str | None:
         path = self.paths.final_report

@@ -134,6 +134,9 @@ def list_debates(mode: str | None, with_evals: bool, as_json: bool) -> None:
 def show(debate_id: str, as_json: bool) -> None:
     """Metadata, usage totals and the round log of a debate.
 
+    While `council run` asks models, the calls in flight show with the characters
+    received so far and their seconds (`in_flight` in --json).
+
     \b
     Example:
       dreamcontext council show council_AbC12345

@@ -92,10 +92,12 @@ class InFlight:
 class InFlightCall:
     """The file of one call this process is making, kept up to date as text arrives.
 
-    `start` writes it; `add` appends a piece of text and writes again when `every` seconds
-    have passed since the last write; `restart` drops the text (a retry starts over) and
-    `set_state` tells a retry or a wait; `end` removes the file. Writing never fails the
-    call: a file that cannot be written just is not there to read.
+    `start` writes it (`begin` leaves the first write to `add` or `flush`); `add` appends a
+    piece of text and writes again when `every` seconds have passed since the last write
+    (`keep` only appends, for an owner whose own timer calls `flush`); `restart` drops the
+    text (a retry starts over) and `set_state` tells a retry or a wait; `end` removes the
+    file. Writing never fails the call: a file that cannot be written just is not there to
+    read.
     """
 
     def __init__(
@@ -122,11 +124,8 @@ class InFlightCall:
         self._kept = 0
         self._written_at: float | None = None
         self._dirty = False
-        self._owner = {
-            "pid": pid,
-            "host": socket.gethostname(),
-            "process_start": process_start(pid),
-        }
+        self._on_disk = False  # whether a write was tried, so `end` has a file to remove
+        self._owner = _owner(pid)
 
     @property
     def text(self) -> str:
@@ -137,8 +136,21 @@ class InFlightCall:
         """Write the file for the first time."""
         self._write()
 
+    def begin(self) -> None:
+        """Count from now, writing nothing yet: the first write is due `every` seconds on,
+        by `add` or `flush`, so a call answered sooner never touches the disk."""
+        self._written_at, self._dirty = self.clock(), True
+
     def add(self, piece: str) -> None:
         """Take a piece of the answer; the file follows within `every` seconds of text."""
+        if not piece:
+            return
+        self.keep(piece)
+        if self._written_at is None or self.clock() - self._written_at >= self.every:
+            self._write()
+
+    def keep(self, piece: str) -> None:
+        """Take a piece of the answer without writing: the next `flush` writes it."""
         if not piece:
             return
         self.chars += len(piece)
@@ -148,8 +160,6 @@ class InFlightCall:
             joined = "".join(self._pieces)[-TEXT_KEPT:]
             self._pieces, self._kept = [joined], len(joined)
         self._dirty = True
-        if self._written_at is None or self.clock() - self._written_at >= self.every:
-            self._write()
 
     def restart(self) -> None:
         """Forget the text so far: the attempt that sent it failed and is tried again."""
@@ -168,6 +178,8 @@ class InFlightCall:
 
     def end(self) -> None:
         """The call is over: its file goes."""
+        if not self._on_disk:
+            return
         with contextlib.suppress(OSError):
             self.path.unlink()
 
@@ -183,9 +195,20 @@ class InFlightCall:
             "text": self.text,
             **self._owner,
         }
-        self._written_at, self._dirty = self.clock(), False
+        self._written_at, self._dirty, self._on_disk = self.clock(), False, True
         with contextlib.suppress(OSError, CouncilError):
             atomic_write_json(self.path, data, within=self.within, durable=False)
+
+
+_owners: dict[str, Any] = {}
+
+
+def _owner(pid: int) -> dict[str, Any]:
+    """Who writes: the pid, the host and the process's start (read once per process)."""
+    if _owners.get("pid") != pid:  # a forked child is another writer
+        _owners.clear()
+        _owners.update(pid=pid, host=socket.gethostname(), process_start=process_start(pid))
+    return dict(_owners)
 
 
 def read_in_flight(folder: Path, *, now: float | None = None) -> list[InFlight]:

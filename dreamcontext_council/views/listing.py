@@ -5,23 +5,27 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from dreamcontext_council.folder.in_flight import STREAMING
 from dreamcontext_council.rules.final_report import VerdictStatement, verdict_statement
 from dreamcontext_council.rules.usage import usage_totals
+from dreamcontext_council.views.terminal import printable
 
 if TYPE_CHECKING:
     from dreamcontext_council.actions.snapshot import DebateSnapshot
 
 
 def show_data(snapshot: DebateSnapshot) -> dict[str, Any]:
-    """Metadata, usage totals and the round log of a debate."""
+    """Metadata, usage totals, the calls in flight and the round log of a debate."""
     debate = snapshot.debate
     totals = usage_totals(snapshot.usage_records())
     run = snapshot.run_state()
+    in_flight = snapshot.in_flight()
     return {
         "id": debate.id,
         "topic": debate.topic,
         "status": str(debate.status),
         "run": run.to_json() if run else None,
+        "in_flight": [call.to_json() for call in in_flight],
         "current_round": debate.current_round,
         "rounds_planned": debate.rounds_planned,
         "personas": debate.personas,
@@ -65,8 +69,26 @@ def render_show(snapshot: DebateSnapshot) -> str:
     rows.append(("usage", usage_totals(snapshot.usage_records()).line()))
     rows += [("created", str(data["created_at"])), ("updated", str(data["updated_at"]))]
     lines += [f"  {key + ':':<10} {value}" for key, value in rows]
+    lines += in_flight_lines(data["in_flight"])
     lines += ["", "─── Round log ───", snapshot.log.rstrip("\n"), ""]
     return "\n".join(lines)
+
+
+def in_flight_lines(calls: list[dict[str, Any]]) -> list[str]:
+    """`show`'s block of the calls running now: `  contrarian  opening r1  1,234 chars  12 s`."""
+    if not calls:
+        return []
+    width = max(len(printable(str(call["persona"]))) for call in calls)
+    lines = ["", "  in flight:"]
+    for call in calls:
+        state = "" if call["state"] == STREAMING else f"  {call['state']}"
+        detail = f" ({call['detail']})" if call.get("detail") else ""
+        lines.append(
+            f"    {printable(str(call['persona'])):<{width}}  {printable(str(call['phase']))} "
+            f"r{call['round']}  {call['chars']:,} chars  {int(call['elapsed_s'])} s"
+            f"{printable(state + detail)}"
+        )
+    return lines
 
 
 def filter_debates(entries: list[dict[str, Any]], mode: str) -> list[dict[str, Any]]:

@@ -93,6 +93,7 @@ def test_on_a_terminal_a_live_table_shows_each_persona(council: Council) -> None
     assert "Round 1 — blind opening" in screen
     for state in ("waiting", "thinking", "done"):
         assert state in screen
+    assert "chars" in screen
     for slug in ("synthesizer", "epistemologist", "contrarian", "systems-thinker"):
         assert slug in screen
     assert "is complete" in screen
@@ -157,7 +158,7 @@ def test_the_live_table_counts_seconds_and_shows_a_retry_in_waiting() -> None:
     progress.persona("epistemologist", "thinking")
     clock.now += 25
 
-    assert row(rendered(progress), "contrarian") == ["contrarian", "thinking", "25 s", "", ""]
+    assert row(rendered(progress), "contrarian") == ["contrarian", "thinking", "25 s", "", "", ""]
 
     progress.retrying("contrarian", RetryNotice("429 rate limited", 2, 4, 8.0, 429))
     clock.now += 3
@@ -167,16 +168,118 @@ def test_the_live_table_counts_seconds_and_shows_a_retry_in_waiting() -> None:
         "thinking",
         "28 s",
         "",
+        "",
         "429 rate limited, retry 2/4 in 5 s",
     ]
     assert row(screen, "epistemologist")[:3] == ["epistemologist", "thinking", "28 s"]
 
     clock.now += 6  # the wait is over: the retry is in flight
-    assert row(rendered(progress), "contrarian")[4] == "retry 2/4 after 429 rate limited"
+    assert row(rendered(progress), "contrarian")[5] == "retry 2/4 after 429 rate limited"
 
     progress.persona("contrarian", "done", 120, "A 70")
     clock.now += 100  # a finished call keeps the time it took
-    assert row(rendered(progress), "contrarian") == ["contrarian", "done", "34 s", "120", "A 70"]
+    assert row(rendered(progress), "contrarian") == [
+        "contrarian",
+        "done",
+        "34 s",
+        "",
+        "120",
+        "A 70",
+    ]
+
+
+def test_the_live_table_shows_the_text_as_it_arrives() -> None:
+    from dreamcontext_council.engine.providers.base import RetryNotice
+
+    clock = FakeClock()
+    progress = LiveProgress(io.StringIO(), clock=clock)
+    progress.round_started(1, "blind opening", ["contrarian", "epistemologist"])
+    progress.persona("contrarian", "thinking")
+    progress.call_started("contrarian")
+    progress.streamed("contrarian", "### Executive Summary\nWe should ")
+    progress.streamed("contrarian", "wait.\n\n")
+    clock.now += 4
+
+    assert row(rendered(progress), "contrarian") == [
+        "contrarian",
+        "thinking",
+        "4 s",
+        "39",
+        "",
+        "We should wait.",
+    ]
+
+    progress.streamed("contrarian", "x" * 1000 + "\n\x1b[2J\u202etail")  # cleaned, never obeyed
+    screen = rendered(progress)
+    assert "\x1b" not in screen
+    assert row(screen, "contrarian")[3:] == ["1,049", "", "\\x1b[2J\\u202etail"]
+    progress.streamed("contrarian", "y" * 200)
+    cells = row(rendered(progress), "contrarian")
+    assert cells[5] == "…" + "y" * 59  # the end of a long line, where it grows
+
+    progress.retrying("contrarian", RetryNotice("connection reset", 1, 4, 2.0))
+    assert row(rendered(progress), "contrarian")[3:] == [
+        "",
+        "",
+        "connection reset, retry 1/4 in 2 s",
+    ]
+    clock.now += 3
+    progress.streamed("contrarian", "Again from the start")
+    assert row(rendered(progress), "contrarian")[3:] == [
+        "20",
+        "",
+        "retry 1/4 after connection reset",
+    ]
+
+    progress.persona("contrarian", "done", 9, "A 70")
+    progress.call_ended("contrarian")
+    assert row(rendered(progress), "contrarian")[3:] == ["20", "9", "A 70"]
+    assert row(rendered(progress), "epistemologist")[3:] == ["", "", ""]
+
+
+def test_a_call_outside_the_round_has_its_own_row_while_it_runs() -> None:
+    stream = io.StringIO()
+    clock = FakeClock()
+    progress = LiveProgress(stream, clock=clock)
+    progress.round_started(1, "blind opening", ["alpha", "beta"])
+    progress.persona("alpha", "done", 10, "A 60")
+    progress.persona("beta", "done", 12, "B 55")
+
+    progress.call_started("(orchestrator)")
+    assert "Round 1 — blind opening" in stream.getvalue()  # the finished round is printed
+    clock.now += 2
+    progress.streamed("(orchestrator)", "CONTINUE\n")
+    screen = rendered(progress)
+    assert "alpha" not in screen
+    assert row(screen, "(orchestrator)") == [
+        "(orchestrator)",
+        "thinking",
+        "2 s",
+        "9",
+        "",
+        "CONTINUE",
+    ]
+
+    progress.call_ended("(orchestrator)")
+    assert rendered(progress).strip() == ""
+
+    progress.call_started("(synthesis)")
+    progress.streamed("(synthesis)", "## Verdict\n")
+    assert row(rendered(progress), "(synthesis)")[3:] == ["11", "", "## Verdict"]
+    progress.call_ended("(synthesis)")
+    assert rendered(progress).strip() == ""
+
+
+def test_plain_lines_show_nothing_of_the_text_as_it_arrives() -> None:
+    from dreamcontext_council.engine.model_calls.progress import PlainProgress
+
+    stream = io.StringIO()
+    progress = PlainProgress(stream)
+    progress.call_started("contrarian")
+    progress.streamed("contrarian", "### Executive Summary\n")
+    progress.call_ended("contrarian")
+
+    assert stream.getvalue() == ""
 
 
 def test_without_a_terminal_each_retry_is_one_line(council: Council) -> None:

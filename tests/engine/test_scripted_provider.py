@@ -42,3 +42,21 @@ def test_a_repair_prompt_reads_as_the_repair_call_not_the_original() -> None:
 def test_text_without_a_call_line_has_no_task() -> None:
     assert task_from_text("just a question") == {}
     assert task_from_text("<!-- council-call {not json} -->") == {}
+
+
+def test_the_answer_streams_in_paragraphs_that_make_it_whole() -> None:
+    import asyncio
+    from dataclasses import replace
+
+    from dreamcontext_council.engine.providers.scripted import ScriptedProvider
+
+    pieces: list[str] = []
+    prompt = prompts.persona_prompt("risk-auditor", "You audit risk.", ["risk"], material())
+
+    completion = asyncio.run(
+        ScriptedProvider(delay_s=0).complete(replace(prompt, on_text=pieces.append), "scripted")
+    )
+
+    assert len(pieces) > 3
+    assert "".join(pieces) == completion.text
+    assert all(piece.endswith("\n\n") for piece in pieces[:-1])

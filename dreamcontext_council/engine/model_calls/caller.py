@@ -1,4 +1,4 @@
-"""One model call with budget admission, usage accounting and progress reporting."""
+"""One model call with budget admission, usage accounting, progress and its in-flight file."""
 
 from __future__ import annotations
 
@@ -6,11 +6,13 @@ import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from dreamcontext_council.engine.model_calls.accounting import PENDING, Ledger, with_outcome
 from dreamcontext_council.engine.model_calls.disk_queue import DiskQueue
+from dreamcontext_council.engine.model_calls.live_call import LiveCall
 from dreamcontext_council.engine.model_calls.progress import Progress
-from dreamcontext_council.engine.providers.base import Completion, Prompt, RetryNotice
+from dreamcontext_council.engine.providers.base import Completion, Prompt
 from dreamcontext_council.engine.providers.models import ModelSpec
 from dreamcontext_council.engine.providers.registry import ProviderSet
 from dreamcontext_council.errors import CouncilError
@@ -25,6 +27,8 @@ class Caller:
     """Makes calls for a run; every call is admitted by the ledger and recorded in usage.jsonl.
 
     A call is `pending` until its caller appends the line `ask` returned, after the write.
+    While it runs, its text so far is in an in-flight file of the debate whose usage.jsonl
+    the ledger keeps (`folder/in_flight.py`), and in the progress.
     """
 
     providers: ProviderSet
@@ -52,12 +56,19 @@ class Caller:
             spec, estimated_in, EXPECTED_OUTPUT.get(phase, DEFAULT_EXPECTED_OUTPUT)
         )
         started = time.perf_counter()
-
-        def retrying(notice: RetryNotice) -> None:
-            self.progress.retrying(persona, notice)
-
+        live = LiveCall(
+            self.folder,
+            within=self.ledger.within or self.folder,
+            progress=self.progress,
+            persona=persona,
+            phase=phase,
+            round=round,
+        )
+        live.begin()
         try:
-            completion = await self.providers.complete(spec, replace(prompt, on_retry=retrying))
+            completion = await self.providers.complete(
+                spec, replace(prompt, on_retry=live.retry, on_text=live.text)
+            )
         except CouncilError as exc:
             self.ledger.release(estimate)
             line = self.ledger.record(
@@ -75,12 +86,19 @@ class Caller:
         except BaseException:
             self.ledger.release(estimate)
             raise
+        finally:
+            live.end()
         self.ledger.release(estimate)
         line = self.ledger.record(
             spec=spec, persona=persona, round_number=round, phase=phase, completion=completion
         )
         await self.append(with_outcome(line, PENDING))
         return completion, line
+
+    @property
+    def folder(self) -> Path:
+        """The debate folder the calls are made for: the one holding usage.jsonl."""
+        return self.ledger.usage_path.parent
 
     async def append(self, line: str) -> None:
         """Append a usage line; the write waits for the disk, so off the event loop."""

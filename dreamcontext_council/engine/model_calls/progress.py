@@ -20,11 +20,16 @@ if TYPE_CHECKING:
 
 # A persona in one of these states is finished for the round.
 FINAL_STATES = frozenset({"done", "failed", "skipped", "kept"})
+# Characters of a call's latest text a row keeps, to find its last line in.
+TAIL_KEPT = 400
+# The most characters of that line a row shows: its end, where the text grows.
+LAST_LINE_SHOWN = 60
 
 
 @dataclass
 class PersonaLine:
-    """One persona's row: its state, and when its call started, ended and last failed."""
+    """One call's row: its state, when it started, ended and last failed, and the
+    characters of answer received so far with the end of that text (`tail`)."""
 
     state: str = "waiting"
     tokens: int = 0
@@ -33,6 +38,25 @@ class PersonaLine:
     ended: float | None = None
     retry: RetryNotice | None = None
     retry_at: float = 0.0
+    chars: int = 0
+    tail: str = ""
+
+    def last_line(self) -> str:
+        """The last line of the text so far that holds something, cleaned and cut to its
+        last `LAST_LINE_SHOWN` characters."""
+        for line in reversed(self.tail.splitlines()):
+            if line.strip():
+                shown = printable(line.strip())
+                if len(shown) > LAST_LINE_SHOWN:
+                    return "…" + shown[-(LAST_LINE_SHOWN - 1) :]
+                return shown
+        return ""
+
+    def text(self, now: float) -> str:
+        """The row's last cell: a retry in waiting, else the text arriving, else the detail."""
+        if self.state == "thinking":
+            return self.retry_text(now) or self.last_line() or self.detail
+        return self.detail
 
     def elapsed(self, now: float) -> str:
         """Whole seconds since the call started (until it ended), or nothing before it."""
@@ -79,20 +103,34 @@ class PlainProgress:
         """One line per retry: `  contrarian: 429 rate limited, retry 2/4 in 8 s`."""
         self.note(f"  {slug}: {notice.text()}")
 
+    def call_started(self, slug: str) -> None:
+        """A call begins; lines show only its outcome."""
+
+    def streamed(self, slug: str, piece: str) -> None:
+        """A piece of answer text arrived; lines never show it."""
+
+    def call_ended(self, slug: str) -> None:
+        """A call is over; its outcome is told by whoever made it."""
+
 
 @dataclass
 class LiveProgress:
     """A rich live table: one row per persona with its state, the seconds its call has
-    taken, tokens so far, and a retry in waiting (`429 rate limited, retry 2/4 in 8 s`).
+    taken, the characters of answer received, its tokens once done, and the last line of
+    text received or a retry in waiting (`429 rate limited, retry 2/4 in 8 s`).
 
-    The table is drawn again on every refresh, so the seconds count while a call hangs;
-    `clock` (monotonic seconds) is what they are counted by.
+    A call outside the round's table (the convergence check, the synthesis, the solo
+    answer) gets a row of its own below it while it runs. The table is drawn again on
+    every refresh (a few times a second, not per piece of text), so the seconds count
+    while a call hangs; `clock` (monotonic seconds) is what they are counted by.
     """
 
     stream: TextIO | None = None
     lines: dict[str, PersonaLine] = field(default_factory=dict)
     title: str = ""
     clock: Callable[[], float] = time.monotonic
+    # Rows of the calls running outside the round's table, by who is asked.
+    calls: dict[str, PersonaLine] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         from rich.console import Console
@@ -107,21 +145,33 @@ class LiveProgress:
         )
 
     def _shown(self) -> RenderableType:
-        """What the live area holds: the running round's table, or nothing between rounds."""
+        """What the live area holds: the running round's table and the calls outside it,
+        or nothing between rounds."""
+        from rich.console import Group
         from rich.text import Text
 
-        return self._table() if self.lines else Text("")
+        shown: list[RenderableType] = []
+        if self.lines:
+            shown.append(self._table())
+        calls = dict(self.calls)  # the refresh thread reads it while calls come and go
+        if calls:
+            shown.append(self._rows("", calls, "call"))
+        return Group(*shown) if shown else Text("")
 
     def _table(self) -> Table:
+        return self._rows(self.title, self.lines, "persona")
+
+    def _rows(self, title: str, lines: dict[str, PersonaLine], who: str) -> Table:
         from rich.table import Table
 
         now = self.clock()
-        table = Table(title=_cell(self.title), expand=False)
-        table.add_column("persona")
+        table = Table(title=_cell(title) if title else None, expand=False)
+        table.add_column(who)
         table.add_column("state")
         table.add_column("time", justify="right")
+        table.add_column("chars", justify="right")
         table.add_column("tokens", justify="right")
-        table.add_column("")
+        table.add_column("", no_wrap=True, overflow="ellipsis")
         styles = {
             "waiting": "dim",
             "thinking": "yellow",
@@ -131,13 +181,14 @@ class LiveProgress:
             "kept": "cyan",
             "researching": "magenta",
         }
-        for slug, line in list(self.lines.items()):  # the refresh thread reads it too
+        for slug, line in list(lines.items()):  # the refresh thread reads it too
             table.add_row(
                 _cell(slug),
                 _cell(line.state, styles.get(line.state, "")),
                 line.elapsed(now),
+                f"{line.chars:,}" if line.chars else "",
                 str(line.tokens or ""),
-                _cell(line.retry_text(now) or line.detail),
+                _cell(line.text(now)),
             )
         return table
 
@@ -171,6 +222,7 @@ class LiveProgress:
         line = self.lines.setdefault(slug, PersonaLine())
         if state == "thinking":
             line.started, line.ended, line.retry = self.clock(), None, None
+            line.chars, line.tail = 0, ""
         elif state in FINAL_STATES and line.started is not None:
             line.ended = self.clock()
         line.state, line.detail = state, detail
@@ -178,13 +230,43 @@ class LiveProgress:
         self.live.refresh()
 
     def retrying(self, slug: str, notice: RetryNotice) -> None:
-        """Show the retry in the persona's row; a call outside the table gets a line."""
-        line = self.lines.get(slug)
-        if line is None or line.state != "thinking":
+        """Show the retry in the call's row (its text starts over); a call with no row
+        gets a line."""
+        line = self._running(slug)
+        if line is None:
             self.note(f"{slug}: {notice.text()}")
             return
         line.retry, line.retry_at = notice, self.clock()
+        line.chars, line.tail = 0, ""
         self.live.refresh()
+
+    def call_started(self, slug: str) -> None:
+        """A call of a persona in the round's table shows in its row; any other gets a row
+        below the table until it ends (a finished round's table is printed first)."""
+        line = self.lines.get(slug)
+        if line is not None:  # a repair call starts the row's text over
+            line.chars, line.tail = 0, ""
+            return
+        if self.lines and all(line.state in FINAL_STATES for line in self.lines.values()):
+            self._close_round()
+        self.calls[slug] = PersonaLine(state="thinking", started=self.clock())
+        self.live.refresh()
+
+    def streamed(self, slug: str, piece: str) -> None:
+        """Count a piece of answer text in the call's row; the next refresh shows it."""
+        line = self.calls.get(slug) or self.lines.get(slug)
+        if line is not None:
+            line.chars += len(piece)
+            line.tail = (line.tail + piece)[-TAIL_KEPT:]
+
+    def call_ended(self, slug: str) -> None:
+        """A call outside the round's table is over: its row goes."""
+        if self.calls.pop(slug, None) is not None:
+            self.live.refresh()
+
+    def _running(self, slug: str) -> PersonaLine | None:
+        line = self.calls.get(slug) or self.lines.get(slug)
+        return line if line is not None and line.state == "thinking" else None
 
 
 def _cell(text: str, style: str = "") -> Text:

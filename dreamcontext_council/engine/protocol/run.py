@@ -37,6 +37,7 @@ from dreamcontext_council.engine.protocol.synthesis import Synthesizer
 from dreamcontext_council.engine.providers.models import parse_model
 from dreamcontext_council.engine.providers.registry import ProviderSet
 from dreamcontext_council.errors import ProviderError, RunStopped, StateError
+from dreamcontext_council.folder.in_flight import remove_leftover_in_flight
 from dreamcontext_council.folder.leftovers import remove_leftover_staging, remove_leftover_temps
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.run_record import RunRecord, begin_run, end_run, record_stop
@@ -183,14 +184,15 @@ class CouncilRun:
             record_stop(self.files.paths.folder, record, reason, status, within=self.root.path)
 
     def _remove_leftover_temps(self) -> None:
-        """Delete the temps a killed run (or command) left, and the folders a killed `new`
-        was building: a resume is where one is followed up.
+        """Delete the temps a killed run (or command) left, the in-flight files of its calls
+        and the folders a killed `new` was building: a resume is where one is followed up.
 
         Each folder under the lock its writers take; the live file has none, so its
-        folder relies on the pid check alone.
+        folder relies on the pid check alone, as do the in-flight files.
         """
         with self.files.lock():
             remove_leftover_temps(self.files.paths.folder)
+        remove_leftover_in_flight(self.files.paths.folder)
         with locked(self.root.council, within=self.root.path):
             remove_leftover_temps(self.root.council, recursive=False)
         remove_leftover_staging(self.root.council)  # folders a killed `new` was building
