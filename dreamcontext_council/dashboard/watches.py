@@ -276,8 +276,30 @@ class Watches:
                     if scope is None or not scope.polled or scope.seen == now:
                         continue
                     seen, scope.seen = scope.seen, now
-                for key in _changed_keys(topic, seen, now):
+                for key in self._changed_keys(topic, seen, now):
                     self.notify(key)
+
+    def _changed_keys(
+        self, topic: Topic, seen: dict[str, tuple[int, int]], now: dict[str, tuple[int, int]]
+    ) -> list[str]:
+        """The keys a polled change wakes: a debate's in-flight files apart from its record.
+
+        The debate folder's own mtime is left out of its record: it changes when
+        `.in-flight/` is made, and any file that comes or goes is in the signature itself."""
+        if topic is None:
+            return [LIST]
+        if eval_of(topic) is not None or topic == EVALS_LIST:
+            return [topic]
+        marker = f"{os.sep}{IN_FLIGHT_DIR}"
+        own = {folder for folder, _ in scope_folders(self.root, topic)}
+
+        def split(found: dict[str, tuple[int, int]]) -> tuple[dict[str, Any], dict[str, Any]]:
+            record = {k: v for k, v in found.items() if marker not in k and k not in own}
+            return record, {k: v for k, v in found.items() if marker in k}
+
+        (old_record, old_calls), (new_record, new_calls) = split(seen), split(now)
+        keys = [topic] if old_record != new_record else []
+        return keys + ([in_flight_topic(topic)] if old_calls != new_calls else [])
 
     def _signature(self, topic: Topic) -> dict[str, tuple[int, int]]:
         """The mtime and size of every file and folder a polled topic covers."""
@@ -309,25 +331,6 @@ def _quiet_stop_race() -> None:
     logger = logging.getLogger("watchdog.observers.inotify")
     if not any(isinstance(f, _StopRace) for f in logger.filters):
         logger.addFilter(_StopRace())
-
-
-def _changed_keys(
-    topic: Topic, seen: dict[str, tuple[int, int]], now: dict[str, tuple[int, int]]
-) -> list[str]:
-    """The keys a polled change wakes: a debate's in-flight files apart from its record."""
-    if topic is None:
-        return [LIST]
-    if eval_of(topic) is not None or topic == EVALS_LIST:
-        return [topic]
-    marker = f"{os.sep}{IN_FLIGHT_DIR}"
-
-    def split(found: dict[str, tuple[int, int]]) -> tuple[dict[str, Any], dict[str, Any]]:
-        record = {k: v for k, v in found.items() if marker not in k}
-        return record, {k: v for k, v in found.items() if marker in k}
-
-    (old_record, old_calls), (new_record, new_calls) = split(seen), split(now)
-    keys = [topic] if old_record != new_record else []
-    return keys + ([in_flight_topic(topic)] if old_calls != new_calls else [])
 
 
 def _drop(observer: BaseObserver, watch: ObservedWatch) -> None:

@@ -11,7 +11,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from dreamcontext_council.errors import CouncilError
 from dreamcontext_council.folder.in_flight import WAITING, InFlight
+from dreamcontext_council.folder.names import check_slug
 from dreamcontext_council.views.safe_markdown import cell_anchor
 
 # The end of each call's text the page is sent: a cell shows a few screens of it at most.
@@ -20,7 +22,6 @@ SYNTHESIS = "(synthesis)"
 # What a browser should not be handed even as plain text: C0 controls but tab and newline,
 # DEL, C1, and the bidi overrides that make a line read otherwise than it says.
 _HIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-_SLUG = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
 
 
 def _place(call: InFlight) -> str:
@@ -28,9 +29,10 @@ def _place(call: InFlight) -> str:
     of other calls, such as the orchestrator's)."""
     if call.persona == SYNTHESIS:
         return "synthesis"
-    if _SLUG.fullmatch(call.persona):
-        return cell_anchor(call.persona, call.round)
-    return "calls"
+    try:
+        return cell_anchor(check_slug(call.persona), call.round)
+    except CouncilError:
+        return "calls"  # the orchestrator's, or a name no cell has
 
 
 def page_calls(calls: list[InFlight], shown: int = SHOWN_CHARS) -> list[dict[str, Any]]:

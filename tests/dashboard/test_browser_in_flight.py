@@ -87,3 +87,44 @@ def test_a_seat_waiting_for_its_person_says_so_and_a_page_opened_late_sees_it(
             f"() => !({cell_text('alice')})().includes('waiting for alice')", timeout=15000
         )
         assert page.errors == []
+
+
+def test_the_synthesis_streams_above_the_report_and_other_calls_above_the_matrix(
+    reference_root: Root, council: Callable[[Root], Council], page: Any
+) -> None:
+    root = reference_root
+    run = council(root)
+    debate_id = new_running_debate(run, "Synthesize or not?", ("risk-auditor", "growth-cfo"))
+    with (
+        served(root) as (url, _),
+        Writer(root.path, debate_id, "(synthesis)") as synthesis,
+        Writer(root.path, debate_id, "(orchestrator)") as orchestrator,
+    ):
+        page.goto(f"{url}/d/{debate_id}")
+        page.wait_for_selector('#live[data-state="on"]')
+        synthesis.send("add", "## Verdict\nMigrate, in two steps.")
+        orchestrator.send("add", "Checking convergence")
+        page.wait_for_function(
+            "() => (document.querySelector('#in-flight-synthesis') || {}).textContent"
+            "?.includes('Migrate, in two steps.')",
+            timeout=15000,
+        )
+        box = page.locator("#in-flight-synthesis")
+        assert box.evaluate("el => el.nextElementSibling.id") == "report"
+        assert "Synthesis in progress" in box.inner_text()
+        page.wait_for_function(
+            "() => (document.querySelector('#in-flight-calls') || {}).textContent"
+            "?.includes('Checking convergence')",
+            timeout=15000,
+        )
+        calls = page.locator("#in-flight-calls")
+        assert calls.evaluate("el => el.nextElementSibling.id") == "matrix"
+        assert "(orchestrator) · streaming · 20 chars" in calls.inner_text()
+        assert page.locator("td.cell .in-flight").count() == 0
+        synthesis.send("end")
+        orchestrator.send("end")
+        page.wait_for_function(
+            "() => !document.querySelector('#in-flight-synthesis, #in-flight-calls')",
+            timeout=15000,
+        )
+        assert page.errors == []

@@ -4,6 +4,7 @@ all while nothing changes."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import queue
 import threading
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from in_flight_writer import Writer
 
 from dreamcontext_council.dashboard.changes import change_key, in_flight_topic, wakes
@@ -23,6 +25,8 @@ from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.views.in_flight import page_calls, progress_line
 
 from .conftest import Council, new_running_debate, served
+from .test_events import _collect, run_story
+from .test_watches import refuse_watches
 
 ROOT = Path("/x/_dream_context")
 ID = "council_AbC12345"
@@ -181,3 +185,29 @@ def test_fast_changes_of_a_call_reach_the_page_as_a_few_messages(
         writer.send("end")
         ended = messages(lines, 3)
         assert ended and ended[-1] == ("in-flight", {"calls": []})
+
+
+def test_past_the_watch_limit_the_poll_tells_the_calls_apart_from_the_record(
+    reference_root: Root, council: Callable[[Root], Council], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = reference_root
+    debate_id = new_running_debate(council(root), "Polled or not?", ("alice", "bob"))
+    refuse_watches(monkeypatch)
+
+    async def story() -> None:
+        feed = ChangeFeed(root, debounce=0.05, in_flight_every=0.05)
+        feed.start(asyncio.get_running_loop())
+        try:
+            with feed.subscribe(debate_id) as mine:
+                await asyncio.sleep(0.8)  # the first poll has seen the debate as it was
+                with Writer(root.path, debate_id, "alice") as writer:
+                    writer.send("add", "Some text")
+                    keys = await asyncio.wait_for(mine.get(), timeout=5)
+                    assert keys == [in_flight_topic(debate_id)]  # not the debate's record
+                    more = await _collect(mine, 1.2)  # the start and the text, if apart
+                    assert all(keys == [in_flight_topic(debate_id)] for keys in more)
+                    assert await _collect(mine, 1.2) == []  # nothing changed since
+        finally:
+            feed.stop()
+
+    run_story(story)

@@ -53,8 +53,8 @@ def test_council_wait_tells_the_calls_in_progress_and_status_lists_them(workdir:
     hold(workdir, scenario, env={"DREAMCONTEXT_SCRIPTED_DELAY": "30"})
     lines = [message for _, message in progress if "chars" in message]
     assert lines, progress
-    assert "round 1: contrarian 1,234 chars" in lines[0]
-    assert lines[0].endswith("waiting for alice")
+    assert lines[0].startswith("round 1: ") and "contrarian 1,234 chars" in lines[0]
+    assert lines[0].endswith("; waiting for alice")
     values = [value for value, _ in progress]
     assert values == sorted(values), "progress goes up"
     waited, status, after = statuses
