@@ -24,6 +24,7 @@ from dreamcontext_council.dashboard.changes import in_flight_of, in_flight_topic
 from dreamcontext_council.dashboard.watches import Watches
 from dreamcontext_council.folder.in_flight import read_in_flight
 from dreamcontext_council.folder.paths import Root
+from dreamcontext_council.views.contained import is_inside
 from dreamcontext_council.views.in_flight import page_calls
 
 log = logging.getLogger(__name__)
@@ -178,6 +179,8 @@ class ChangeFeed:
     async def _calls(self, debate_id: str) -> str:
         """The `in-flight` event of a debate's calls in progress; empty when there are none."""
         folder = self.root.debate(debate_id).folder
+        if not is_inside(folder, self.root.council):
+            return ""  # a debate folder that links out of the root is not read (nor shown)
         calls = await asyncio.to_thread(read_in_flight, folder)
         return _calls_event(page_calls(calls)) if calls else ""
 

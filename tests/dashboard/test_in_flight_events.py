@@ -211,3 +211,19 @@ def test_past_the_watch_limit_the_poll_tells_the_calls_apart_from_the_record(
             feed.stop()
 
     run_story(story)
+
+
+def test_a_debate_folder_that_links_out_of_the_root_has_no_calls_shown(
+    reference_root: Root, council: Callable[[Root], Council], tmp_path: Path
+) -> None:
+    elsewhere = Root(tmp_path / "elsewhere" / "_dream_context")
+    elsewhere.path.mkdir(parents=True)
+    debate_id = new_running_debate(council(elsewhere), "Linked or not?", ("alice", "bob"))
+    (reference_root.council / debate_id).symlink_to(elsewhere.debate(debate_id).folder)
+    with (
+        served(reference_root) as (url, _),
+        Writer(elsewhere.path, debate_id, "alice") as writer,
+        listening(f"{url}/events/{debate_id}") as lines,
+    ):
+        writer.send("add", "Outside the root")
+        assert messages(lines, 1.5) == []
