@@ -3,6 +3,7 @@ shows in its persona's cell as it grows, then gives way to the entry when it lan
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -81,6 +82,16 @@ def test_a_seat_waiting_for_its_person_says_so_and_a_page_opened_late_sees_it(
         page.goto(f"{url}/d/{debate_id}")  # opened after the file was written
         page.wait_for_function(
             f"() => ({cell_text('alice')})().includes('waiting for alice')", timeout=15000
+        )
+        # Nothing is sent while the seat waits; the page counts the seconds up itself.
+        head = page.locator("#cell-alice-1 .in-flight-head")
+        first = head.inner_text()
+        assert re.fullmatch(r"waiting for alice · \d+ s", first), first
+        page.wait_for_function(
+            "(first) => document.querySelector('#cell-alice-1 .in-flight-head').textContent"
+            " !== first",
+            arg=first,
+            timeout=15000,
         )
         writer.send("end")
         page.wait_for_function(

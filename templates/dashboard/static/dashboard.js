@@ -172,6 +172,7 @@
   // keeps the last list and paints it again after each re-fetch. Elapsed seconds count
   // up here, from the server's figure, only while a call is shown.
   let calls = [];
+  let callKeys = {};
   let callsAt = 0;
   let ticking = null;
 
@@ -180,7 +181,7 @@
   }
 
   function callHead(call) {
-    if (call.state === "waiting") return "waiting for " + call.persona;
+    if (call.state === "waiting") return "waiting for " + call.persona + " · " + elapsed(call) + " s";
     const who = call.place.indexOf("cell-") === 0 ? "" : call.persona + " · ";
     const state = call.state === "retrying"
       ? "retrying" + (call.detail ? ": " + call.detail : "")
@@ -213,10 +214,14 @@
   function paintCalls() {
     if (!root) return;
     const kept = new Set();
-    calls.forEach(function (call, index) {
+    callKeys = {};
+    calls.forEach(function (call) {
       const place = holder(call);
       if (!place) return;
-      const key = call.place + "|" + call.persona + "|" + call.phase + "|" + index;
+      // The same call keeps its block (and its scroll) from one message to the next.
+      let key = call.place + "|" + call.persona + "|" + call.phase;
+      while (callKeys[key]) key += "+";
+      callKeys[key] = call;
       let block = Array.prototype.find.call(place.children, function (el) {
         return el.classList.contains("in-flight") && el.dataset.call === key;
       });
@@ -254,8 +259,8 @@
 
   function tick() {
     root.querySelectorAll(".in-flight").forEach(function (block) {
-      const index = Number(block.dataset.call.split("|").pop());
-      if (calls[index]) block.firstChild.textContent = callHead(calls[index]);
+      const call = callKeys[block.dataset.call];
+      if (call) block.firstChild.textContent = callHead(call);
     });
   }
 
