@@ -110,6 +110,7 @@ def test_the_synthesis_streams_above_the_report_and_other_calls_above_the_matrix
         served(root) as (url, _),
         Writer(root.path, debate_id, "(synthesis)") as synthesis,
         Writer(root.path, debate_id, "(orchestrator)") as orchestrator,
+        Writer(root.path, debate_id, "carol") as stranger,  # a persona with no cell here
     ):
         page.goto(f"{url}/d/{debate_id}")
         page.wait_for_selector('#live[data-state="on"]')
@@ -131,9 +132,16 @@ def test_the_synthesis_streams_above_the_report_and_other_calls_above_the_matrix
         calls = page.locator("#in-flight-calls")
         assert calls.evaluate("el => el.nextElementSibling.id") == "matrix"
         assert "(orchestrator) · streaming · 20 chars" in calls.inner_text()
+        stranger.send("add", "No cell for me")
+        page.wait_for_function(
+            "() => document.querySelector('#in-flight-calls').textContent.includes('No cell')",
+            timeout=15000,
+        )
+        assert "carol · streaming · 14 chars" in calls.inner_text()
         assert page.locator("td.cell .in-flight").count() == 0
         synthesis.send("end")
         orchestrator.send("end")
+        stranger.send("end")
         page.wait_for_function(
             "() => !document.querySelector('#in-flight-synthesis, #in-flight-calls')",
             timeout=15000,

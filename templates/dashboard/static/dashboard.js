@@ -180,9 +180,10 @@
     return Math.round(call.elapsed_s + (Date.now() - callsAt) / 1000);
   }
 
-  function callHead(call) {
+  // In its persona's cell a call needs no name; in a box of calls it does.
+  function callHead(call, inCell) {
     if (call.state === "waiting") return "waiting for " + call.persona + " · " + elapsed(call) + " s";
-    const who = call.place.indexOf("cell-") === 0 ? "" : call.persona + " · ";
+    const who = inCell ? "" : call.persona + " · ";
     const state = call.state === "retrying"
       ? "retrying" + (call.detail ? ": " + call.detail : "")
       : call.state;
@@ -238,7 +239,7 @@
       }
       block.dataset.state = call.state;
       block.dataset.persona = call.persona;
-      block.firstChild.textContent = callHead(call);
+      block.firstChild.textContent = callHead(call, place.tagName === "TD");
       const text = block.lastChild;
       const shown = (call.cut ? "…" : "") + call.text;
       if (text.textContent !== shown) {
@@ -260,7 +261,7 @@
   function tick() {
     root.querySelectorAll(".in-flight").forEach(function (block) {
       const call = callKeys[block.dataset.call];
-      if (call) block.firstChild.textContent = callHead(call);
+      if (call) block.firstChild.textContent = callHead(call, block.parentNode.tagName === "TD");
     });
   }
 
