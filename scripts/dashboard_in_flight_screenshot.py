@@ -71,6 +71,8 @@ None yet.
 ### Open questions
 What does a failover cost us in engineer hours?
 """
+# How long ago each call began, in seconds, so the picture shows calls well under way.
+BEGAN = {"contrarian": 34, "pragmatist": 21, "alice": 48}
 STREAMED = {
     "contrarian": (
         "### Executive Summary\nI still lean B, but alice's on-call numbers move me. "
@@ -108,6 +110,7 @@ def calls_in_progress(root: Root, debate_id: str) -> list[InFlightCall]:
     calls = []
     for slug, text in STREAMED.items():
         call = InFlightCall(folder, within=folder, persona=slug, phase="round", round=2)
+        call.started -= BEGAN[slug]
         call.start()
         for word in text.split(" "):
             call.add(word + " ")
@@ -116,6 +119,7 @@ def calls_in_progress(root: Root, debate_id: str) -> list[InFlightCall]:
     waiting = InFlightCall(
         folder, within=folder, persona="alice", phase="round", round=2, state=WAITING
     )
+    waiting.started -= BEGAN["alice"]
     waiting.start()
     calls.append(waiting)
     return calls
