@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup browser demo test lint typecheck pytest docs bench fault-suite clean
+.PHONY: setup browser demo test lint typecheck pytest docs screenshots bench fault-suite clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,11 @@ test: lint typecheck pytest
 
 docs: setup
 	$(BIN)/python scripts/gen_cli_reference.py
+
+# The dashboard's pictures in docs/, taken in Debian's chromium.
+screenshots: setup browser
+	$(BIN)/python scripts/dashboard_screenshot.py
+	$(BIN)/python scripts/dashboard_in_flight_screenshot.py
 
 bench: setup
 	$(BIN)/python bench/run_overhead.py

@@ -57,6 +57,13 @@ class DebateStatus(BaseModel):
     server_run: ServerRun | None = Field(
         default=None, description="The run this server holds for the debate, if any."
     )
+    in_flight: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="The calls a run is making right now (any run, this server's or not): "
+        "persona (or `(synthesis)`, `(orchestrator)`), phase, round, state (`streaming`, "
+        "`retrying`, `waiting` for the person a seat belongs to), chars received so far, "
+        "elapsed_s, detail.",
+    )
     details: dict[str, Any] = Field(
         description="What `dreamcontext council show --json` prints: run state, usage, round log."
     )

@@ -5,18 +5,23 @@ from __future__ import annotations
 import asyncio
 import sys
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dreamcontext_council.engine.model_calls.progress import PlainProgress
 from dreamcontext_council.engine.setup.launch import STOPS, launch, stopped_result
 from dreamcontext_council.engine.setup.request import Launch
 from dreamcontext_council.errors import CouncilError, RunStopped, StateError
+from dreamcontext_council.folder.in_flight import read_in_flight
+from dreamcontext_council.views.in_flight import progress_line
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import Context
 
 # The last events a run keeps for a client that starts waiting late.
 KEPT_EVENTS = 200
+# How often a waiting client is told the calls in progress, when they changed (seconds).
+IN_FLIGHT_EVERY_S = 1.0
 
 
 class ForwardedProgress(PlainProgress):
@@ -150,27 +155,71 @@ def _finish(run: BackgroundRun, task: asyncio.Task[dict[str, Any]]) -> None:
     run.done.set()
 
 
-async def follow(run: BackgroundRun, ctx: Context, timeout: float) -> None:
-    """Send the run's events as progress notifications on this request until it stops."""
+async def follow(
+    run: BackgroundRun,
+    ctx: Context,
+    timeout: float,
+    folder: Path | None = None,
+    every: float = IN_FLIGHT_EVERY_S,
+) -> None:
+    """Send the run's events as progress notifications on this request until it stops.
+
+    Between them, every `every` seconds, the calls in progress in the debate's `folder`
+    (its in-flight files) as one line, when it changed: `round 1: contrarian 1,234 chars,
+    pragmatist 880 chars; waiting for alice`. Its progress value lies between the events'
+    counts, so the values still only go up.
+    """
     queue: asyncio.Queue[tuple[int, str]] = asyncio.Queue()
     run.progress.listeners.add(queue)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
+    calls = _CallsLine(folder)
     try:
         # The events so far first (the last KEPT_EVENTS), for a client that comes in late.
         for count, message in list(run.progress.recent):
             await ctx.report_progress(count, None, message)
         sent = run.progress.recent[-1][0] if run.progress.recent else 0
+        await calls.report(ctx, sent)
+        check = loop.time() + every
         while not run.done.is_set():
-            left = deadline - loop.time()
+            now = loop.time()
+            left = deadline - now
             if left <= 0:
                 return
+            if folder is not None and now >= check:
+                await calls.report(ctx, sent)
+                check = now + every
+            wait = min(left, check - now) if folder is not None else left
             try:
-                count, message = await asyncio.wait_for(queue.get(), left)
+                count, message = await asyncio.wait_for(queue.get(), wait)
             except TimeoutError:
-                return
+                continue
             if count > sent:
                 await ctx.report_progress(count, None, message)
                 sent = count
+                calls.after_event()
     finally:
         run.progress.listeners.discard(queue)
+
+
+class _CallsLine:
+    """The line of calls in progress a waiting client was last told, and how many such
+    lines followed the last event (their progress values: count + n / (n + 1))."""
+
+    def __init__(self, folder: Path | None) -> None:
+        self.folder = folder
+        self.said = ""
+        self.since_event = 0
+
+    def after_event(self) -> None:
+        self.since_event = 0
+
+    async def report(self, ctx: Context, sent: int) -> None:
+        if self.folder is None:
+            return
+        line = progress_line(await asyncio.to_thread(read_in_flight, self.folder))
+        if not line or line == self.said:
+            return
+        self.said = line
+        self.since_event += 1
+        await ctx.report_progress(sent + self.since_event / (self.since_event + 1), None, line)

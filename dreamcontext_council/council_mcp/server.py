@@ -51,6 +51,7 @@ from dreamcontext_council.council_mcp.results import (
 from dreamcontext_council.council_mcp.runs import BackgroundRun, BackgroundRuns, follow
 from dreamcontext_council.council_mcp.starting import ServerSettings, start_debate
 from dreamcontext_council.errors import CouncilError, NotFoundError
+from dreamcontext_council.folder.in_flight import read_in_flight
 from dreamcontext_council.folder.paths import Root, require_root
 from dreamcontext_council.rules import limits
 from dreamcontext_council.rules.debate import MAX_ROUNDS
@@ -127,6 +128,7 @@ def build_server(settings: ServerSettings, runs: BackgroundRuns | None = None) -
             rounds_planned=debate.rounds_planned,
             has_final_report=snapshot.paths.final_report.is_file(),
             server_run=_server_run(runs.get(debate.id)),
+            in_flight=[call.to_json() for call in read_in_flight(snapshot.paths.folder)],
             details=show_data(snapshot),
             files=reading.debate_file_uris(current, debate.id),
         )
@@ -207,17 +209,18 @@ def build_server(settings: ServerSettings, runs: BackgroundRuns | None = None) -
     ) -> Annotated[CallToolResult, DebateStatus]:
         """Follow a debate this server is running until its run stops (complete, paused at an
         interlude, failed) or the timeout passes, sending a progress notification for each
-        round and each persona call; then return its status. Call it again to keep
-        following."""
+        round and each persona call, and about once a second the calls in progress with the
+        characters received so far (`round 1: contrarian 1,234 chars; waiting for alice`);
+        then return its status. Call it again to keep following."""
         run = runs.get(debate_id)
         if run is not None and run.state == "running":
-            await follow(run, ctx, timeout_seconds)
+            await follow(run, ctx, timeout_seconds, root().debate(debate_id).folder)
         return await answer(lambda: status_of(debate_id))
 
     @server.tool()
     async def council_status(debate_id: DebateId) -> Annotated[CallToolResult, DebateStatus]:
-        """Where a debate stands: status, round, this server's run of it, usage and round log,
-        and every file of it as a council:// resource URI."""
+        """Where a debate stands: status, round, this server's run of it, the calls in
+        progress, usage and round log, and every file of it as a council:// resource URI."""
         return await answer(lambda: status_of(debate_id))
 
     @server.tool()

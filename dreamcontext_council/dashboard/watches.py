@@ -29,6 +29,7 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from watchdog.events import (
     DirCreatedEvent,
@@ -51,9 +52,11 @@ from dreamcontext_council.dashboard.changes import (
     change_key,
     eval_of,
     eval_topic,
+    in_flight_topic,
     is_noise,
     paths_of,
 )
+from dreamcontext_council.folder.in_flight import IN_FLIGHT_DIR
 from dreamcontext_council.folder.paths import EVAL_ANSWERS_FOLDER, Root
 from dreamcontext_council.views.eval_names import eval_ids
 
@@ -272,8 +275,31 @@ class Watches:
                     scope = self._scopes.get(topic)
                     if scope is None or not scope.polled or scope.seen == now:
                         continue
-                    scope.seen = now
-                self.notify(LIST if topic is None else topic)
+                    seen, scope.seen = scope.seen, now
+                for key in self._changed_keys(topic, seen, now):
+                    self.notify(key)
+
+    def _changed_keys(
+        self, topic: Topic, seen: dict[str, tuple[int, int]], now: dict[str, tuple[int, int]]
+    ) -> list[str]:
+        """The keys a polled change wakes: a debate's in-flight files apart from its record.
+
+        The debate folder's own mtime is left out of its record: it changes when
+        `.in-flight/` is made, and any file that comes or goes is in the signature itself."""
+        if topic is None:
+            return [LIST]
+        if eval_of(topic) is not None or topic == EVALS_LIST:
+            return [topic]
+        marker = f"{os.sep}{IN_FLIGHT_DIR}"
+        own = {folder for folder, _ in scope_folders(self.root, topic)}
+
+        def split(found: dict[str, tuple[int, int]]) -> tuple[dict[str, Any], dict[str, Any]]:
+            record = {k: v for k, v in found.items() if marker not in k and k not in own}
+            return record, {k: v for k, v in found.items() if marker in k}
+
+        (old_record, old_calls), (new_record, new_calls) = split(seen), split(now)
+        keys = [topic] if old_record != new_record else []
+        return keys + ([in_flight_topic(topic)] if old_calls != new_calls else [])
 
     def _signature(self, topic: Topic) -> dict[str, tuple[int, int]]:
         """The mtime and size of every file and folder a polled topic covers."""

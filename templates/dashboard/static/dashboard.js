@@ -1,7 +1,8 @@
 // The council dashboard: the list's search, parts loaded on demand, and live updates from
 // server-sent events.
 // No polling: the server pushes a `change` event when a file of the debate changes,
-// and the page re-fetches its server-rendered fragment.
+// and the page re-fetches its server-rendered fragment. While a run asks its models, an
+// `in-flight` event carries each call's text so far, shown as plain text in its cell.
 "use strict";
 
 (function () {
@@ -85,12 +86,21 @@
   // ---- live updates -----------------------------------------------------------
   // A debate page sends the digest of each of its parts; the server answers with the
   // parts that changed only, or with the whole fragment when the parts are not the same.
+  // A cell's own text, without the streamed text of a call in progress.
+  function recordText(el) {
+    let text = "";
+    el.childNodes.forEach(function (node) {
+      if (!(node.classList && node.classList.contains("in-flight"))) text += node.textContent;
+    });
+    return text;
+  }
+
   function snapshotState() {
     const open = {};
     root.querySelectorAll("details[id]").forEach(function (d) { open[d.id] = d.open; });
     const text = {};
     root.querySelectorAll("td.cell[id], tr[id^='board-']").forEach(function (el) {
-      text[el.id] = el.textContent;
+      text[el.id] = recordText(el);
     });
     return { open: open, text: text };
   }
@@ -100,7 +110,7 @@
       if (Object.prototype.hasOwnProperty.call(state.open, d.id)) d.open = state.open[d.id];
     });
     root.querySelectorAll("td.cell[id], tr[id^='board-']").forEach(function (el) {
-      if (state.text[el.id] !== undefined && state.text[el.id] !== el.textContent) {
+      if (state.text[el.id] !== undefined && state.text[el.id] !== recordText(el)) {
         el.classList.add("flash");
         setTimeout(function () { el.classList.remove("flash"); }, 1500);
       }
@@ -144,6 +154,7 @@
           // Server-rendered and escaped by the template engine; scripts in it never run.
           root.innerHTML = html;
         }
+        paintCalls();
         restoreState(state);
         loadOpen();
         body.dataset.updated = String(Date.now());
@@ -156,6 +167,112 @@
     }
   }
 
+  // ---- calls in progress --------------------------------------------------------
+  // The server sends every call's text so far at most a few times a second; the page
+  // keeps the last list and paints it again after each re-fetch. Elapsed seconds count
+  // up here, from the server's figure, only while a call is shown.
+  let calls = [];
+  let callKeys = {};
+  let callsAt = 0;
+  let ticking = null;
+
+  function elapsed(call) {
+    return Math.round(call.elapsed_s + (Date.now() - callsAt) / 1000);
+  }
+
+  // In its persona's cell a call needs no name; in a box of calls it does.
+  function callHead(call, inCell) {
+    if (call.state === "waiting") return "waiting for " + call.persona + " · " + elapsed(call) + " s";
+    const who = inCell ? "" : call.persona + " · ";
+    const state = call.state === "retrying"
+      ? "retrying" + (call.detail ? ": " + call.detail : "")
+      : call.state;
+    return who + state + " · " + call.chars.toLocaleString("en-US") + " chars · " + elapsed(call) + " s";
+  }
+
+  function holder(call) {
+    if (call.place.indexOf("cell-") === 0) {
+      const cell = document.getElementById(call.place);
+      if (cell && root.contains(cell)) return cell;
+    }
+    const anchor = call.place === "synthesis" ? "report" : "matrix";
+    const id = "in-flight-" + (call.place === "synthesis" ? "synthesis" : "calls");
+    let box = document.getElementById(id);
+    if (!box) {
+      const before = document.getElementById(anchor);
+      if (!before || !root.contains(before)) return null;
+      box = document.createElement("section");
+      box.id = id;
+      box.className = "card in-flight-box";
+      const title = document.createElement("h2");
+      title.textContent = call.place === "synthesis" ? "Synthesis in progress" : "Calls in progress";
+      box.appendChild(title);
+      before.parentNode.insertBefore(box, before);
+    }
+    return box;
+  }
+
+  function paintCalls() {
+    if (!root) return;
+    const kept = new Set();
+    callKeys = {};
+    calls.forEach(function (call) {
+      const place = holder(call);
+      if (!place) return;
+      // The same call keeps its block (and its scroll) from one message to the next.
+      let key = call.place + "|" + call.persona + "|" + call.phase;
+      while (callKeys[key]) key += "+";
+      callKeys[key] = call;
+      let block = Array.prototype.find.call(place.children, function (el) {
+        return el.classList.contains("in-flight") && el.dataset.call === key;
+      });
+      if (!block) {
+        block = document.createElement("div");
+        block.className = "in-flight";
+        block.dataset.call = key;
+        const head = document.createElement("p");
+        head.className = "in-flight-head";
+        const text = document.createElement("div");
+        text.className = "in-flight-text";
+        block.append(head, text);
+        place.appendChild(block);
+      }
+      block.dataset.state = call.state;
+      block.dataset.persona = call.persona;
+      block.firstChild.textContent = callHead(call, place.tagName === "TD");
+      const text = block.lastChild;
+      const shown = (call.cut ? "…" : "") + call.text;
+      if (text.textContent !== shown) {
+        // Model output: plain text only, never parsed as HTML.
+        text.textContent = shown;
+        text.scrollTop = text.scrollHeight;
+      }
+      kept.add(block);
+    });
+    root.querySelectorAll(".in-flight").forEach(function (block) {
+      if (!kept.has(block)) block.remove();
+    });
+    root.querySelectorAll(".in-flight-box").forEach(function (box) {
+      if (!box.querySelector(".in-flight")) box.remove();
+    });
+    body.dataset.inFlight = String(calls.length);
+  }
+
+  function tick() {
+    root.querySelectorAll(".in-flight").forEach(function (block) {
+      const call = callKeys[block.dataset.call];
+      if (call) block.firstChild.textContent = callHead(call, block.parentNode.tagName === "TD");
+    });
+  }
+
+  function showCalls(list) {
+    calls = list;
+    callsAt = Date.now();
+    paintCalls();
+    if (calls.length && !ticking) ticking = setInterval(tick, 1000);
+    if (!calls.length && ticking) { clearInterval(ticking); ticking = null; }
+  }
+
   if (eventsUrl && root && window.EventSource) {
     let dropped = false;
     const source = new EventSource(eventsUrl);
@@ -165,6 +282,13 @@
       if (dropped) { dropped = false; refresh(); }
     });
     source.addEventListener("change", function () { refresh(); });
+    source.addEventListener("in-flight", function (event) {
+      try {
+        showCalls(JSON.parse(event.data).calls || []);
+      } catch (error) {
+        showCalls([]);
+      }
+    });
     source.addEventListener("error", function () { setLive("off"); dropped = true; });
     window.addEventListener("pagehide", function () { source.close(); });
   }
