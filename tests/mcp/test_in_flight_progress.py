@@ -30,10 +30,10 @@ def test_council_wait_tells_the_calls_in_progress_and_status_lists_them(workdir:
         )
         debate_id = started["id"]
         with (
-            Writer(root, debate_id, "contrarian") as contrarian,
+            Writer(root, debate_id, "outsider") as outsider,
             Writer(root, debate_id, "alice") as alice,
         ):
-            contrarian.send("add", "x" * 1234)
+            outsider.send("add", "x" * 1234)
             alice.send("wait")
             statuses.append(
                 data(
@@ -49,19 +49,21 @@ def test_council_wait_tells_the_calls_in_progress_and_status_lists_them(workdir:
             )
         statuses.append(data(await client.call_tool("council_status", {"debate_id": debate_id})))
 
-    # Each scripted call takes 30 s: the run is still in its first round while it is followed.
+    # Each scripted call takes 30 s: the run is still in its first round while it is followed,
+    # its own calls in flight beside the ones the writers keep.
     hold(workdir, scenario, env={"DREAMCONTEXT_SCRIPTED_DELAY": "30"})
-    lines = [message for _, message in progress if "chars" in message]
+    lines = [message for _, message in progress if "outsider 1,234 chars" in message]
     assert lines, progress
-    assert lines[0].startswith("round 1: ") and "contrarian 1,234 chars" in lines[0]
+    assert lines[0].startswith("round 1: ") and "contrarian 0 chars" in lines[0]
     assert lines[0].endswith("; waiting for alice")
     values = [value for value, _ in progress]
     assert values == sorted(values), "progress goes up"
     waited, status, after = statuses
     assert waited["server_run"]["state"] == "running"
     calls = {call["persona"]: call for call in status["in_flight"]}
-    assert calls["contrarian"]["chars"] == 1234
-    assert calls["contrarian"]["state"] == "streaming" and calls["contrarian"]["round"] == 1
+    assert calls["outsider"]["chars"] == 1234
+    assert calls["outsider"]["state"] == "streaming" and calls["outsider"]["round"] == 1
+    assert calls["contrarian"]["chars"] == 0  # the run's own call, before its answer comes
     assert calls["alice"]["state"] == "waiting"
     assert set(calls["alice"]) == {
         "persona",
@@ -72,4 +74,4 @@ def test_council_wait_tells_the_calls_in_progress_and_status_lists_them(workdir:
         "elapsed_s",
         "detail",
     }
-    assert {"contrarian", "alice"}.isdisjoint(call["persona"] for call in after["in_flight"])
+    assert {"outsider", "alice"}.isdisjoint(call["persona"] for call in after["in_flight"])
