@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 
 # A persona in one of these states is finished for the round.
 FINAL_STATES = frozenset({"done", "failed", "skipped", "kept"})
+# A person's seat while the run waits for its entry; timed like a call.
+WAITING_FOR_YOU = "waiting for you"
 
 
 @dataclass
@@ -130,6 +132,7 @@ class LiveProgress:
             "skipped": "dim",
             "kept": "cyan",
             "researching": "magenta",
+            WAITING_FOR_YOU: "bold yellow",
         }
         for slug, line in list(self.lines.items()):  # the refresh thread reads it too
             table.add_row(
@@ -169,7 +172,7 @@ class LiveProgress:
 
     def persona(self, slug: str, state: str, tokens: int = 0, detail: str = "") -> None:
         line = self.lines.setdefault(slug, PersonaLine())
-        if state == "thinking":
+        if state in ("thinking", WAITING_FOR_YOU):
             line.started, line.ended, line.retry = self.clock(), None, None
         elif state in FINAL_STATES and line.started is not None:
             line.ended = self.clock()
