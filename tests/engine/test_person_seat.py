@@ -128,6 +128,36 @@ def test_the_run_waits_for_the_person_each_round_and_goes_on_when_they_answer(
     assert verdicts["1"][PERSON]["stance"] == "B"
     assert verdicts["2"][PERSON]["stance"] == "B"
     assert not list(in_flight_dir(council.folder(debate_id)).glob("*.json"))
+    # The synthesizer reads the person's answers, named as a person's, not a model's.
+    synthesis = council.text(debate_id, "synthesis-input.md")
+    assert f"holds the seat of {PERSON} (a person)" in synthesis
+    assert f'<answer persona="{PERSON}" round="2" seat="a person"' in synthesis
+    assert '<answer persona="growth-cfo" round="2" final="yes">' in synthesis
+
+
+def test_ctrl_c_while_waiting_stops_cleanly_and_run_waits_again(
+    council: Council, tmp_path: Path
+) -> None:
+    process = start_run(council, tmp_path)
+    waits_in(council, 1, process)
+    debate_id = council.only_id()
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+
+    assert process.returncode == 130, err.decode()
+    assert err.decode().strip().splitlines()[-1] == (
+        "Error: Stopped by Ctrl-C; every answer already given is saved. "
+        f"Run `dreamcontext council run {debate_id}` to go on from where it stopped."
+    )
+    assert waiting_round(council) is None
+    assert not list(in_flight_dir(council.folder(debate_id)).glob("*.json"))
+    again = council.spawn("run", debate_id)
+    try:
+        waits_in(council, 1, again)
+    finally:
+        again.send_signal(signal.SIGINT)
+        again.communicate(timeout=60)
+    assert again.returncode == 130
 
 
 def test_a_person_who_does_not_answer_in_time_is_missing_for_the_round(
