@@ -6,7 +6,7 @@ import asyncio
 import functools
 from collections.abc import Collection
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from dreamcontext_council.actions import received, submissions
 from dreamcontext_council.actions.files import DebateFiles, today
@@ -33,7 +33,7 @@ from dreamcontext_council.engine.protocol.contract import (
     review_score,
 )
 from dreamcontext_council.engine.protocol.pairing import derangement
-from dreamcontext_council.engine.protocol.seat_watch import entry_landed
+from dreamcontext_council.engine.protocol.seat_watch import SeatDesk, answer_on_disk
 from dreamcontext_council.engine.providers.base import Prompt
 from dreamcontext_council.engine.providers.models import ModelSpec, parse_model
 from dreamcontext_council.errors import CouncilError, LinkOut
@@ -54,15 +54,6 @@ CROSS_EXAM_DIRECTIVE = (
     "round 1 answer (not matters of opinion) and score it 1-10."
 )
 KEPT_DETAIL = "hand-written entry kept; the model's answer was not saved"
-
-
-class SeatDesk(Protocol):
-    """Where a person's seat is answered (engine/protocol/person_seat.py's `PersonDesk`)."""
-
-    async def answer(self, slug: str, number: int, peer: str | None) -> bool:
-        """True once the seat's round-N entry is in the folder; raises CouncilError when
-        it is missing for the round."""
-        ...
 
 
 @dataclass
@@ -225,7 +216,7 @@ class RoundRunner:
         for slug in roster:
             if only is not None and slug not in only:
                 continue  # answered on another machine
-            if self._on_disk(slug, number):
+            if answer_on_disk(self.files, slug, number):
                 result.skipped.append(slug)  # already on disk: never asked again
                 submissions.recount_entries(self.root, debate.id, slug)
             else:
@@ -269,19 +260,6 @@ class RoundRunner:
                 f"Persona failed — {slug} in round {number} — {today()}", [reason]
             )
         return result
-
-    def _on_disk(self, slug: str, number: int) -> bool:
-        """Whether the persona's round-N answer is in the folder: its entry, and for a
-        person's seat its verdict too (the two commands that answer it may come apart)."""
-        if self._is_person(slug):
-            return entry_landed(self.files, slug, number)
-        return any(e.round == number for e in self.files.entries(slug))
-
-    def _is_person(self, slug: str) -> bool:
-        try:
-            return is_person(self.files.context(slug).model)
-        except CouncilError:
-            return False  # an unreadable context fails the persona in its turn
 
     def _material_or_error(
         self, debate: Debate, slug: str, number: int, roster: list[str], verdicts: Verdicts

@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import os
 from pathlib import Path
+from typing import Protocol
 
 from watchdog.events import (
     FileClosedEvent,
@@ -30,12 +31,34 @@ from watchdog.observers.api import BaseObserver
 
 from dreamcontext_council.actions.files import DebateFiles
 from dreamcontext_council.errors import CouncilError
+from dreamcontext_council.rules.seats import is_person
 
 # The files whose writes can land an entry (atomic writes arrive as a move onto them).
 WATCHED_NAMES = frozenset({"report.md", "verdicts.json"})
 WRITE_EVENTS = [FileCreatedEvent, FileModifiedEvent, FileMovedEvent, FileClosedEvent]
 # Where the kernel refuses a watch (its inotify limits reached): a re-check this often.
 SAFETY_RECHECK_S = 180.0
+
+
+class SeatDesk(Protocol):
+    """Where a person's seat is answered (engine/protocol/person_seat.py's `PersonDesk`)."""
+
+    async def answer(self, slug: str, number: int, peer: str | None) -> bool:
+        """True once the seat's round-N entry is in the folder; raises CouncilError when
+        it is missing for the round."""
+        ...
+
+
+def answer_on_disk(files: DebateFiles, slug: str, number: int) -> bool:
+    """Whether the persona's round-N answer is in the folder: its entry, and for a
+    person's seat its verdict too (the two commands that answer it may come apart)."""
+    try:
+        person = is_person(files.context(slug).model)
+    except CouncilError:
+        person = False  # an unreadable context fails the persona in its turn
+    if person:
+        return entry_landed(files, slug, number)
+    return any(e.round == number for e in files.entries(slug))
 
 
 def entry_landed(files: DebateFiles, slug: str, number: int) -> bool:
