@@ -35,6 +35,7 @@ from dreamcontext_council.errors import CouncilError
 from dreamcontext_council.folder.in_flight import WAITING, InFlightCall, remove_leftover_in_flight
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.rules.report import REQUIRED_SECTIONS
+from dreamcontext_council.views.terminal import printable
 
 
 class NoAnswerInTime(CouncilError):
@@ -125,9 +126,12 @@ class PersonDesk:
                 offer.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await offer
-        if not result and self._editing is not None and not self._editing.done():
+        if self._editing is not None and not self._editing.done():
+            # The person is writing: the editor is never cut off, by the time running out
+            # or by the entry landing another way; the live display comes back after it.
             await asyncio.shield(self._editing)
-            result = entry_landed(self.files, slug, number)
+            self.progress.start()
+            result = result or entry_landed(self.files, slug, number)
         return result
 
     def _commands(self, slug: str, number: int, peer: str | None) -> str:
@@ -177,11 +181,12 @@ class PersonDesk:
                 self.progress.note(f"{slug}: nothing recorded from the editor.")
 
     def _edit(self, form: entry_form.EntryForm, command: list[str]) -> bool:
-        notes: list[str] = []
-        recorded = entry_form.edit_entry(form, command, editor=self.editor, notify=notes.append)
-        for line in notes[-1:]:
-            print(line, file=sys.stderr, flush=True)
-        return recorded
+        """The editor session, on a worker thread: the terminal is the editor's meanwhile."""
+
+        def say(line: str) -> None:
+            print(printable(line), file=sys.stderr, flush=True)
+
+        return entry_form.edit_entry(form, command, editor=self.editor, notify=say)
 
     async def _enter_pressed(self) -> bool:
         """Wait, without a thread or a poll, for a line on stdin; False at its end."""
