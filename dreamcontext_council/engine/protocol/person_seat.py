@@ -166,9 +166,16 @@ class PersonDesk:
                     f"{slug} --round {number}`; the run waits."
                 )
                 if not await self._enter_pressed():
-                    return  # no keyboard after all: the commands remain
+                    # No keyboard after all (stdin ended): the commands remain.
+                    self.progress.note(self._commands(slug, number, peer))
+                    return
                 loop = asyncio.get_running_loop()
-                form = entry_form.EntryForm.of(self.root, self.files.id, slug, number)
+                try:
+                    form = entry_form.EntryForm.of(self.root, self.files.id, slug, number)
+                except CouncilError as problem:  # a file of the debate cannot be read now
+                    self.progress.note(f"{slug}: the entry cannot be prepared: {problem}")
+                    self.progress.note(self._commands(slug, number, peer))
+                    return
                 self.progress.stop()  # the editor owns the terminal until it closes
                 self._editing = loop.run_in_executor(None, self._edit, form, command)
                 try:
