@@ -164,7 +164,7 @@ def test_a_person_who_does_not_answer_in_time_is_missing_for_the_round(
     council: Council, tmp_path: Path
 ) -> None:
     process = start_run(council, tmp_path, "--human-timeout", "1")
-    _, err = process.communicate(timeout=120)
+    out, err = process.communicate(timeout=120)
 
     assert process.returncode == 0, err.decode()
     debate_id = council.only_id()
@@ -172,10 +172,14 @@ def test_a_person_who_does_not_answer_in_time_is_missing_for_the_round(
     log = council.log(debate_id)
     for number in (1, 2):
         assert f"## Persona failed — {PERSON} in round {number}" in log
-        assert f"{PERSON} (a person) did not answer round {number} within 1 s" in log
+    assert log.count("- the person in this seat did not answer within 1 s (--human-timeout)") == 2
     assert "Missing: alice" in log
     assert not [u for u in council.usage(debate_id) if u["persona"] == PERSON]
     assert council.meta(debate_id)["run"]["human_timeout"] == 1
+    short = "did not answer rounds 1 and 2 (the person in this seat did not answer within 1 s"
+    assert short in out.decode()
+    report = council.text(debate_id, "final-report.md")
+    assert "**The council was short:** alice did not answer rounds 1 and 2." in report
 
 
 def test_a_run_killed_while_waiting_waits_again_and_takes_an_entry_written_meanwhile(

@@ -88,8 +88,8 @@ class PersonDesk:
             waiting.end()
         if not landed:
             reason = (
-                f"{slug} (a person) did not answer round {number} within "
-                f"{self.timeout:g} s (--human-timeout); the round went on without them."
+                f"the person in this seat did not answer within {self.timeout:g} s "
+                "(--human-timeout)"
             )
             self.progress.persona(slug, "failed", detail="no answer in time")
             raise NoAnswerInTime(reason)
