@@ -7,11 +7,15 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from debate_story import entry
+from debate_story import TOPIC, Chair, entry
 
 from dreamcontext_council.actions import submissions
 from dreamcontext_council.actions.files import DebateFiles
+from dreamcontext_council.engine.prompting import prompts
 from dreamcontext_council.engine.protocol import seat_watch
+from dreamcontext_council.engine.protocol.convergence import check_material
+from dreamcontext_council.engine.protocol.round_page import compression_of
+from dreamcontext_council.engine.protocol.synthesis import synthesis_values
 from dreamcontext_council.folder.paths import Root
 
 from .support import Council
@@ -90,3 +94,25 @@ def test_a_model_persona_is_on_disk_with_its_entry_a_person_with_both(
 def _touch(path: Path) -> None:
     with open(path, "a", encoding="utf-8") as stream:
         stream.write("{}\n")
+
+
+def test_the_check_and_the_synthesizer_name_a_person_as_a_person(chair: Chair, root: Root) -> None:
+    """What the convergence check and the synthesizer read says which seat a person holds."""
+    debate_id = chair.new(personas=("risk-auditor", "alice"), rounds=3)
+    chair.ok(
+        "agent", "create", debate_id, "alice", "--force", "--model", "human", "--body", "A person."
+    )
+    chair.play_round(debate_id, 1, {"risk-auditor": ("A", 60), "alice": ("B", 70)})
+    chair.play_round(debate_id, 2, {"risk-auditor": ("A", 65), "alice": ("B", 75)})
+    files = DebateFiles(root, debate_id)
+
+    check = prompts.check_prompt(TOPIC, 2, 3, check_material(files, 2)).user
+    values, task = synthesis_values(root, files, compression_of(files.debate()))
+    synthesis = prompts.synthesis_prompt(values, task).user
+
+    assert "### alice (a person) — B 70" in check
+    assert "### alice (a person) — B 75" in check
+    assert "### risk-auditor — A 65" in check
+    assert "holds the seat of alice (a person)" in synthesis
+    assert '<answer persona="alice" round="1" seat="a person">' in synthesis
+    assert '<answer persona="risk-auditor" round="1">' in synthesis
