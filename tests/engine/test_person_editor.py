@@ -110,7 +110,9 @@ def test_a_person_answers_in_the_editor_the_run_offers_on_a_terminal(
     try:
         for number in (1, 2):
             offer = f"{PERSON}: press Enter to write your round {number} entry in "
-            wait_for(lambda offer=offer: terminal.shows(offer) or terminal.process.poll() is not None)
+            wait_for(
+                lambda offer=offer: terminal.shows(offer) or terminal.process.poll() is not None
+            )
             assert terminal.process.poll() is None, terminal.screen.decode(errors="replace")
             terminal.press_enter()
         assert terminal.process.wait(timeout=120) == 0, terminal.screen.decode(errors="replace")
