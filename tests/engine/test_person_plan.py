@@ -112,3 +112,8 @@ def test_human_on_a_resume_seats_a_person_and_is_remembered(council: Council) ->
     asked = {u["persona"] for u in council.usage(debate_id)}
     assert "risk-auditor" in asked
     assert not asked & {"growth-cfo", "bob"}
+
+    # The seats stay a person's on the next run, which --dry-run shows without --human.
+    planned = council("run", debate_id, "--dry-run", "--json").json()
+    assert "A person's seat: growth-cfo, bob;" in planned["message"]
+    assert "up to 0.5 s a round (--human-timeout)" in planned["message"]
