@@ -110,7 +110,7 @@ class CouncilRun:
             self.files,
             progress,
             timeout=plan.limits.human_timeout,
-            tty=plan.tty,
+            tty=plan.tty and not plan.quiet,  # an offer nobody sees is not made
             env=plan.env,
         )
 
