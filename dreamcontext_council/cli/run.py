@@ -162,6 +162,22 @@ def register(cli: click.Group, council: click.Group) -> None:
     metavar="SLUG,SLUG",
     help="Answer only these personas' pending calls in the running round, then stop.",
 )
+@click.option(
+    "--human",
+    "humans",
+    multiple=True,
+    metavar="SLUG",
+    help="Seat a person as this persona (repeatable): no model is called for it; each round "
+    "the run waits for its entry (`verdict` and `report append`, or $EDITOR on a terminal). "
+    "A slug the council lacks adds a seat; remembered.",
+)
+@click.option(
+    "--human-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="SECONDS",
+    help="Wait this long for a person's entry each round, then go on without it "
+    "[default: recorded, else as long as it takes].",
+)
 @click.option("--yes", is_flag=True, help="Skip the pre-flight guard on the question.")
 @click.option("--quiet", is_flag=True, help="Print only the final result.")
 @root_option
@@ -199,6 +215,8 @@ def run(
     resynthesize: bool,
     promote: bool,
     only: str | None,
+    humans: tuple[str, ...],
+    human_timeout: float | None,
     yes: bool,
     quiet: bool,
     as_json: bool,
@@ -230,6 +248,7 @@ def run(
       dreamcontext council run council_AbC12345 --synth-model opus --max-cost 2
       OPENAI_BASE_URL=http://localhost:11434/v1 dreamcontext council run --topic "Should we cache sessions in Redis?" --model openai:llama3.1
       dreamcontext council run council_AbC12345 --only risk-auditor,growth-cfo
+      dreamcontext council run --topic "Should we rewrite the billing service?" --human alice
     """
     from dreamcontext_council.engine.setup.launch import STOPS, launch, stopped_result
     from dreamcontext_council.engine.setup.request import Launch
@@ -268,6 +287,8 @@ def run(
         resynthesize=resynthesize,
         promote=promote,
         only=only,
+        humans=list(humans),
+        human_timeout=human_timeout,
         yes=yes,
         quiet=quiet,
         root=explicit_root(),

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from dreamcontext_council import resources
 from dreamcontext_council.errors import UsageError
 from dreamcontext_council.folder import strict_yaml
 from dreamcontext_council.folder.names import check_slug
@@ -15,6 +16,7 @@ from dreamcontext_council.rules.limits import (
     MIN_PERSONAS,
     check_length,
 )
+from dreamcontext_council.rules.seats import HUMAN_MODEL
 
 
 @dataclass(frozen=True)
@@ -176,3 +178,19 @@ def check_roster_size(personas: list[PersonaSpec], where: str) -> None:
         raise UsageError(
             f"{where}: a council needs {MIN_PERSONAS}-{MAX_PERSONAS} personas, not {len(personas)}."
         )
+
+
+def person_spec(slug: str) -> PersonaSpec:
+    """A seat added for a person (`run --human SLUG` naming no persona of the council)."""
+    slug = check_slug(slug)
+    body = resources.render("files/person-seat.md.j2", slug=slug).strip()
+    return PersonaSpec(slug, body, HUMAN_MODEL, [])
+
+
+def with_persons(roster: list[PersonaSpec], slugs: list[str]) -> list[PersonaSpec]:
+    """The roster with a person in each seat `slugs` names (`run --human`): a persona of
+    the roster keeps its text and takes `model: human`; a slug it lacks is a new seat."""
+    wanted = list(dict.fromkeys(check_slug(s) for s in slugs))
+    seated = [replace(p, model=HUMAN_MODEL) if p.slug in wanted else p for p in roster]
+    known = {p.slug for p in roster}
+    return seated + [person_spec(slug) for slug in wanted if slug not in known]

@@ -63,6 +63,8 @@ class RunSettings:
     tools: str | None = None
     """The MCP tools file (`--tools`), relative to the project folder when inside it."""
     max_tool_calls: int | None = None
+    human_timeout: float | None = None
+    """Seconds a person's seat (`run --human`) is waited for each round; None: as long as it takes."""
 
     def as_meta(self) -> dict[str, Any]:
         """The `run:` mapping to write: only the settings that are set, in a fixed order."""
@@ -91,6 +93,7 @@ _LIMITS: dict[str, tuple[bool, float, float | None]] = {
     "window": (True, MIN_WINDOW, None),
     "max_answer_kb": (True, MIN_ANSWER_KB, None),
     "max_tool_calls": (True, 0, MAX_TOOL_CALLS),
+    "human_timeout": (False, 0.0, None),
 }
 _FLAGS = ("base_url_secret", "compact", "early_stop", "baseline")
 _TEXTS = (*MODEL_FIELDS, "base_url", "tools")
@@ -126,6 +129,7 @@ def parse_run_settings(value: Any, where: str = "debate.md") -> RunSettings:
             or (most is not None and number > most)
         ):
             raise FormatError(f"{where}: run.{name} must be {kind}, {span}, not {number!r}.")
-    if value.get("timeout") == 0:
-        raise FormatError(f"{where}: run.timeout must be more than 0 seconds.")
+    for name in ("timeout", "human_timeout"):
+        if value.get(name) == 0:
+            raise FormatError(f"{where}: run.{name} must be more than 0 seconds.")
     return RunSettings(**{k: v for k, v in value.items() if v is not None})

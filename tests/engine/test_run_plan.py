@@ -101,6 +101,7 @@ def test_every_option_given_is_what_the_plan_records() -> None:
         window=9000,
         max_answer_kb=16,
         max_tool_calls=5,
+        human_timeout=90.0,
         no_tools=True,
         env={},
     )
@@ -127,4 +128,5 @@ def test_every_option_given_is_what_the_plan_records() -> None:
         baseline=True,
         tools=None,  # --no-tools drops the recorded tools file
         max_tool_calls=5,
+        human_timeout=90.0,
     )

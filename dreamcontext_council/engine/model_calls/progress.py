@@ -24,6 +24,8 @@ FINAL_STATES = frozenset({"done", "failed", "skipped", "kept"})
 TAIL_KEPT = 400
 # The most characters of that line a row shows: its end, where the text grows.
 LAST_LINE_SHOWN = 60
+# A person's seat while the run waits for its entry; timed like a call.
+WAITING_FOR_YOU = "waiting for you"
 
 
 @dataclass
@@ -180,6 +182,7 @@ class LiveProgress:
             "skipped": "dim",
             "kept": "cyan",
             "researching": "magenta",
+            WAITING_FOR_YOU: "bold yellow",
         }
         for slug, line in list(lines.items()):  # the refresh thread reads it too
             table.add_row(
@@ -220,7 +223,7 @@ class LiveProgress:
 
     def persona(self, slug: str, state: str, tokens: int = 0, detail: str = "") -> None:
         line = self.lines.setdefault(slug, PersonaLine())
-        if state == "thinking":
+        if state in ("thinking", WAITING_FOR_YOU):
             line.started, line.ended, line.retry = self.clock(), None, None
             line.chars, line.tail = 0, ""
         elif state in FINAL_STATES and line.started is not None:

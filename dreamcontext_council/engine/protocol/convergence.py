@@ -24,8 +24,10 @@ from dreamcontext_council.engine.prompting.prompts import CheckMaterial
 from dreamcontext_council.engine.prompting.reviews import load_reviews
 from dreamcontext_council.engine.protocol.contract import review_score
 from dreamcontext_council.engine.providers.models import parse_model
+from dreamcontext_council.errors import CouncilError
 from dreamcontext_council.rules import metrics
 from dreamcontext_council.rules.debate import bounded_round
+from dreamcontext_council.rules.seats import is_person
 from dreamcontext_council.views.failures import shorten_at_word
 
 EARLY_STOP = 90
@@ -129,6 +131,7 @@ def check_material(files: DebateFiles, number: int) -> CheckMaterial:
     verdicts = files.verdicts()
     debate = files.debate()
     entries = {slug: files.entries(slug) for slug in debate.personas}
+    persons = {slug for slug in debate.personas if _person(files, slug)}
 
     def entry(slug: str, round_number: int) -> Any:
         return next((e for e in entries.get(slug, []) if e.round == round_number), None)
@@ -139,6 +142,7 @@ def check_material(files: DebateFiles, number: int) -> CheckMaterial:
         perspectives.append(
             {
                 "slug": slug,
+                "person": slug in persons,
                 "stance": verdict.stance,
                 "conviction": verdict.conviction,
                 "headline": verdict.headline,
@@ -168,6 +172,7 @@ def check_material(files: DebateFiles, number: int) -> CheckMaterial:
         positions.append(
             {
                 "slug": slug,
+                "person": slug in persons,
                 "stance": verdict.stance,
                 "conviction": verdict.conviction,
                 "shift": metrics.shift(verdicts.round(number - 1).get(slug), verdict),
@@ -195,6 +200,14 @@ def check_material(files: DebateFiles, number: int) -> CheckMaterial:
         unanswered,
         open_questions,
     )
+
+
+def _person(files: DebateFiles, slug: str) -> bool:
+    """Whether a person holds the seat (the check names it so, not as a model)."""
+    try:
+        return is_person(files.context(slug).model)
+    except CouncilError:
+        return False
 
 
 async def ask_check(

@@ -30,6 +30,7 @@ from dreamcontext_council.rules.run_settings import (
     MODEL_FIELDS,
     RunSettings,
 )
+from dreamcontext_council.rules.seats import is_person
 
 if TYPE_CHECKING:  # the tools file's reader is loaded only by a run with research tools
     from dreamcontext_council.engine.research.session import ResearchPlan
@@ -37,11 +38,19 @@ if TYPE_CHECKING:  # the tools file's reader is loaded only by a run with resear
 
 @dataclass(frozen=True)
 class PersonaSeat:
-    """One persona's model, and whether it follows the run's model (`--model` moves it)."""
+    """One persona's model, and whether it follows the run's model (`--model` moves it).
+
+    A seat whose model is `human` (rules/seats.py) is a person's: no model is called for
+    it, nothing is checked or priced for it, and the run waits for its entries."""
 
     slug: str
     model: str
     follows_run: bool
+
+    @property
+    def person(self) -> bool:
+        """Whether a person answers this seat (`run --human`, `model: human`)."""
+        return is_person(self.model)
 
 
 @dataclass(frozen=True)
@@ -82,6 +91,14 @@ class Seats:
         source = self.sources.get(name)
         return f"{model} (from {source})" if source else str(model)
 
+    def model_seats(self) -> tuple[PersonaSeat, ...]:
+        """The personas a model answers: every seat but a person's."""
+        return tuple(seat for seat in self.personas if not seat.person)
+
+    def person_seats(self) -> tuple[PersonaSeat, ...]:
+        """The personas a person answers."""
+        return tuple(seat for seat in self.personas if seat.person)
+
     def models(self) -> dict[str, str | None]:
         """Each setting of `MODEL_FIELDS` by name: the one list of fields that name a model."""
         return {name: getattr(self, name) for name in MODEL_FIELDS}
@@ -107,6 +124,7 @@ class Limits:
     max_calls: int | None = None
     max_answer_kb: int = DEFAULT_MAX_ANSWER_KB
     max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS
+    human_timeout: float | None = None  # seconds a person's seat is waited for; None: forever
     prices: PriceTable = field(default_factory=PriceTable)
     shared_budget: Budget | None = None  # limits shared with other runs in the process (eval)
 
@@ -222,6 +240,7 @@ class RunPlan:
             baseline=self.flags.baseline,
             tools=self.research.tools,
             max_tool_calls=limits.max_tool_calls,
+            human_timeout=limits.human_timeout,
         )
 
     def provider_settings(self) -> ProviderSettings:

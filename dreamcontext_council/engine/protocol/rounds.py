@@ -33,6 +33,7 @@ from dreamcontext_council.engine.protocol.contract import (
     review_score,
 )
 from dreamcontext_council.engine.protocol.pairing import derangement
+from dreamcontext_council.engine.protocol.seat_watch import SeatDesk, answer_on_disk
 from dreamcontext_council.engine.providers.base import Prompt
 from dreamcontext_council.engine.providers.models import ModelSpec, parse_model
 from dreamcontext_council.errors import CouncilError, LinkOut
@@ -41,6 +42,7 @@ from dreamcontext_council.folder.safe_write import folders_ready
 from dreamcontext_council.folder.storage import atomic_write_text
 from dreamcontext_council.rules.debate import Debate
 from dreamcontext_council.rules.persona import PersonaContext
+from dreamcontext_council.rules.seats import is_person
 from dreamcontext_council.rules.verdicts import Verdict, Verdicts
 from dreamcontext_council.views.failures import shorten_at_word
 
@@ -166,6 +168,8 @@ class RoundRunner:
     """Characters of the round-3+ transcript over which it is compressed."""
     research: ResearchSession | None = None
     """The run's research tools (`run --tools`), offered to every persona turn."""
+    desk: SeatDesk | None = None
+    """Where a person's seat is waited for (`run` gives it: engine/protocol/person_seat.py)."""
     # Answers are saved in arrival order without blocking the event loop, and never wait
     # on each other's file lock.
     _writer: DiskQueue = field(default_factory=DiskQueue, init=False, repr=False)
@@ -212,7 +216,7 @@ class RoundRunner:
         for slug in roster:
             if only is not None and slug not in only:
                 continue  # answered on another machine
-            if any(e.round == number for e in self.files.entries(slug)):
+            if answer_on_disk(self.files, slug, number):
                 result.skipped.append(slug)  # already on disk: never asked again
                 submissions.recount_entries(self.root, debate.id, slug)
             else:
@@ -296,6 +300,8 @@ class RoundRunner:
             progress.persona(slug, "failed", detail=shorten_at_word(str(material), 80))
             raise material
         context = self.files.context(slug)
+        if is_person(context.model):
+            return await self._person(slug, number, material)
         spec = self.model_for(context)
         tools = self.research.toolbox(slug, number) if self.research else None
         prompt = prompts.persona_prompt(
@@ -354,6 +360,20 @@ class RoundRunner:
             slug, "done", tokens=tokens, detail=f"{verdict.stance} {verdict.conviction}"
         )
         return True
+
+    async def _person(self, slug: str, number: int, material: prompts.RoundMaterial) -> bool:
+        """A person's seat: no model is asked; its entry is taken from the folder or waited
+        for (engine/protocol/person_seat.py). The critiques aimed at it go into its context
+        file, as for any persona; no prompt is recorded, as none is sent."""
+        if self.desk is None:
+            raise CouncilError(f"{slug} is a person's seat, and this run cannot wait for one.")
+        await self._writer.run(
+            functools.partial(
+                received.record_critiques, self.files, slug, number, material.critiques
+            )
+        )
+        peer = str(material.peer["slug"]) if material.peer else None
+        return await self.desk.answer(slug, number, peer)
 
     async def _record_received(
         self,

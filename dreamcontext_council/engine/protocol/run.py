@@ -28,6 +28,7 @@ from dreamcontext_council.engine.prompting.synthesis_input import CompressionSet
 from dreamcontext_council.engine.protocol import convergence as conv
 from dreamcontext_council.engine.protocol.cross_exam import open_round
 from dreamcontext_council.engine.protocol.only import only_round
+from dreamcontext_council.engine.protocol.person_seat import person_desk_for
 from dreamcontext_council.engine.protocol.plan import RunPlan
 from dreamcontext_council.engine.protocol.round_page import transcript_budget
 from dreamcontext_council.engine.protocol.rounds import (
@@ -45,6 +46,7 @@ from dreamcontext_council.folder.safe_write import file_ready
 from dreamcontext_council.folder.storage import locked
 from dreamcontext_council.rules.final_report import verdict_statement
 from dreamcontext_council.rules.roundlog import persona_failures
+from dreamcontext_council.rules.seats import is_person
 from dreamcontext_council.views.failures import absence_lines, grouped_reasons, shorten_at_word
 
 if TYPE_CHECKING:  # the MCP client is loaded only by a run with research tools
@@ -102,6 +104,16 @@ class CouncilRun:
         self.progress = progress
         self.compression: CompressionSettings = plan.compression.settings()
         self.research: ResearchSession | None = None
+        # Where a person's seat is waited for: one for the run, so one seat at a time
+        # holds the keyboard on a terminal.
+        self.desk = person_desk_for(
+            root,
+            self.files,
+            progress,
+            timeout=plan.limits.human_timeout,
+            tty=plan.tty and not plan.quiet,  # an offer nobody sees is not made
+            env=plan.env,
+        )
 
     @property
     def id(self) -> str:
@@ -244,7 +256,9 @@ class CouncilRun:
     def _check_models(self) -> None:
         debate = self.files.debate()
         for slug in debate.personas:
-            parse_model(self.files.context(slug).model or self.default_model)
+            model = self.files.context(slug).model
+            if not is_person(model):  # a person's seat calls no model
+                parse_model(model or self.default_model)
         for name in (self.seats.check_model, self.seats.synth_model, self.seats.baseline_model):
             if name:
                 parse_model(name)
@@ -300,6 +314,7 @@ class CouncilRun:
             self.plan.limits.answer_kb(),
             self._transcript_budget(),
             self.research,
+            self.desk,
         )
 
     async def _run_round(self, number: int) -> None:

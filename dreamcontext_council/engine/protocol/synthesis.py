@@ -38,6 +38,7 @@ from dreamcontext_council.resources import render
 from dreamcontext_council.rules import metrics
 from dreamcontext_council.rules.diversity import diversity, family_of
 from dreamcontext_council.rules.markdown import normalize_title, sections
+from dreamcontext_council.rules.seats import is_person
 from dreamcontext_council.views.failures import short_council_sentence
 from dreamcontext_council.views.timeline import render_timeline
 
@@ -135,6 +136,7 @@ def synthesis_values(
         "attachments": attachments_for_prompt(files),
         "research": research,
         "answers": answers,
+        "persons": [p.slug for p in snapshot.personas if p.context and is_person(p.context.model)],
         "reviews": reviews,
         "decisions": check_decisions(files.log(), number, debate.rounds_planned),
     }

@@ -38,7 +38,9 @@ def estimate_run(plan: RunPlan, files: DebateFiles | None) -> dict[str, Any]:
     """
     seats, flags = plan.seats, plan.flags
     fallback = seats.model
-    personas = [(seat.slug, seat.model) for seat in seats.personas]
+    # A person's seat costs nothing: its entries are read by the others, never asked of a model.
+    personas = [(seat.slug, seat.model) for seat in seats.model_seats()]
+    persons = [seat.slug for seat in seats.person_seats()]
     if files is not None:
         debate = files.debate()
         rounds = debate.rounds_planned
@@ -59,7 +61,8 @@ def estimate_run(plan: RunPlan, files: DebateFiles | None) -> dict[str, Any]:
         rounds = min(rounds, 2)
     attached = _attachment_tokens(plan, files)
     calls: list[dict[str, Any]] = []
-    peers = max(0, len(personas) - 1)
+    seated = len(personas) + len(persons)
+    peers = max(0, seated - 1)
     if flags.baseline and not (
         files is not None
         and (files.paths.baseline.exists() or files.debate().status.phase == "complete")
@@ -79,7 +82,7 @@ def estimate_run(plan: RunPlan, files: DebateFiles | None) -> dict[str, Any]:
         for slug, model in personas:
             tokens_in = OPENING_INPUT + attached + (PER_PEER_INPUT * peers if number > 1 else 0)
             if number > 2:  # the rebuttal transcript (prompting/transcript.py), up to its budget
-                parts = 2 * len(personas) + number - 2
+                parts = 2 * seated + number - 2
                 tokens_in += min(TRANSCRIPT_BUDGET_CHARS // 4, parts * ANSWER_INPUT)
             call: dict[str, Any] = {
                 "round": number,
@@ -101,12 +104,12 @@ def estimate_run(plan: RunPlan, files: DebateFiles | None) -> dict[str, Any]:
                     "persona": ORCHESTRATOR_CALLER,
                     "model": seats.check(),
                     "phase": "check",
-                    "input_tokens": 300 * len(personas),
+                    "input_tokens": 300 * seated,
                     "output_tokens": EXPECTED_OUTPUT["check"],
                 }
             )
     if not (files is not None and files.debate().status.phase == "complete") or flags.resynthesize:
-        answers = len(personas) * rounds
+        answers = seated * rounds
         calls.append(
             {
                 "round": rounds,
@@ -135,6 +138,13 @@ def estimate_run(plan: RunPlan, files: DebateFiles | None) -> dict[str, Any]:
         by_phase[call["phase"]] = by_phase.get(call["phase"], 0) + 1
     lines.append("  " + ", ".join(f"{n} {phase}" for phase, n in by_phase.items()))
     lines += _settings_lines(plan)
+    if persons:
+        wait = plan.limits.human_timeout
+        waited = f"up to {wait:g} s a round (--human-timeout)" if wait else "as long as it takes"
+        lines.append(
+            f"  A person's seat: {', '.join(persons)}; no model is called for it, the run "
+            f"waits for their entry each round, {waited}."
+        )
     if tool_calls:
         lines.append(
             f"  Each persona turn may make up to {tool_calls} tool calls (--tools); its cost is "

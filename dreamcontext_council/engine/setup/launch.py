@@ -40,8 +40,14 @@ from dreamcontext_council.errors import (
     RunStopped,
     UsageError,
 )
+from dreamcontext_council.folder.names import check_slug
 from dreamcontext_council.folder.paths import Root, require_root, root_for_new
-from dreamcontext_council.rules.roster import PersonaSpec, check_roster_size, load_roster
+from dreamcontext_council.rules.roster import (
+    PersonaSpec,
+    check_roster_size,
+    load_roster,
+    with_persons,
+)
 from dreamcontext_council.rules.run_settings import DEFAULT_TIMEOUT
 
 SCRIPTED_NOTICE = (
@@ -88,6 +94,8 @@ def _planned(request: Launch) -> tuple[RunPlan, DebateFiles | None]:
     if request.debate_id and request.attach:
         raise UsageError("--attach goes with --topic; attach files when the debate is created.")
     only = _only(request)
+    for slug in request.humans:
+        check_slug(slug, "--human slug")
     defaults = defaults_for(request, None)
     prices = load_prices(request.prices)
     attachments = check_attachments(request.attach)
@@ -99,7 +107,7 @@ def _planned(request: Launch) -> tuple[RunPlan, DebateFiles | None]:
         spec, source = personas_setting(request, defaults)
         if spec != "auto":
             try:
-                roster = load_roster(spec)
+                roster = with_persons(load_roster(spec), request.humans)
             except UsageError as wrong:  # DREAMCONTEXT_PERSONAS: say which setting it was
                 if source == "--personas":
                     raise

@@ -48,7 +48,7 @@ from dreamcontext_council.engine.setup.remembered import persona_model
 from dreamcontext_council.engine.setup.request import Launch
 from dreamcontext_council.errors import UsageError
 from dreamcontext_council.folder.paths import Root, find_root
-from dreamcontext_council.rules.roster import PersonaSpec
+from dreamcontext_council.rules.roster import PersonaSpec, with_persons
 from dreamcontext_council.rules.run_settings import (
     DEFAULT_MAX_TOOL_CALLS,
     DEFAULT_RETRIES,
@@ -57,6 +57,7 @@ from dreamcontext_council.rules.run_settings import (
     MODEL_FIELDS,
     RunSettings,
 )
+from dreamcontext_council.rules.seats import HUMAN_MODEL
 
 T = TypeVar("T")
 D = TypeVar("D")
@@ -87,6 +88,8 @@ def resolve(
     """
     if defaults is None:
         defaults = defaults_for(request, files)
+    if roster is not None and request.humans:
+        roster = with_persons(roster, request.humans)  # the same again when already seated
     tools_plan = _research(request, files, previous)
     if previous.base_url_secret and request.base_url is None:
         raise UsageError(
@@ -106,7 +109,7 @@ def resolve(
         check_model=models["check_model"],
         synth_model=models["synth_model"],
         baseline_model=models["baseline_model"],
-        personas=_personas(files, roster, previous, run_model),
+        personas=_personas(files, roster, previous, run_model, request.humans),
         auto=files is None and personas_setting(request, defaults)[0] == "auto",
         sources=MappingProxyType({name: c[1] for name, c in chosen.items() if c}),
         # Named by the user: a flag, or a default they set (not the record, not the built-in one).
@@ -158,6 +161,7 @@ def resolve(
             max_tool_calls=_first(
                 request.max_tool_calls, previous.max_tool_calls, DEFAULT_MAX_TOOL_CALLS
             ),
+            human_timeout=_first(request.human_timeout, previous.human_timeout, None),
             prices=prices if prices is not None else PriceTable(),
             shared_budget=request.shared_budget,
         ),
@@ -262,15 +266,23 @@ def _personas(
     roster: list[PersonaSpec] | None,
     previous: RunSettings,
     run_model: str,
+    humans: list[str],
 ) -> tuple[PersonaSeat, ...]:
-    """Each persona's model: the debate's personas on a resume, else the roster's."""
+    """Each persona's model: the debate's personas on a resume, else the roster's (for
+    `--personas auto`, none yet). A seat `--human` names is a person's; one it names that
+    the council lacks is a new seat, added when the run records its plan."""
+    persons = list(dict.fromkeys(humans))
+    seats: list[PersonaSeat] = []
     if files is not None:
-        seats = []
         for slug in files.debate().personas:
             model, follows = persona_model(files.context(slug).model, previous, run_model)
             seats.append(PersonaSeat(slug, model, follows))
-        return tuple(seats)
-    return tuple(PersonaSeat(p.slug, p.model or run_model, not p.model) for p in roster or [])
+    else:
+        seats = [PersonaSeat(p.slug, p.model or run_model, not p.model) for p in roster or []]
+    seats = [PersonaSeat(s.slug, HUMAN_MODEL, False) if s.slug in persons else s for s in seats]
+    known = {s.slug for s in seats}
+    seats += [PersonaSeat(slug, HUMAN_MODEL, False) for slug in persons if slug not in known]
+    return tuple(seats)
 
 
 def _research(

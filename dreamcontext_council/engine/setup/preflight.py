@@ -76,14 +76,14 @@ def model_uses(plan: RunPlan, files: DebateFiles | None) -> list[ModelUse]:
         asks_personas = not flags.resynthesize and phase not in ("synthesizing", "complete")
         rounds_left = debate.current_round < debate.rounds_planned
         if asks_personas:
-            for seat in seats.personas:
+            for seat in seats.model_seats():  # a person's seat calls nothing
                 option = "--model" if seat.follows_run else None
                 uses.append(ModelUse(f"persona {seat.slug}", seat.model, option))
         checks = asks_personas and rounds_left and debate.rounds_planned > 2
         synthesizes = phase != "complete" or flags.resynthesize
         solo = flags.baseline and phase != "complete" and not files.paths.baseline.exists()
     else:
-        for seat in seats.personas:
+        for seat in seats.model_seats():  # a person's seat calls nothing
             option = "--model" if seat.follows_run else None
             uses.append(ModelUse(f"persona {seat.slug}", seat.model, option))
         if seats.auto:

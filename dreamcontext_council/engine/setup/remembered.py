@@ -14,11 +14,14 @@ from dataclasses import replace
 
 from filelock import FileLock, Timeout
 
+from dreamcontext_council.actions import convene
 from dreamcontext_council.actions.files import DebateFiles
 from dreamcontext_council.engine.protocol.plan import RunPlan
 from dreamcontext_council.errors import StateError
 from dreamcontext_council.folder.safe_write import file_ready
+from dreamcontext_council.rules.roster import person_spec
 from dreamcontext_council.rules.run_settings import RUN_KEY, RunSettings
+from dreamcontext_council.rules.seats import HUMAN_MODEL
 
 
 def recorded(files: DebateFiles | None) -> RunSettings:
@@ -57,6 +60,7 @@ def record(files: DebateFiles, plan: RunPlan, run_lock: str) -> None:
             "finish, or stop it and run this again."
         ) from None
     try:
+        _seat_persons(files, plan)
         with files.lock():
             debate = files.debate()
             settings = plan.recorded().as_meta()
@@ -64,10 +68,22 @@ def record(files: DebateFiles, plan: RunPlan, run_lock: str) -> None:
             if only is None and debate.meta.get(RUN_KEY) != settings:
                 debate.meta[RUN_KEY] = settings
                 files.save_debate(debate)
+            persons = {seat.slug for seat in plan.seats.person_seats()}
             for slug in debate.personas if only is None else only:
                 context = files.context(slug)
                 model, _ = persona_model(context.model, plan.previous, plan.seats.model)
+                if slug in persons:
+                    model = HUMAN_MODEL  # `run --human`: from now on a person's seat
                 if model != context.model:
                     files.save_context(slug, replace(context, model=model))
     finally:
         lock.release()
+
+
+def _seat_persons(files: DebateFiles, plan: RunPlan) -> None:
+    """Add the person's seats the plan names that the council lacks (`run --human SLUG`),
+    as `agent create` adds a persona: after `--personas auto` wrote the others."""
+    seated = set(files.debate().personas)
+    for seat in plan.seats.person_seats():
+        if seat.slug not in seated:
+            convene.create_agent(files.root, files.id, person_spec(seat.slug))

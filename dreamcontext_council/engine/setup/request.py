@@ -50,6 +50,8 @@ class Launch:
     yes: bool = False
     quiet: bool = False
     only: str | None = None  # `--only slug,slug`
+    humans: list[str] = field(default_factory=list)  # `--human SLUG`: seats a person answers
+    human_timeout: float | None = None  # seconds a person's seat is waited for; None: recorded
     root: str | None = None
     tty: bool = False
     env: Mapping[str, str] = field(default_factory=dict)

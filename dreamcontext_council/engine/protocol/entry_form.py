@@ -1,0 +1,171 @@
+"""A person's round entry written in their editor: the form `run` prepares, and its record.
+
+The form holds the round's context (what `round-context` prints) as a comment, the five
+sections of an entry (and round 2's cross-examination for a critic) and the verdict block a
+model ends its answer with. Saved, it is read by the contract a model's answer is read by
+(engine/protocol/contract.py: the sections, the verdict, a critic's `Score: N/10`) and
+recorded by the functions `verdict` and `report append` call, so the same checks apply. A
+form that breaks the contract comes back with the error on top; one left as it was, or
+emptied, records nothing: the person answers with the commands instead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shlex
+import subprocess
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from dreamcontext_council import resources
+from dreamcontext_council.actions import submissions
+from dreamcontext_council.actions.files import DebateFiles
+from dreamcontext_council.actions.rounds import participants
+from dreamcontext_council.engine.protocol.contract import ContractError, parse_persona_answer
+from dreamcontext_council.engine.protocol.cross_exam import append_entry
+from dreamcontext_council.engine.protocol.round_page import round_context
+from dreamcontext_council.engine.protocol.rounds import cross_exam_pairs
+from dreamcontext_council.errors import CouncilError
+from dreamcontext_council.folder.paths import Root
+
+_COMMENT = re.compile(r"<!--.*?-->", re.S)
+# Saved forms are read up to this size; a bigger file is refused as the entry limit would be.
+MAX_FORM_BYTES = 2 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class EntryForm:
+    """What the editor opens for a person's round: the debate, the seat, its round, the
+    peer it cross-examines (round 2), and the options its stance may name."""
+
+    root: Root
+    debate_id: str
+    slug: str
+    round: int
+    peer: str | None
+    options: tuple[str, ...]
+
+    @classmethod
+    def of(cls, root: Root, debate_id: str, slug: str, number: int) -> EntryForm:
+        files = DebateFiles(root, debate_id)
+        debate = files.debate()
+        peer = None
+        if number == 2:
+            peer = cross_exam_pairs(files, debate, participants(files, debate, 2)).get(slug)
+        options = debate.options or files.verdicts().options
+        return cls(root, debate_id, slug, number, peer, tuple(o["key"] for o in options))
+
+    def text(self, error: str | None = None) -> str:
+        """The form to fill in; with `error`, the reason the last one was not recorded on top."""
+        context = round_context(self.root, self.debate_id, self.slug)
+        return resources.render(
+            "views/person-entry.md.j2",
+            error=_inside_comment(error) if error else None,
+            debate_id=self.debate_id,
+            slug=self.slug,
+            round=self.round,
+            peer=self.peer,
+            options=self.options,
+            context=_inside_comment(context.rstrip("\n")),
+        )
+
+    def record(self, saved: str) -> bool:
+        """Record the saved form as the seat's verdict and round entry; False when it was
+        left to the commands (unchanged or empty). Raises ContractError or CouncilError
+        saying what is wrong, with nothing recorded."""
+        answer_text = _COMMENT.sub("", saved).strip()
+        blank = _COMMENT.sub("", self.text()).strip()
+        if not answer_text or answer_text == blank:
+            return False
+        files = DebateFiles(self.root, self.debate_id)
+        debate = files.debate()
+        answer = parse_persona_answer(
+            answer_text, debate.options, files.verdicts().options, cross_examines=self.peer
+        )
+        verdict = answer.verdict
+        submissions.record_verdict(
+            self.root,
+            self.debate_id,
+            self.slug,
+            self.round,
+            stance=verdict.stance_text or verdict.stance,
+            conviction=verdict.conviction,
+            headline=verdict.headline,
+            concession=verdict.concession,
+        )
+        append_entry(self.root, self.debate_id, self.slug, answer.body, number=self.round)
+        return True
+
+
+def _inside_comment(text: str) -> str:
+    """Text that cannot end the comment it stands in (a peer's answer may hold `-->`)."""
+    return text.replace("-->", "--\u200b>").replace("--!>", "--\u200b!>")
+
+
+def editor_command(env: Mapping[str, str]) -> list[str] | None:
+    """The person's editor: `$VISUAL`, else `$EDITOR`, as a command line; None when unset."""
+    for name in ("VISUAL", "EDITOR"):
+        line = (env.get(name) or "").strip()
+        if line:
+            with contextlib.suppress(ValueError):
+                words = shlex.split(line)
+                if words:
+                    return words
+    return None
+
+
+def run_editor(command: list[str], path: Path) -> int:
+    """Open the editor on `path` on this terminal and wait for it to close; its exit code."""
+    try:
+        return subprocess.run([*command, str(path)], check=False).returncode
+    except OSError:
+        return 127
+
+
+Editor = Callable[[list[str], Path], int]
+
+
+def edit_entry(
+    form: EntryForm,
+    command: list[str],
+    *,
+    editor: Editor = run_editor,
+    notify: Callable[[str], None] = lambda _line: None,
+) -> bool:
+    """Open the editor on the form until it is recorded (True) or left (False): a form
+    that breaks the contract is opened again with the error on top."""
+    error: str | None = None
+    with tempfile.TemporaryDirectory(prefix="council-entry-") as folder:
+        path = Path(folder) / f"{form.slug}-round-{form.round}.md"
+        while True:
+            path.write_text(form.text(error), encoding="utf-8")
+            code = editor(command, path)
+            if code != 0:
+                notify(f"The editor ({command[0]}) exited with {code}; nothing was recorded.")
+                return False
+            try:
+                saved = _read_saved(path)
+                return form.record(saved)
+            except (ContractError, CouncilError) as problem:
+                error = str(problem)
+                notify(f"{form.slug}'s entry was not recorded: {error}")
+
+
+def _read_saved(path: Path) -> str:
+    with open(path, "rb") as stream:
+        data = stream.read(MAX_FORM_BYTES + 1)
+    if len(data) > MAX_FORM_BYTES:
+        raise ContractError(f"the entry is over {MAX_FORM_BYTES // 1024 // 1024} MB; shorten it.")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ContractError("the entry is not UTF-8 text; save it as UTF-8.") from None
+
+
+def editor_name(command: list[str]) -> str:
+    """The editor as the person knows it: the program's file name."""
+    return os.path.basename(command[0])

@@ -1,0 +1,147 @@
+"""A person at a terminal answers their seat in `$EDITOR`: `run`, on a real pseudo-terminal,
+offers the editor on a prepared entry, records what is saved through the functions `verdict`
+and `report append` use, and opens it again with the error on top when the entry is refused."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+from debate_story import council_argv
+
+from .support import OPTIONS, TOPIC, Council, roster_file, wait_for
+
+PERSON = "alice"
+
+# The person's editor: it records what it was opened on, then writes an answer over the
+# form, with a cross-examination when the form asks for one. With REFUSE_FIRST it leaves
+# the score out the first time, so the entry is refused and the form comes back.
+EDITOR = r"""
+import json, os, re, sys
+path = sys.argv[1]
+form = open(path, encoding="utf-8").read()
+number = int(re.search(r"Round (\d+) of council_", form).group(1))
+critic = "### Cross-examination" in form
+refused = "NOT RECORDED:" in form
+with open(os.environ["EDITOR_LOG"], "a", encoding="utf-8") as log:
+    log.write(json.dumps({"round": number, "critic": critic, "refused": refused,
+                          "context": "## Your persona" in form}) + "\n")
+score = "" if os.environ.get("REFUSE_FIRST") and critic and not refused else "Score: 4/10"
+sections = [
+    "### Executive Summary", f"Stay on Redis in round {number}: nobody rehearsed the cutover.",
+    "### Position", "Option B, until a cutover is rehearsed.",
+    "### Reasoning", "A failed cutover costs more than a year of Redis.",
+    "### Reactions to peers", "**risk-auditor**: right about the rollback.",
+]
+if critic:
+    sections += ["### Cross-examination", "> The migration is cheap.", "It skips dual writes.", score]
+sections += ["### Open questions", "Who owns the rehearsal?"]
+verdict = ["```verdict", "stance: B", "conviction: 70", "headline: Rehearse first", "concession: none", "```"]
+open(path, "w", encoding="utf-8").write("\n".join(sections + [""] + verdict) + "\n")
+"""
+
+
+class Terminal:
+    """`council ARGS` on a pseudo-terminal (stdin, stdout and stderr), its screen kept."""
+
+    def __init__(self, council: Council, args: list[str], env: dict[str, str]) -> None:
+        self.master, slave = pty.openpty()
+        self.screen = b""
+        self.process = subprocess.Popen(
+            council_argv(*args),
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            cwd=council.workdir,
+            env=council.environment(env),
+            start_new_session=True,
+        )
+        os.close(slave)
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        while True:
+            try:
+                data = os.read(self.master, 65536)
+            except OSError:
+                return
+            if not data:
+                return
+            self.screen += data
+
+    def shows(self, text: str) -> bool:
+        return text.encode() in self.screen
+
+    def press_enter(self) -> None:
+        os.write(self.master, b"\r")
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait(timeout=30)
+        self.reader.join(timeout=10)
+        os.close(self.master)
+
+
+def test_a_person_answers_in_the_editor_the_run_offers_on_a_terminal(
+    council: Council, tmp_path: Path
+) -> None:
+    editor = tmp_path / "editor.py"
+    editor.write_text(EDITOR, encoding="utf-8")
+    log = tmp_path / "editor.log"
+    roster = roster_file(
+        tmp_path / "roster.json", {"risk-auditor": "scripted", "growth-cfo": "scripted"}
+    )
+    env = {
+        "EDITOR": f"{sys.executable} {editor}",
+        "EDITOR_LOG": str(log),
+        "REFUSE_FIRST": "1",
+        "TERM": "xterm",
+        "COLUMNS": "160",
+    }
+    args = ["run", "--topic", TOPIC, "--options", OPTIONS, "--personas", roster]
+    terminal = Terminal(council, [*args, "--rounds", "2", "--human", PERSON], env)
+    try:
+        for number in (1, 2):
+            offer = f"{PERSON}: press Enter to write your round {number} entry in "
+            wait_for(
+                lambda offer=offer: terminal.shows(offer) or terminal.process.poll() is not None
+            )
+            assert terminal.process.poll() is None, terminal.screen.decode(errors="replace")
+            terminal.press_enter()
+        assert terminal.process.wait(timeout=120) == 0, terminal.screen.decode(errors="replace")
+    finally:
+        terminal.close()
+    screen = terminal.screen.decode(errors="replace")
+
+    debate_id = council.only_id()
+    assert council.status(debate_id) == "complete"
+    assert "waiting for you" in screen
+    opened = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    critic = PERSON in council.meta(debate_id)["cross_examination"]
+    assert critic  # a person with a round-1 answer is paired in round 2
+    # Round 1 once; round 2 refused without its score, then opened again with the error.
+    assert opened == [
+        {"round": 1, "critic": False, "refused": False, "context": True},
+        {"round": 2, "critic": True, "refused": False, "context": True},
+        {"round": 2, "critic": True, "refused": True, "context": True},
+    ]
+    assert "entry was not recorded" in screen
+    report = council.text(debate_id, f"{PERSON}/report.md")
+    assert "Stay on Redis in round 1" in report and "Stay on Redis in round 2" in report
+    assert "<!--" not in report  # the form's comments are left out
+    verdicts = council.json_file(debate_id, "verdicts.json")["rounds"]
+    assert verdicts["2"][PERSON]["stance"] == "B"
+    assert verdicts["2"][PERSON]["conviction"] == 70
+    reviews = council.json_file(debate_id, "reviews.json")["rounds"]["2"]
+    assert reviews[PERSON]["score"] == 4
+    assert not [u for u in council.usage(debate_id) if u["persona"] == PERSON]
+    context = council.text(debate_id, f"{PERSON}/context-and-persona.md")
+    assert "model: human" in context
+    assert "A person holds this seat" in context
