@@ -38,6 +38,7 @@ from dreamcontext_council.resources import render
 from dreamcontext_council.rules import metrics
 from dreamcontext_council.rules.diversity import diversity, family_of
 from dreamcontext_council.rules.markdown import normalize_title, sections
+from dreamcontext_council.rules.seats import is_person
 from dreamcontext_council.views.failures import short_council_sentence
 from dreamcontext_council.views.timeline import render_timeline
 
@@ -273,7 +274,8 @@ class Synthesizer:
         debate = snapshot.debate
         number = debate.current_round
         models = snapshot.persona_models()
-        families = {slug: family_of(model) for slug, model in models.items()}
+        # A person's seat has no model family: agreement with it is never "one family".
+        families = {slug: family_of(m) for slug, m in models.items() if not is_person(m)}
         ledger = apply_claims(self.root, self.files, draft.claims, families)
         verdict = draft.sections.get(normalize_title(VERDICT), "").strip("\n")
         mix = diversity(models.values())
