@@ -53,10 +53,12 @@ class RunState:
         return f"dreamcontext council run {self.debate_id}"
 
     def line(self) -> str:
-        """`stopped: <reason>, resume with dreamcontext council run <id>`, or `running: …`."""
+        """`stopped: <reason>, resume with dreamcontext council run <id>`, or `running: …`
+        (ending `, waiting for alice` while it waits on a person)."""
         if self.state == "stopped":
             return f"stopped: {self.reason}, resume with {self.resume}"
-        return f"running: pid {self.pid} on {self.host} since {self.since}"
+        running = f"running: pid {self.pid} on {self.host} since {self.since}"
+        return f"{running}, {self.waiting}" if self.waiting_for else running
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
