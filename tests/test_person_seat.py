@@ -10,7 +10,6 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 from debate_story import Chair, Runner, entry
 from markupsafe import escape
