@@ -55,6 +55,44 @@ def test_the_line_counts_providers_and_families() -> None:
     assert diversity(["unspecified", ""]).line() == "no model recorded for any persona"
 
 
+def test_a_person_is_no_provider_and_no_family() -> None:
+    mixed = diversity(["opus", "human", "openai:gpt-4o"])
+    assert mixed.line() == "2 providers · 2 model families (claude, gpt); 1 person"
+    assert (mixed.providers, mixed.families, mixed.people) == (
+        ("anthropic", "openai"),
+        ("claude", "gpt"),
+        1,
+    )
+    # One family and people beside it is still one family.
+    one = diversity(["opus", "Human", "command:claude -p", " human "])
+    assert one.single_family is True
+    assert one.line() == f"2 providers · 1 model family (claude); 2 people; {WEAK}"
+    assert one.to_json()["person_count"] == 2 and one.to_json()["family_count"] == 1
+    assert diversity(["human", "human"]).line() == "no model on the council; 2 people"
+    assert diversity(["human"]).single_family is False
+    assert diversity(["human", "unspecified"]).line() == (
+        "no model on the council; 1 persona with no model recorded; 1 person"
+    )
+
+
+def test_a_council_of_one_family_and_a_person_says_one_family(council: Council) -> None:
+    debate_id = council.new("Should we migrate the session store to Postgres?")
+    for slug, model in [("risk-auditor", "opus"), ("owner", "human"), ("cfo", "claude-haiku-4-5")]:
+        made = council("agent", "create", debate_id, slug, "--model", model, "--body", "You judge.")
+        assert made.code == 0, made.err
+
+    line, models = board(council, debate_id)
+
+    assert "1 provider · 1 model family (claude); 1 person; one family" in line  # wrapped
+    assert models["line"] == f"1 provider · 1 model family (claude); 1 person; {WEAK}"
+    assert models["single_family"] is True
+    assert models["person_count"] == 1 and models["people"] == ["owner"]
+    assert models["personas"]["owner"] == "human"
+    assert f"1 provider · 1 model family (claude); 1 person; {WEAK}" in dashboard_header(
+        council, debate_id
+    )
+
+
 def board(council: Council, debate_id: str) -> tuple[str, dict[str, Any]]:
     plain = council("board", debate_id, "--plain")
     data = council("board", debate_id, "--json")
