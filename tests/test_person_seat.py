@@ -111,6 +111,12 @@ def test_a_person_seat_is_marked_a_person_everywhere(chair: Chair, cli: Runner) 
     assert data["models"]["families"] == ["claude", "gpt"]
     assert "human" not in data["models"]["providers"]
 
+    agents = cli("agent", "list", debate_id).out
+    assert re.search(r"^alice +person +rounds 1", agents, re.M)
+    assert re.search(r"^bob +sonnet +rounds 1", agents, re.M)
+    listed = cli("agent", "list", debate_id, "--json").json()
+    assert [a["slug"] for a in listed if a["person"]] == ["alice", "dave"]
+
     show = cli("show", debate_id).out
     assert "personas:  alice (person), bob, carol, dave (person)" in show
     assert cli("show", debate_id, "--json").json()["people"] == ["alice", "dave"]

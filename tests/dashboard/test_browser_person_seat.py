@@ -59,7 +59,9 @@ def waiting(tmp_path: Path) -> Iterator[tuple[Root, str]]:
     folder = root.debate(debate_id).folder
     begin_run(folder, within=root.path)
     calls = [
-        InFlightCall(folder, within=root.path, persona=slug, phase="opening", round=1, state=WAITING)
+        InFlightCall(
+            folder, within=root.path, persona=slug, phase="opening", round=1, state=WAITING
+        )
         for slug in ("alice", LONG_SLUG)
     ]
     for call in calls:
