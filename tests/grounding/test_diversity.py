@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from stub_server import StubServer
 
+from dreamcontext_council.actions.files import DebateFiles
+from dreamcontext_council.engine.protocol.synthesis import Synthesizer
+from dreamcontext_council.engine.providers.scripted import synthesis_answer
+from dreamcontext_council.folder import frontmatter_io
+from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.rules.diversity import diversity, family_of, provider_of
 
 from .conftest import STUB_ENV, Council, roster_file, stub_args
@@ -153,6 +158,38 @@ def test_a_single_family_council_says_so(council: Council, small_roster: str) ->
     assert models["single_family"] is True
     assert models["families"] == ["scripted"]
     assert verdict_diversity(council, debate_id) == [f"Model diversity: {expected}."]
+
+
+def test_the_verdict_names_a_person_apart_from_the_models(council: Council, tmp_path: Path) -> None:
+    roster = roster_file(
+        tmp_path / "three.json", {"risk-auditor": "", "platform-lead": "", "owner": ""}
+    )
+    result = council(
+        "run", "--topic", "Should we migrate the session store to Postgres?",
+        "--personas", roster, "--rounds", "1",
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    debate_id = result.last_line
+    # Two seats are now people's, as `run --human owner` records it: the views and the
+    # synthesis go by the recorded mark, not by who answered before.
+    for slug in ("owner", "risk-auditor"):
+        context = council.folder(debate_id) / slug / "context-and-persona.md"
+        meta, body = frontmatter_io.parse(context.read_text(encoding="utf-8"), "context")
+        context.write_text(frontmatter_io.render({**meta, "model": "human"}, body), "utf-8")
+    root = Root(council.root)
+    synthesizer = Synthesizer(root, DebateFiles(root, debate_id), cast(Any, None), "scripted")
+    _, task = synthesizer.input_values()
+
+    synthesizer.write(synthesizer.parse(synthesis_answer(task)), "scripted")
+
+    expected = f"1 provider · 1 model family (scripted); 2 people; {WEAK}"
+    assert verdict_diversity(council, debate_id) == [f"Model diversity: {expected}."]
+    _, models = board(council, debate_id)
+    assert models["line"] == expected and models["people"] == ["risk-auditor", "owner"]
+    # Two people agreeing are not "all of one model family".
+    claims = council.json_file(debate_id, "claims.json")["claims"]
+    [shared] = [c for c in claims if {c["proposer"], *c["supporters"]} == {"owner", "risk-auditor"}]
+    assert shared["basis"] == "agreement of 2 personas"
 
 
 def test_one_family_across_providers_is_still_one_family(council: Council) -> None:
