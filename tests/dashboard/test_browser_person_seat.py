@@ -109,3 +109,41 @@ def test_a_person_seat_shows_a_person_chip_and_the_wait(
         list_spills = SPILLS.replace("#top *, #outcome *, #board *, #claims *", ".debates *")
         assert page.evaluate(list_spills) == []
         assert json.dumps(page.errors) == "[]"
+
+
+def test_the_wait_shows_and_goes_live(tmp_path: Path, browser: Any) -> None:
+    """An open debate page follows the wait: its badge says `waiting for alice` when the
+    run starts waiting and the round's status again when the wait ends, with no reload.
+    (The list follows its index only: it shows the wait when it is loaded or updated.)"""
+    root = Root(tmp_path / "_dream_context")
+    specs = [
+        PersonaSpec("alice", "You are alice.", "human"),
+        PersonaSpec("bob", "You are bob.", "sonnet"),
+    ]
+    debate_id = new_debate(root, "Migrate the session store?", rounds=2, personas=specs).id
+    start_round(root, debate_id, 1)
+    folder = root.debate(debate_id).folder
+    begin_run(folder, within=root.path)
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    call = InFlightCall(
+        folder, within=root.path, persona="alice", phase="opening", round=1, state=WAITING
+    )
+    badge = "text => document.querySelector('#status').textContent.trim() === text"
+    try:
+        with served(root) as (url, _):
+            page.goto(f"{url}/d/{debate_id}")
+            page.wait_for_selector('#live[data-state="on"]')
+            page.evaluate("window.__sameDocument = true")
+            assert page.inner_text("#status") == "round_1_running"
+
+            call.start()
+            page.wait_for_function(badge, arg="waiting for alice", timeout=15000)
+            assert "tone-waiting" in (page.get_attribute("#status", "class") or "")
+
+            call.end()
+            page.wait_for_function(badge, arg="round_1_running", timeout=15000)
+            assert page.evaluate("window.__sameDocument") is True  # updated, not reloaded
+    finally:
+        call.end()
+        context.close()
