@@ -131,6 +131,9 @@ def test_a_person_seat_is_marked_a_person_everywhere(chair: Chair, cli: Runner) 
     markdown = cli("export", debate_id, "--format", "md", "-o", "-").out
     assert "### alice\n\n_person · aspects none_" in markdown
     assert "### bob\n\n_model sonnet · aspects none_" in markdown
+    page = cli("export", debate_id, "--format", "html", "-o", "-").out
+    card = page.split('id="persona-alice"', 1)[1].split("</header>", 1)[0]
+    assert '<span class="tag person"' in card and "tag model" not in card
 
     with TestClient(create_app(Root(chair.root))) as dashboard:
         page = dashboard.get(f"/d/{debate_id}").text
