@@ -184,6 +184,8 @@ def test_the_verdict_names_a_person_apart_from_the_models(council: Council, tmp_
 
     expected = f"1 provider · 1 model family (scripted); 2 people; {WEAK}"
     assert verdict_diversity(council, debate_id) == [f"Model diversity: {expected}."]
+    shown = council("report", "show", debate_id, "--section", "Verdict")
+    assert f"Model diversity: {expected}." in shown.out
     _, models = board(council, debate_id)
     assert models["line"] == expected and models["people"] == ["risk-auditor", "owner"]
     # Two people agreeing are not "all of one model family".
