@@ -30,6 +30,7 @@ from dreamcontext_council.rules.limits import check_length
 from dreamcontext_council.rules.markdown import find_section
 from dreamcontext_council.rules.persona import PersonaContext
 from dreamcontext_council.rules.roster import MAX_PERSONAS, PersonaSpec
+from dreamcontext_council.rules.seats import is_person
 from dreamcontext_council.rules.verdicts import Verdicts
 
 DEFAULT_ROUNDS = 3
@@ -341,6 +342,7 @@ class AgentRow:
     model: str
     aspects: list[str]
     rounds_reported: list[int]
+    person: bool = False  # a person answers this seat (`model: human`)
 
 
 def list_agents(root: Root, debate_id: str) -> list[AgentRow]:
@@ -357,6 +359,7 @@ def list_agents(root: Root, debate_id: str) -> list[AgentRow]:
                 context.model if context else "",
                 context.aspects if context else [],
                 sorted({e.round for e in files.entries(slug)}),
+                context is not None and is_person(context.model),
             )
         )
     return rows

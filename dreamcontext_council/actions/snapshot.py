@@ -24,6 +24,7 @@ from dreamcontext_council.rules.conformity import DebateMeasures, measure
 from dreamcontext_council.rules.debate import Debate
 from dreamcontext_council.rules.persona import PersonaContext
 from dreamcontext_council.rules.report import RoundEntry
+from dreamcontext_council.rules.seats import HUMAN_MODEL, is_person
 from dreamcontext_council.rules.solo import SoloAnswer, SoloComparison, compare, parse_solo
 from dreamcontext_council.rules.usage import calls_of
 from dreamcontext_council.rules.verdicts import Verdicts
@@ -44,6 +45,11 @@ class PersonaSnapshot:
 
     def entry(self, number: int) -> RoundEntry | None:
         return next((e for e in self.entries if e.round == number), None)
+
+    @property
+    def person(self) -> bool:
+        """Whether a person answers this seat (`model: human`), not a model."""
+        return self.context is not None and is_person(self.context.model)
 
 
 @dataclass
@@ -66,7 +72,12 @@ class DebateSnapshot:
         return next((p for p in self.personas if p.slug == slug), None)
 
     def run_state(self) -> RunState | None:
-        """Whether a `council run` is driving the debate or stopped short (None: neither)."""
+        """Whether a `council run` is driving the debate (and whom it waits on) or stopped
+        short (None: neither); read once per snapshot."""
+        return self._run_state
+
+    @cached_property
+    def _run_state(self) -> RunState | None:
         return debate_run_state(self.paths.folder, self.id, str(self.debate.status))
 
     def in_flight(self) -> list[InFlight]:
@@ -95,15 +106,22 @@ class DebateSnapshot:
         return calls_of(records)
 
     def persona_models(self) -> dict[str, str]:
-        """The model each persona answered with (from usage.jsonl), else the one it names."""
+        """The model each persona answered with (from usage.jsonl), else the one it names;
+        `human` for a seat a person answers."""
         used: dict[str, str] = {}
         for record in self.usage_records():
             if record.get("phase") in PERSONA_PHASES and record.get("outcome", "ok") == "ok":
                 used[str(record.get("persona"))] = f"{record.get('provider')}:{record.get('model')}"
         return {
-            p.slug: used.get(p.slug) or (p.context.model if p.context else "") or "unspecified"
+            p.slug: HUMAN_MODEL
+            if p.person
+            else used.get(p.slug) or (p.context.model if p.context else "") or "unspecified"
             for p in self.personas
         }
+
+    def people(self) -> list[str]:
+        """The slugs of the seats a person answers, in the debate's order."""
+        return [p.slug for p in self.personas if p.person]
 
     def measures(self) -> DebateMeasures:
         """Flips, new-content share and anchoring, from the folder alone."""

@@ -213,7 +213,7 @@ def agent_list(debate_id: str, as_json: bool) -> None:
             return f"No personas yet; add one with `dreamcontext council agent create {debate_id} <slug>`."
         width = max(len(r.slug) for r in rows)
         return "\n".join(
-            f"{r.slug:<{width}}  {r.model or '-':<16}  rounds {','.join(map(str, r.rounds_reported)) or '-':<8}  {', '.join(r.aspects)}"
+            f"{r.slug:<{width}}  {'person' if r.person else r.model or '-':<16}  rounds {','.join(map(str, r.rounds_reported)) or '-':<8}  {', '.join(r.aspects)}"
             for r in rows
         )
 

@@ -8,7 +8,9 @@ The provider is what the model string picks (`anthropic:…`, `openai:…`, `com
 names, wherever it is served: `openai:llama3.1` on a local server is a llama, and
 `command:claude -p` is a claude. A model string that names no known family counts
 as its own family (for a command, the program it runs). A persona with no model
-recorded is left out of the counts and reported as such.
+recorded is left out of the counts and reported as such. A person's seat (`model: human`,
+see `rules.seats`) is no provider and no family: the line names the people apart, and a
+council of one family and a person is still one family.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import shlex
 from collections.abc import Iterable
 from pathlib import PurePath
 from typing import Any, NamedTuple
+
+from dreamcontext_council.rules.seats import is_person
 
 UNSPECIFIED = "unspecified"
 _ALIASES = {"opus": "anthropic", "sonnet": "anthropic", "haiku": "anthropic"}
@@ -91,6 +95,8 @@ class Diversity(NamedTuple):
     families: tuple[str, ...]
     unknown: int = 0
     """Personas with no model recorded (left out of the counts)."""
+    people: int = 0
+    """Seats a person answers (left out of the counts, named apart)."""
 
     @property
     def single_family(self) -> bool:
@@ -99,17 +105,21 @@ class Diversity(NamedTuple):
 
     def line(self) -> str:
         """One line for the board, the dashboard and the Verdict."""
-        if not self.families:
+        if not self.families and not self.people:
             return "no model recorded for any persona"
         p, f = len(self.providers), len(self.families)
         text = (
             f"{p} provider{'s' if p != 1 else ''} · {f} model famil{'ies' if f != 1 else 'y'} "
             f"({', '.join(self.families)})"
+            if self.families
+            else "no model on the council"
         )
         if self.unknown:
             text += (
                 f"; {self.unknown} persona{'s' if self.unknown != 1 else ''} with no model recorded"
             )
+        if self.people:
+            text += f"; {self.people} {'person' if self.people == 1 else 'people'}"
         if self.single_family:
             text += "; one family, so agreement is weak evidence"
         return text
@@ -122,17 +132,22 @@ class Diversity(NamedTuple):
             "provider_count": len(self.providers),
             "family_count": len(self.families),
             "unknown": self.unknown,
+            "person_count": self.people,
             "single_family": self.single_family,
             "line": self.line(),
         }
 
 
 def diversity(models: Iterable[str]) -> Diversity:
-    """Distinct providers and families among the models, in first-seen order."""
+    """Distinct providers and families among the models, in first-seen order; a person's
+    seat is counted apart."""
     providers: list[str] = []
     families: list[str] = []
-    unknown = 0
+    unknown = people = 0
     for model in models:
+        if is_person(model):
+            people += 1
+            continue
         provider = provider_of(model)
         if provider == UNSPECIFIED:
             unknown += 1
@@ -140,4 +155,4 @@ def diversity(models: Iterable[str]) -> Diversity:
         for value, seen in ((provider, providers), (family_of(model), families)):
             if value not in seen:
                 seen.append(value)
-    return Diversity(tuple(providers), tuple(families), unknown)
+    return Diversity(tuple(providers), tuple(families), unknown, people)

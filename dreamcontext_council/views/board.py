@@ -1,4 +1,8 @@
-"""The chamber board: convergence meter, one row per persona, options tally."""
+"""The chamber board: convergence meter, one row per persona, options tally.
+
+A seat a person answers is marked `(person)` on its row and `person: true` in the JSON;
+while the run waits on it the top says `round 2 of 3: waiting for alice`.
+"""
 
 from __future__ import annotations
 
@@ -49,6 +53,7 @@ class BoardRow(NamedTuple):
     conviction: int | None
     headline: str | None
     shift: str
+    person: bool = False  # a person answers this seat, not a model
 
 
 class BoardFigures(NamedTuple):
@@ -80,6 +85,7 @@ def board_figures(snapshot: DebateSnapshot, number: int | None = None) -> BoardF
         number = verdicts.last_round() or debate.current_round
     votes = verdicts.round(number)
     previous = verdicts.round(number - 1)
+    people = set(snapshot.people())
     rows = []
     for slug in sorted(set(debate.personas) | set(votes)):
         current = votes.get(slug)
@@ -90,6 +96,7 @@ def board_figures(snapshot: DebateSnapshot, number: int | None = None) -> BoardF
                 current.conviction if current else None,
                 current.headline if current else None,
                 metrics.shift(previous.get(slug), current) if current else "·",
+                slug in people,
             )
         )
     lead = metrics.leading(votes)
@@ -174,11 +181,12 @@ def _round_label(snapshot: DebateSnapshot, number: int) -> str:
 
 def _persona_rows(rows: list[BoardRow], inner: int, *, bars: bool) -> list[str]:
     """One row per persona; without `bars` the conviction is a number alone."""
-    slug_width = max((cell_len(printable(r.slug)) for r in rows), default=0)
+    names = [printable(r.slug) + (" (person)" if r.person else "") for r in rows]
+    slug_width = max((cell_len(name) for name in names), default=0)
     shift_width = max((cell_len(r.shift) for r in rows), default=1)
     lines: list[str] = []
-    for row in rows:
-        slug = _pad(printable(row.slug), slug_width)
+    for row, name in zip(rows, names, strict=True):
+        slug = _pad(name, slug_width)
         if row.stance is None or row.conviction is None:
             lines += _wrap(f"⬦ {slug}  — no verdict yet", inner)
             continue
@@ -234,7 +242,7 @@ def _round_state(snapshot: DebateSnapshot, number: int) -> str:
         return "not started"
     if status.phase == "running" and status.round == number:
         run = snapshot.run_state()
-        return "stopped" if run and run.state == "stopped" else "running"
+        return (run.label if run else "") or "running"
     if status.phase in ("synthesizing", "complete") and number == snapshot.debate.current_round:
         return str(status)
     if number <= snapshot.debate.current_round:

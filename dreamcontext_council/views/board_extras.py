@@ -16,7 +16,8 @@ def board_extra_data(snapshot: DebateSnapshot) -> dict[str, Any]:
     run = snapshot.run_state()
     return {
         "run": run.to_json() if run else None,
-        "models": diversity(persona_models.values()).to_json() | {"personas": persona_models},
+        "models": diversity(persona_models.values()).to_json()
+        | {"personas": persona_models, "people": snapshot.people()},
         "usage": totals.to_json(),
         "flags": snapshot.debate.flags,
         "measures": snapshot.measures().to_json(),

@@ -35,7 +35,7 @@ class ListRow:
     status: str
     tone: str
     run: str
-    label: str  # the badge: `stopped` for a run that stopped short, else the status
+    label: str  # the badge: `stopped` for a run that stopped short, `waiting for alice`, else the status
     round: str
     promoted: bool
     updated: str
@@ -151,13 +151,15 @@ def _row(
 ) -> ListRow:
     status = str(entry.get("status") or "")
     stopped = isinstance(run, dict) and run.get("state") == "stopped"
+    waiting = run.get("waiting_for") if isinstance(run, dict) and not stopped else None
+    people = [str(slug) for slug in waiting] if isinstance(waiting, list) else []
     return ListRow(
         id=str(entry.get("id")),
         topic=str(entry.get("topic") or ""),
         status=status,
-        tone="stopped" if stopped else tone_of(status),
+        tone="stopped" if stopped else "waiting" if people else tone_of(status),
         run=str(run.get("line") or "") if isinstance(run, dict) else "",
-        label="stopped" if stopped else status,
+        label="stopped" if stopped else f"waiting for {', '.join(people)}" if people else status,
         round=f"{entry.get('current_round') or 0}/{entry.get('rounds_planned') or '?'}",
         promoted=bool(entry.get("promoted_to_knowledge")),
         updated=str(entry.get("updated_at") or ""),

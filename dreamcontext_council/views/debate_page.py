@@ -65,6 +65,7 @@ class BoardLine:
     conviction: int | None
     headline: str | None
     shift: str
+    person: bool = False  # a person answers this seat
 
 
 @dataclass(frozen=True)
@@ -148,6 +149,7 @@ class DebatePage:
     persona_slugs: list[str] = field(default_factory=list)
     models: str = ""  # model diversity: providers and families on the council
     run_state: str = ""  # `running` or `stopped` while a `council run` drives it or stopped short
+    waiting: str = ""  # `waiting for alice` while the live run waits on a person's seat
     run_line: str = ""  # `stopped: <reason>, resume with dreamcontext council run <id>`
     on_demand: bool = False  # whole entries and transcripts are fetched when opened
     measures: list[str] = field(default_factory=list)  # flips, new content, anchoring
@@ -161,8 +163,11 @@ class DebatePage:
 
     @property
     def status_label(self) -> str:
-        """The status badge: `stopped` for a run that stopped short, else the status."""
-        return "stopped" if self.run_state == "stopped" else self.status
+        """The status badge: `stopped` for a run that stopped short, `waiting for alice`
+        while the live run waits on a person, else the status."""
+        if self.run_state == "stopped":
+            return "stopped"
+        return self.waiting or self.status
 
 
 def status_tone(status: str) -> str:
@@ -176,6 +181,14 @@ def status_tone(status: str) -> str:
     if status.endswith("_complete"):
         return "paused"
     return "new"
+
+
+def run_tone(state: str, waiting: str, status: str) -> str:
+    """The badge's CSS word when a run's state says more than the status: `stopped`,
+    `waiting` (on a person's seat), else the status's own tone."""
+    if state == "stopped":
+        return "stopped"
+    return "waiting" if waiting else status_tone(status)
 
 
 class _Stances:
@@ -266,6 +279,7 @@ def _persona_view(
         transcript=steps,
         research=research_views(persona, snapshot),
         rounds_reported=len(persona.entries),
+        person=persona.person,
     )
 
 
@@ -363,7 +377,7 @@ def build_debate_page(snapshot: DebateSnapshot, *, on_demand: bool = False) -> D
         id=debate.id,
         topic=debate.topic,
         status=status,
-        status_tone="stopped" if run and run.state == "stopped" else status_tone(status),
+        status_tone=run_tone(run.state if run else "", run.waiting if run else "", status),
         round=figures.round,
         current_round=debate.current_round,
         rounds_planned=debate.rounds_planned,
@@ -387,6 +401,7 @@ def build_debate_page(snapshot: DebateSnapshot, *, on_demand: bool = False) -> D
                 row.conviction,
                 row.headline,
                 row.shift,
+                row.person,
             )
             for row in figures.rows
         ],
@@ -423,6 +438,7 @@ def build_debate_page(snapshot: DebateSnapshot, *, on_demand: bool = False) -> D
         persona_slugs=slugs,
         run_state=run.state if run else "",
         run_line=run.line() if run else "",
+        waiting=run.waiting if run else "",
         on_demand=on_demand,
         measures=measures.lines() if measures.novelty else [],
         solo=solo.line() if (solo := snapshot.solo_comparison()) else "",

@@ -80,6 +80,7 @@ def _persona(persona: PersonaSnapshot, snapshot: DebateSnapshot) -> dict[str, An
     return {
         "slug": persona.slug,
         "model": context.model if context else None,
+        "person": persona.person,
         "aspects": list(context.aspects) if context else [],
         "persona": context.persona_text if context else None,
         "panels": panels,
@@ -233,7 +234,8 @@ def _persona_markdown(persona: PersonaSnapshot, snapshot: DebateSnapshot) -> lis
     out = [f"### {persona.slug}", ""]
     if context is not None:
         aspects = ", ".join(context.aspects) or "none"
-        out += [f"_model {context.model} · aspects {aspects}_", ""]
+        seat = "person" if persona.person else f"model {context.model}"
+        out += [f"_{seat} · aspects {aspects}_", ""]
         for section in sections(context.body, 2):
             out += [f"#### {section.title}", "", demote(section.body, 2).strip("\n"), ""]
     votes = snapshot.verdicts

@@ -26,9 +26,11 @@ def show_data(snapshot: DebateSnapshot) -> dict[str, Any]:
         "status": str(debate.status),
         "run": run.to_json() if run else None,
         "in_flight": [call.to_json() for call in in_flight],
+        "waiting_for": list(run.waiting_for) if run else [],
         "current_round": debate.current_round,
         "rounds_planned": debate.rounds_planned,
         "personas": debate.personas,
+        "people": snapshot.people(),
         "options": snapshot.verdicts.options or debate.options,
         "verdict": statement.to_json() if (statement := verdict_of(snapshot)) else None,
         "promoted_to_knowledge": debate.promoted,
@@ -52,12 +54,14 @@ def render_show(snapshot: DebateSnapshot) -> str:
     data = show_data(snapshot)
     title = f"◆ Debate {data['id']}"
     lines = ["", f"  {title}", "  " + "─" * len(title)]
+    people = set(data["people"])
+    personas = [f"{slug} (person)" if slug in people else slug for slug in data["personas"]]
     rows = [
         ("topic", data["topic"]),
-        ("status", data["status"]),
+        ("status", " · ".join(filter(None, [data["status"], waiting_label(data["waiting_for"])]))),
         *([("run", data["run"]["line"])] if data["run"] else []),
         ("round", f"{data['current_round']}/{data['rounds_planned']}"),
-        ("personas", ", ".join(data["personas"]) or "(none)"),
+        ("personas", ", ".join(personas) or "(none)"),
     ]
     if data["verdict"]:
         rows.append(("verdict", VerdictStatement(**data["verdict"]).line()))
@@ -91,6 +95,22 @@ def in_flight_lines(calls: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def waiting_label(slugs: object) -> str:
+    """`waiting for alice, bob` for the seats a live run waits on; empty for none."""
+    if not isinstance(slugs, list) or not slugs:
+        return ""
+    return "waiting for " + ", ".join(printable(str(slug)) for slug in slugs)
+
+
+def status_label(entry: Mapping[str, Any]) -> str:
+    """A listed debate's status as `list` shows it: `stopped` for a run that stopped short,
+    `waiting for alice` while its live run waits on a person, else the debate's status."""
+    run = entry.get("run")
+    if isinstance(run, dict) and run.get("state") == "stopped":
+        return "stopped"  # the reason is on the run line
+    return waiting_label(entry.get("waiting_for")) or str(entry.get("status"))
+
+
 def filter_debates(entries: list[dict[str, Any]], mode: str) -> list[dict[str, Any]]:
     """`active` (not complete), `unpromoted` (complete, not promoted) or `all`."""
     if mode == "all":
@@ -122,9 +142,7 @@ def render_list(entries: list[dict[str, Any]], mode: str, left_out: int = 0) -> 
     for e in entries:
         promoted = " [promoted]" if e.get("promoted_to_knowledge") else ""
         run = e.get("run")
-        stopped = isinstance(run, dict) and run.get("state") == "stopped"
-        status = "stopped" if stopped else e.get("status")  # the reason is on the run line
-        lines.append(f"  {e['id']}  {status!s:<22}  {e.get('topic')}{promoted}")
+        lines.append(f"  {e['id']}  {status_label(e):<22}  {e.get('topic')}{promoted}")
         lines.append(
             f"  {'':<16}  round {e.get('current_round')}/{e.get('rounds_planned')}  updated {e.get('updated_at')}"
         )

@@ -58,6 +58,7 @@ class PersonaView:
     transcript: list[TranscriptItem]
     research: list[ResearchNote]
     rounds_reported: int
+    person: bool = False  # a person answers this seat (`model: human`): a person chip, no model
 
     @property
     def latest_round(self) -> int | None:

@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from stub_server import StubServer
 
+from dreamcontext_council.actions.files import DebateFiles
+from dreamcontext_council.engine.protocol.synthesis import Synthesizer
+from dreamcontext_council.engine.providers.scripted import synthesis_answer
+from dreamcontext_council.folder import frontmatter_io
+from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.rules.diversity import diversity, family_of, provider_of
 
 from .conftest import STUB_ENV, Council, roster_file, stub_args
@@ -53,6 +58,44 @@ def test_the_line_counts_providers_and_families() -> None:
         "1 provider · 1 model family (claude); 1 persona with no model recorded"
     )
     assert diversity(["unspecified", ""]).line() == "no model recorded for any persona"
+
+
+def test_a_person_is_no_provider_and_no_family() -> None:
+    mixed = diversity(["opus", "human", "openai:gpt-4o"])
+    assert mixed.line() == "2 providers · 2 model families (claude, gpt); 1 person"
+    assert (mixed.providers, mixed.families, mixed.people) == (
+        ("anthropic", "openai"),
+        ("claude", "gpt"),
+        1,
+    )
+    # One family and people beside it is still one family.
+    one = diversity(["opus", "Human", "command:claude -p", " human "])
+    assert one.single_family is True
+    assert one.line() == f"2 providers · 1 model family (claude); 2 people; {WEAK}"
+    assert one.to_json()["person_count"] == 2 and one.to_json()["family_count"] == 1
+    assert diversity(["human", "human"]).line() == "no model on the council; 2 people"
+    assert diversity(["human"]).single_family is False
+    assert diversity(["human", "unspecified"]).line() == (
+        "no model on the council; 1 persona with no model recorded; 1 person"
+    )
+
+
+def test_a_council_of_one_family_and_a_person_says_one_family(council: Council) -> None:
+    debate_id = council.new("Should we migrate the session store to Postgres?")
+    for slug, model in [("risk-auditor", "opus"), ("owner", "human"), ("cfo", "claude-haiku-4-5")]:
+        made = council("agent", "create", debate_id, slug, "--model", model, "--body", "You judge.")
+        assert made.code == 0, made.err
+
+    line, models = board(council, debate_id)
+
+    assert "1 provider · 1 model family (claude); 1 person; one family" in line  # wrapped
+    assert models["line"] == f"1 provider · 1 model family (claude); 1 person; {WEAK}"
+    assert models["single_family"] is True
+    assert models["person_count"] == 1 and models["people"] == ["owner"]
+    assert models["personas"]["owner"] == "human"
+    assert f"1 provider · 1 model family (claude); 1 person; {WEAK}" in dashboard_header(
+        council, debate_id
+    )
 
 
 def board(council: Council, debate_id: str) -> tuple[str, dict[str, Any]]:
@@ -115,6 +158,40 @@ def test_a_single_family_council_says_so(council: Council, small_roster: str) ->
     assert models["single_family"] is True
     assert models["families"] == ["scripted"]
     assert verdict_diversity(council, debate_id) == [f"Model diversity: {expected}."]
+
+
+def test_the_verdict_names_a_person_apart_from_the_models(council: Council, tmp_path: Path) -> None:
+    roster = roster_file(
+        tmp_path / "three.json", {"risk-auditor": "", "platform-lead": "", "owner": ""}
+    )
+    result = council(
+        "run", "--topic", "Should we migrate the session store to Postgres?",
+        "--personas", roster, "--rounds", "1",
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    debate_id = result.last_line
+    # Two seats are now people's, as `run --human owner` records it: the views and the
+    # synthesis go by the recorded mark, not by who answered before.
+    for slug in ("owner", "risk-auditor"):
+        context = council.folder(debate_id) / slug / "context-and-persona.md"
+        meta, body = frontmatter_io.parse(context.read_text(encoding="utf-8"), "context")
+        context.write_text(frontmatter_io.render({**meta, "model": "human"}, body), "utf-8")
+    root = Root(council.root)
+    synthesizer = Synthesizer(root, DebateFiles(root, debate_id), cast(Any, None), "scripted")
+    _, task = synthesizer.input_values()
+
+    synthesizer.write(synthesizer.parse(synthesis_answer(task)), "scripted")
+
+    expected = f"1 provider · 1 model family (scripted); 2 people; {WEAK}"
+    assert verdict_diversity(council, debate_id) == [f"Model diversity: {expected}."]
+    shown = council("report", "show", debate_id, "--section", "Verdict")
+    assert f"Model diversity: {expected}." in shown.out
+    _, models = board(council, debate_id)
+    assert models["line"] == expected and models["people"] == ["risk-auditor", "owner"]
+    # Two people agreeing are not "all of one model family".
+    claims = council.json_file(debate_id, "claims.json")["claims"]
+    [shared] = [c for c in claims if {c["proposer"], *c["supporters"]} == {"owner", "risk-auditor"}]
+    assert shared["basis"] == "agreement of 2 personas"
 
 
 def test_one_family_across_providers_is_still_one_family(council: Council) -> None:

@@ -275,7 +275,8 @@ class Synthesizer:
         debate = snapshot.debate
         number = debate.current_round
         models = snapshot.persona_models()
-        families = {slug: family_of(model) for slug, model in models.items()}
+        # A person's seat has no model family: agreement with it is never "one family".
+        families = {slug: family_of(m) for slug, m in models.items() if not is_person(m)}
         ledger = apply_claims(self.root, self.files, draft.claims, families)
         verdict = draft.sections.get(normalize_title(VERDICT), "").strip("\n")
         mix = diversity(models.values())
