@@ -95,6 +95,23 @@ MaxCalls = Annotated[
     int | None,
     Field(ge=0, le=limits.MAX_CALLS, description="Stop before making more calls than this."),
 ]
+People = Annotated[
+    list[Annotated[str, Field(max_length=limits.MAX_NAME_CHARS)]],
+    Field(
+        max_length=limits.MAX_PERSONAS,
+        description="Persona slugs whose seats a person answers, like `run --human`: the run "
+        "never calls a model for them and waits each round for the entry, recorded with "
+        "council_verdict and council_report_append (council_round_context gives the round).",
+    ),
+]
+HumanTimeout = Annotated[
+    float | None,
+    Field(
+        gt=0,
+        description="Seconds to wait for a person's entry before the seat is recorded missing "
+        "for the round (like --human-timeout); default: as long as it takes.",
+    ),
+]
 Section = Annotated[
     str | None,
     Field(

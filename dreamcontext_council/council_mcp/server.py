@@ -22,11 +22,13 @@ from dreamcontext_council.council_mcp.arguments import (
     DebateId,
     EntryBody,
     Headline,
+    HumanTimeout,
     KnowledgeName,
     MaxCalls,
     MaxCost,
     Model,
     Options,
+    People,
     Personas,
     PersonaSlug,
     RoundNumber,
@@ -158,6 +160,8 @@ def build_server(settings: ServerSettings, runs: BackgroundRuns | None = None) -
         skip_question_check: Annotated[
             bool, Field(description="Skip the pre-flight guard on the question (like --yes).")
         ] = False,
+        human: People = [],  # noqa: B006 — as `attachments`
+        human_timeout: HumanTimeout = None,
     ) -> Annotated[CallToolResult, DebateStarted]:
         """Start a council debate on a question and return its id at once; the run goes on
         in the server. Follow it with council_wait (progress notifications per round and
@@ -179,6 +183,7 @@ def build_server(settings: ServerSettings, runs: BackgroundRuns | None = None) -
                 max_cost=max_cost,
                 max_calls=max_calls,
                 yes=skip_question_check,
+                people=(human, human_timeout),
             )
         except (CouncilError, OSError) as exc:
             return failure(exc)

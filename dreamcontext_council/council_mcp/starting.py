@@ -12,6 +12,7 @@ from dreamcontext_council.actions import convene
 from dreamcontext_council.council_mcp import agent_input
 from dreamcontext_council.council_mcp.runs import BackgroundRun, BackgroundRuns
 from dreamcontext_council.engine.setup.request import Launch
+from dreamcontext_council.folder.names import check_slug
 from dreamcontext_council.rules.grounding import check_attachments
 from dreamcontext_council.rules.roster import PRESETS, check_roster_size, load_roster
 
@@ -39,6 +40,7 @@ async def start_debate(
     max_cost: float | None,
     max_calls: int | None,
     yes: bool,
+    people: tuple[list[str], float | None] = ([], None),
 ) -> BackgroundRun:
     """`council run`'s launch for a tool call: after the checks that apply to an agent
     (programs it names, files outside the project), started in the background.
@@ -57,6 +59,7 @@ async def start_debate(
         )
     )
     model, check_model, synth_model = models
+    humans, human_timeout = people
     request = Launch(
         debate_id=debate_id,
         topic=topic,
@@ -72,6 +75,8 @@ async def start_debate(
         max_cost=max_cost,
         max_calls=max_calls,
         yes=yes,
+        humans=[check_slug(slug) for slug in humans],
+        human_timeout=human_timeout,
         root=settings.root,
         env=dict(os.environ),
         cancelled_as="the MCP server shut down",
