@@ -7,6 +7,7 @@ the openai SDK against the local stub server.
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -213,3 +214,62 @@ def test_a_retry_in_waiting_is_shown_then_the_call_goes_on(council: Council) -> 
     assert call["chars"] == 0
     assert council.status(debate_id) == "complete"
     assert in_flight_files(council, debate_id) == []
+
+
+# Prints the first half of its scripted answer at once, then the rest once the gate exists.
+HALVED = """\
+import sys, time
+from pathlib import Path
+from dreamcontext_council.engine.providers.scripted import scripted_text, task_from_text
+text = scripted_text(task_from_text(sys.stdin.read()))
+half = text.index("\\n", len(text) // 2) + 1
+Path({first!r}).write_text(text[:half], encoding="utf-8")
+Path({whole!r}).write_text(text, encoding="utf-8")
+sys.stdout.write(text[:half])
+sys.stdout.flush()
+deadline = time.monotonic() + 60
+while not Path({gate!r}).exists() and time.monotonic() < deadline:
+    time.sleep(0.05)
+sys.stdout.write(text[half:])
+"""
+
+
+def test_the_text_so_far_is_seen_mid_call_and_the_entry_is_the_whole_answer(
+    council: Council, tmp_path: Path
+) -> None:
+    gate, first, whole = tmp_path / "gate", tmp_path / "first.txt", tmp_path / "whole.txt"
+    script = tmp_path / "halved.py"
+    script.write_text(
+        HALVED.format(gate=str(gate), first=str(first), whole=str(whole)), encoding="utf-8"
+    )
+    process = spawn_with_one_gated_persona(council, f"command:{sys.executable} {script}", tmp_path)
+    try:
+        debate_id = the_debate(council, process)
+
+        def streamed() -> bool:
+            assert process.poll() is None, process.communicate()[1].decode()
+            return any(
+                call["persona"] == "user-advocate" and call["chars"] > 0
+                for call in in_flight(council, debate_id)
+            )
+
+        wait_for(streamed)
+        [call] = in_flight(council, debate_id)
+        sent = first.read_text(encoding="utf-8")
+        assert call["chars"] == len(sent.rstrip())  # trailing whitespace waits for the rest
+        [file] = in_flight_files(council, debate_id)
+        assert json.loads(file.read_text(encoding="utf-8"))["text"] == sent.rstrip()
+        report = council.folder(debate_id) / "user-advocate" / "report.md"
+        assert not report.exists() or "## Round 1" not in report.read_text(encoding="utf-8")
+        gate.touch()
+        _, err = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 0, err.decode()
+    assert in_flight_files(council, debate_id) == []
+    report = (council.folder(debate_id) / "user-advocate" / "report.md").read_text(encoding="utf-8")
+    answer = whole.read_text(encoding="utf-8")
+    last_line = answer.rstrip().splitlines()[-1]
+    assert last_line in report  # the stored entry has the whole answer, not the first half
