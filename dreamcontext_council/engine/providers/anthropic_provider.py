@@ -14,8 +14,7 @@ from dreamcontext_council.engine.providers.diagnosis import (
     SdkErrors,
     no_text,
 )
-from dreamcontext_council.engine.providers.sdk_provider import Message, SdkProvider, answered_plain
-from dreamcontext_council.engine.providers.sse import read_events
+from dreamcontext_council.engine.providers.sdk_provider import Message, SdkProvider, post_streamed
 from dreamcontext_council.engine.providers.tool_turn import ToolAnswer, ToolOffer
 from dreamcontext_council.engine.providers.tools import ToolCall, ToolSpec
 
@@ -90,25 +89,18 @@ class AnthropicProvider(SdkProvider):
 
         request = message_request(prompt, model, messages, tools)
         request["stream"] = True
-        # The SDK sends the request and maps its errors; the body's events are read here
-        # (`sse.read_events`), without an object per line or a pydantic model per event.
-        stream = await client.post(
+        events = MessageStream()
+        return await post_streamed(
+            client,
             MESSAGES_PATH,
-            body=request,
-            cast_to=object,
-            stream=True,
-            stream_cls=anthropic.AsyncStream[object],
+            request,
+            anthropic.AsyncStream[object],
+            plain=lambda body: read_message(message_body(body), model),
+            take=events.add,
+            gathered=lambda: read_message(events.message(), model),
+            on_text=on_text,
+            progress=progress,
         )
-        try:
-            progress()
-            if answered_plain(stream.response):
-                body = await stream.response.aread()
-                return read_message(message_body(body), model), False
-            gathered = MessageStream()
-            await read_events(stream.response.aiter_bytes(), gathered.add, on_text, progress)
-            return read_message(gathered.message(), model), True
-        finally:
-            await stream.close()
 
     def tool_results(self, reply: Reply, answers: Sequence[ToolAnswer]) -> list[Message]:
         return [dict(reply.assistant_turn), tool_result_message(answers)]

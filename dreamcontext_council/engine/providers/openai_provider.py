@@ -15,8 +15,7 @@ from dreamcontext_council.engine.providers.diagnosis import (
     no_text,
 )
 from dreamcontext_council.engine.providers.openai_stream import ChatStream
-from dreamcontext_council.engine.providers.sdk_provider import Message, SdkProvider, answered_plain
-from dreamcontext_council.engine.providers.sse import read_events
+from dreamcontext_council.engine.providers.sdk_provider import Message, SdkProvider, post_streamed
 from dreamcontext_council.engine.providers.tool_turn import ToolAnswer, ToolOffer
 from dreamcontext_council.engine.providers.tools import ToolCall, ToolSpec
 
@@ -120,26 +119,19 @@ class OpenAIProvider(SdkProvider):
         )
         request["stream"] = True
         request["stream_options"] = {"include_usage": True}
-        # The SDK sends the request and maps its errors; the body's events are read here
-        # (`sse.read_events`), without an object per line or a pydantic model per chunk.
-        stream = await client.post(
+        chunks = ChatStream()
+        return await post_streamed(
+            client,
             CHAT_PATH,
-            body=request,
-            cast_to=object,
+            request,
+            openai.AsyncStream[object],
+            plain=lambda body: read_chat_completion(chat_completion_body(body), model),
+            take=chunks.add,
+            gathered=lambda: read_chat_completion(chunks.completion(), model),
+            on_text=on_text,
+            progress=progress,
             options=CHAT_OPTIONS,
-            stream=True,
-            stream_cls=openai.AsyncStream[object],
         )
-        try:
-            progress()
-            if answered_plain(stream.response):
-                body = await stream.response.aread()
-                return read_chat_completion(chat_completion_body(body), model), False
-            gathered = ChatStream()
-            await read_events(stream.response.aiter_bytes(), gathered.add, on_text, progress)
-            return read_chat_completion(gathered.completion(), model), True
-        finally:
-            await stream.close()
 
     def tool_results(self, reply: Reply, answers: Sequence[ToolAnswer]) -> list[Message]:
         return [dict(reply.assistant_turn), *(tool_message(answer) for answer in answers)]

@@ -25,6 +25,7 @@ from dreamcontext_council.engine.providers.retry import (
     complete_with_retries,
     request_with_retries,
 )
+from dreamcontext_council.engine.providers.sse import read_events
 from dreamcontext_council.engine.providers.tool_turn import ToolAnswer, ToolOffer, run_tool_turn
 from dreamcontext_council.engine.providers.tools import ToolBox
 from dreamcontext_council.errors import UsageError
@@ -52,6 +53,44 @@ def chosen_http_stack(environment: Mapping[str, str]) -> str:
 def answered_plain(response: Any) -> bool:
     """Whether a server answered a request for a stream with a plain JSON body."""
     return "json" in str(response.headers.get("content-type", "")).lower()
+
+
+async def post_streamed(
+    client: Any,
+    path: str,
+    request: dict[str, Any],
+    stream_cls: Any,
+    *,
+    plain: Callable[[bytes], Reply],
+    take: Callable[[Any], str],
+    gathered: Callable[[], Reply],
+    on_text: TextListener,
+    progress: Callable[[], None],
+    options: Mapping[str, Any] | None = None,
+) -> tuple[Reply, bool]:
+    """Post `request` for a stream through the SDK's own request path (its HTTP stack, auth
+    and error mapping) and read the answer: each event to `take` (which returns the piece of
+    answer text it holds, for `on_text`), then the reply `gathered` makes of them, and True;
+    or, from a server that answered with a plain body, the reply `plain` reads and False.
+
+    The body's events are read by `sse.read_events`, without an object per line or a
+    pydantic model per event (docs/benchmarks.md, "Streaming cost")."""
+    stream = await client.post(
+        path,
+        body=request,
+        cast_to=object,
+        stream=True,
+        stream_cls=stream_cls,
+        **({"options": dict(options)} if options else {}),
+    )
+    try:
+        progress()
+        if answered_plain(stream.response):
+            return plain(await stream.response.aread()), False
+        await read_events(stream.response.aiter_bytes(), take, on_text, progress)
+        return gathered(), True
+    finally:
+        await stream.close()
 
 
 def refuses_streaming(exc: BaseException) -> bool:
