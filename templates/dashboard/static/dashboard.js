@@ -265,10 +265,22 @@
     });
   }
 
+  // The seats the run waits on, as the last list told them: when they change, the page's
+  // status ("waiting for alice") is fetched again like any other change (once more than
+  // needed on a page opened during a wait: the parts that did not change stay).
+  let waitingFor = "";
+
   function showCalls(list) {
     calls = list;
     callsAt = Date.now();
     paintCalls();
+    const waiting = calls
+      .filter(function (call) { return call.state === "waiting"; })
+      .map(function (call) { return call.persona; })
+      .sort()
+      .join(",");
+    if (waiting !== waitingFor) refresh();
+    waitingFor = waiting;
     if (calls.length && !ticking) ticking = setInterval(tick, 1000);
     if (!calls.length && ticking) { clearInterval(ticking); ticking = null; }
   }
