@@ -14,7 +14,13 @@ from dreamcontext_council.engine.providers.diagnosis import (
     SdkErrors,
     no_text,
 )
-from dreamcontext_council.engine.providers.sdk_provider import Message, SdkProvider, post_streamed
+from dreamcontext_council.engine.providers.sdk_provider import (
+    Message,
+    SdkProvider,
+    field_of,
+    post_streamed,
+    token_count,
+)
 from dreamcontext_council.engine.providers.tool_turn import ToolAnswer, ToolOffer
 from dreamcontext_council.engine.providers.tools import ToolCall, ToolSpec
 
@@ -161,20 +167,6 @@ def message_body(body: bytes) -> Any:
         raise AttemptFailed(no_text("malformed response body")) from None
 
 
-def _field(value: Any, name: str) -> Any:
-    """`name` of a JSON object (a dict, as a stream gathers it) or of an SDK model."""
-    if isinstance(value, dict):
-        return value.get(name)
-    return getattr(value, name, None)
-
-
-def _count(value: Any) -> int:
-    try:
-        return int(value or 0)
-    except (TypeError, ValueError):
-        raise AttemptFailed(no_text("response did not match the API schema")) from None
-
-
 def read_message(message: Any, requested_model: str) -> Reply:
     """Text, tool calls, usage and model from a Messages API response: the SDK's
     `Message`, or the JSON object a stream gathers (`anthropic_stream.MessageStream`).
@@ -182,7 +174,7 @@ def read_message(message: Any, requested_model: str) -> Reply:
     Raises `AttemptFailed` if the response is malformed. A `tool_use` block whose
     input is not an object is still a call (the model gets an error result for it).
     """
-    content = _field(message, "content")
+    content = field_of(message, "content")
     if isinstance(message, str | bytes) or not isinstance(content, list):
         raise AttemptFailed(no_text("malformed response body"))
     texts: list[str] = []
@@ -190,16 +182,16 @@ def read_message(message: Any, requested_model: str) -> Reply:
     calls: list[ToolCall] = []
     argument_errors: dict[str, str] = {}
     for block in content:
-        kind = _field(block, "type")
+        kind = field_of(block, "type")
         if kind == "text":
-            text = str(_field(block, "text") or "")
+            text = str(field_of(block, "text") or "")
             texts.append(text)
             if text:  # the API refuses empty text blocks in a conversation
                 turn.append({"type": "text", "text": text})
         elif kind == "tool_use":
-            call_id = str(_field(block, "id") or "")
-            name = str(_field(block, "name") or "")
-            arguments = _field(block, "input")
+            call_id = str(field_of(block, "id") or "")
+            name = str(field_of(block, "name") or "")
+            arguments = field_of(block, "input")
             if not isinstance(arguments, Mapping):
                 argument_errors[call_id] = (
                     f"the input of {name} is not a JSON object; call it again with one"
@@ -207,17 +199,17 @@ def read_message(message: Any, requested_model: str) -> Reply:
                 arguments = {}
             calls.append(ToolCall(id=call_id, name=name, arguments=dict(arguments)))
             turn.append({"type": "tool_use", "id": call_id, "name": name, "input": arguments})
-    usage = _field(message, "usage")
+    usage = field_of(message, "usage")
     input_tokens = sum(
-        _count(_field(usage, name))
+        token_count(field_of(usage, name))
         for name in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
     )
-    output_tokens = _count(_field(usage, "output_tokens"))
+    output_tokens = token_count(field_of(usage, "output_tokens"))
     return Reply(
         text="".join(texts),
         input_tokens=input_tokens,
         output_tokens=output_tokens,
-        model=str(_field(message, "model") or requested_model),
+        model=str(field_of(message, "model") or requested_model),
         tool_calls=tuple(calls),
         assistant_turn={"role": "assistant", "content": turn},
         argument_errors=argument_errors,

@@ -15,7 +15,13 @@ from dreamcontext_council.engine.providers.diagnosis import (
     no_text,
 )
 from dreamcontext_council.engine.providers.openai_stream import ChatStream
-from dreamcontext_council.engine.providers.sdk_provider import Message, SdkProvider, post_streamed
+from dreamcontext_council.engine.providers.sdk_provider import (
+    Message,
+    SdkProvider,
+    field_of,
+    post_streamed,
+    token_count,
+)
 from dreamcontext_council.engine.providers.tool_turn import ToolAnswer, ToolOffer
 from dreamcontext_council.engine.providers.tools import ToolCall, ToolSpec
 
@@ -207,20 +213,6 @@ def chat_completion_body(body: bytes) -> dict[str, Any]:
     return data
 
 
-def _field(value: Any, name: str) -> Any:
-    """`name` of a JSON object (a dict) or of an SDK model; None when absent."""
-    if isinstance(value, dict):
-        return value.get(name)
-    return getattr(value, name, None)
-
-
-def _count(value: Any) -> int:
-    try:
-        return int(value or 0)
-    except (TypeError, ValueError):
-        raise AttemptFailed(no_text("response did not match the API schema")) from None
-
-
 def read_chat_completion(response: Any, requested_model: str) -> Reply:
     """Text, tool calls, usage and model from a chat completion: its JSON object, or the
     SDK's `ChatCompletion`.
@@ -228,24 +220,24 @@ def read_chat_completion(response: Any, requested_model: str) -> Reply:
     Raises `AttemptFailed` if the response is malformed. A call whose arguments are
     not a JSON object is still a call, with its problem in `argument_errors`.
     """
-    choices = None if isinstance(response, str | bytes) else _field(response, "choices")
+    choices = None if isinstance(response, str | bytes) else field_of(response, "choices")
     if not isinstance(choices, list):
         raise AttemptFailed(no_text("malformed response body"))
     if not choices:
         raise AttemptFailed(no_text("response had no choices"))
-    message = _field(choices[0], "message")
-    content = _field(message, "content")
+    message = field_of(choices[0], "message")
+    content = field_of(message, "content")
     text = content if isinstance(content, str) else ""
-    calls, turn_calls, argument_errors = read_tool_calls(_field(message, "tool_calls"))
+    calls, turn_calls, argument_errors = read_tool_calls(field_of(message, "tool_calls"))
     turn: dict[str, Any] = {"role": "assistant", "content": text or None}
     if turn_calls:
         turn["tool_calls"] = turn_calls
-    usage = _field(response, "usage")
+    usage = field_of(response, "usage")
     return Reply(
         text=text,
-        input_tokens=_count(_field(usage, "prompt_tokens")),
-        output_tokens=_count(_field(usage, "completion_tokens")),
-        model=str(_field(response, "model") or requested_model),
+        input_tokens=token_count(field_of(usage, "prompt_tokens")),
+        output_tokens=token_count(field_of(usage, "completion_tokens")),
+        model=str(field_of(response, "model") or requested_model),
         tool_calls=calls,
         assistant_turn=turn,
         argument_errors=argument_errors,
@@ -260,11 +252,11 @@ def read_tool_calls(
     turn_calls: list[dict[str, Any]] = []
     argument_errors: dict[str, str] = {}
     for raw in tool_calls if isinstance(tool_calls, list) else []:
-        call_id = str(_field(raw, "id") or "")
-        function = _field(raw, "function")
-        named = function if function is not None else _field(raw, "custom")
-        name = str(_field(named, "name") or "")
-        arguments_text = _field(function, "arguments")
+        call_id = str(field_of(raw, "id") or "")
+        function = field_of(raw, "function")
+        named = function if function is not None else field_of(raw, "custom")
+        name = str(field_of(named, "name") or "")
+        arguments_text = field_of(function, "arguments")
         arguments: Any = {}
         if function is None:
             argument_errors[call_id] = f"{name!r} is not a function; only functions are offered"

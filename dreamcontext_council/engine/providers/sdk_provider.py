@@ -13,8 +13,10 @@ from urllib.parse import urlsplit
 
 from dreamcontext_council.engine.providers.base import Completion, Prompt, Reply, TextListener
 from dreamcontext_council.engine.providers.diagnosis import (
+    AttemptFailed,
     CallTarget,
     SdkErrors,
+    no_text,
     secrets_from_env,
     server_message,
 )
@@ -48,6 +50,22 @@ def chosen_http_stack(environment: Mapping[str, str]) -> str:
             "httpx, or unset it."
         )
     return stack
+
+
+def field_of(value: Any, name: str) -> Any:
+    """`name` of a JSON object (a dict: a plain body, or what a stream gathers) or of an
+    SDK model; None when absent."""
+    if isinstance(value, dict):
+        return value.get(name)
+    return getattr(value, name, None)
+
+
+def token_count(value: Any) -> int:
+    """A token count of a response; AttemptFailed when it is not a number."""
+    try:
+        return int(value or 0)
+    except (TypeError, ValueError):
+        raise AttemptFailed(no_text("response did not match the API schema")) from None
 
 
 def answered_plain(response: Any) -> bool:
