@@ -17,7 +17,7 @@ from dreamcontext_council.cli.base import (
     root_option,
 )
 from dreamcontext_council.cli.completion import complete_debate_id
-from dreamcontext_council.rules.limits import MAX_CALLS, MAX_COST_USD
+from dreamcontext_council.rules.limits import MAX_CALLS, MAX_COST_USD, MAX_HUMAN_TIMEOUT_S
 
 
 def register(cli: click.Group, council: click.Group) -> None:
@@ -173,7 +173,7 @@ def register(cli: click.Group, council: click.Group) -> None:
 )
 @click.option(
     "--human-timeout",
-    type=click.FloatRange(min=0, min_open=True),
+    type=click.FloatRange(min=0, max=MAX_HUMAN_TIMEOUT_S, min_open=True),
     metavar="SECONDS",
     help="Wait this long for a person's entry each round, then go on without it "
     "[default: recorded, else as long as it takes].",

@@ -108,6 +108,7 @@ HumanTimeout = Annotated[
     float | None,
     Field(
         gt=0,
+        le=limits.MAX_HUMAN_TIMEOUT_S,
         description="Seconds to wait for a person's entry before the seat is recorded missing "
         "for the round (like --human-timeout); default: as long as it takes.",
     ),

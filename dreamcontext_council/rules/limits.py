@@ -38,6 +38,8 @@ MAX_ENTRY_CHARS = 200 * 1024  # a round entry: as much as a model's answer may b
 # Budgets.
 MAX_CALLS = 100_000
 MAX_COST_USD = 100_000.0
+# The longest wait for a person's entry a run takes (`--human-timeout`): thirty days.
+MAX_HUMAN_TIMEOUT_S = 30 * 86_400.0
 
 
 def check_length(text: str, limit: int, what: str, fix: str) -> str:
