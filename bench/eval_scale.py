@@ -342,6 +342,12 @@ def main() -> None:
             f"{'this ÷ ' + args.before:22}{'':>12}"
             f"{per_debate / older.per_debate(args.debates):>12.2f}   CPU per debate"
         )
+        if this.sdk and older.sdk:
+            print(
+                f"{'this ÷ ' + args.before:22}{'':>12}"
+                f"{(this.child.cpu_s - this.sdk.cpu_s) / (older.child.cpu_s - older.sdk.cpu_s):>12.2f}"
+                "   the rest, engine's"
+            )
     if args.scripted:  # the targets are for the real workload, through the SDK
         print(
             f"eval_scale --scripted: engine_cpu_per_debate={per_debate:.3f}s "

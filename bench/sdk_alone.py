@@ -4,9 +4,11 @@
 sends as many chat completions as the eval booked to the same stub, at the same
 concurrency, through the `openai` client `OpenAIProvider` builds (on the same HTTP stack)
 and the request path it calls (`client.post` of a chat request), with the persona prompts the
-eval recorded in its `prompts/round-N.json` files, in turn. No debate is read or
-written: the child's CPU is what the SDK, its HTTP stack and the event loop cost for
-those calls, which no change to the engine can take away.
+eval recorded in its `prompts/round-N.json` files, in turn. Where the revision streams
+its answers (its provider has `send_streamed`), so do these calls: the same streamed
+request, its body read as it comes, without the engine's reading of the events. No
+debate is read or written: the child's CPU is what the SDK, its HTTP stack and the event
+loop cost for those calls, which no change to the engine can take away.
 
     python bench/sdk_alone.py --url URL --prompts ROOT --calls N --concurrency C
 """
@@ -52,12 +54,29 @@ async def send_all(url: str, prompts: list[Prompt], calls: int, concurrency: int
     else:  # a revision from before the stack was chosen: the SDK's own client
         client = openai.AsyncOpenAI(api_key="bench-key", base_url=url, max_retries=0, timeout=120)
     gate = asyncio.Semaphore(concurrency)
+    streamed = hasattr(OpenAIProvider, "send_streamed")
 
     async def one(n: int) -> int:
         request = chat_request(prompts[n % len(prompts)], "bench-model", custom_server=True)
         async with gate:
-            body = await client.post(CHAT_PATH, body=request, cast_to=bytes, options=CHAT_OPTIONS)
-        return len(body)
+            if not streamed:
+                body = await client.post(
+                    CHAT_PATH, body=request, cast_to=bytes, options=CHAT_OPTIONS
+                )
+                return len(body)
+            request |= {"stream": True, "stream_options": {"include_usage": True}}
+            stream = await client.post(
+                CHAT_PATH,
+                body=request,
+                cast_to=object,
+                options=CHAT_OPTIONS,
+                stream=True,
+                stream_cls=openai.AsyncStream[object],
+            )
+            try:
+                return sum([len(chunk) async for chunk in stream.response.aiter_bytes()])
+            finally:
+                await stream.close()
 
     try:
         return sum(await asyncio.gather(*(one(n) for n in range(calls))))
