@@ -12,11 +12,9 @@ from __future__ import annotations
 
 import sys
 import tempfile
-import threading
-import time
 from pathlib import Path
 
-from playwright.sync_api import sync_playwright
+from dashboard_screenshot import dashboard_page
 
 from dreamcontext_council import (
     PersonaSpec,
@@ -27,20 +25,10 @@ from dreamcontext_council import (
     record_verdict,
     start_round,
 )
-from dreamcontext_council.dashboard.server import bind, build_server
 from dreamcontext_council.folder.in_flight import WAITING, InFlightCall
 from dreamcontext_council.folder.paths import Root
 
 REPO = Path(__file__).resolve().parents[1]
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-quic",
-    "--no-first-run",
-]
 TOPIC = "Should we move the session store from Redis to Postgres this quarter?"
 OPTIONS = [
     {"key": "A", "label": "Migrate this quarter"},
@@ -131,23 +119,9 @@ def main() -> None:
         root = Root(Path(scratch) / "_dream_context")
         root.path.mkdir()
         debate_id = make_debate(root)
-        sock = bind("127.0.0.1", 0)
-        server = build_server(root, "127.0.0.1", sock)
-        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-        thread.start()
-        while not server.started:
-            time.sleep(0.02)
         calls: list[InFlightCall] = []
         try:
-            with sync_playwright() as playwright:
-                browser = playwright.chromium.launch(
-                    executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS
-                )
-                page = browser.new_page(
-                    viewport={"width": 1280, "height": 900}, color_scheme="light"
-                )
-                page.goto(f"http://127.0.0.1:{sock.getsockname()[1]}/d/{debate_id}")
-                page.wait_for_selector('#live[data-state="on"]')
+            with dashboard_page(root, f"/d/{debate_id}") as page:
                 calls = calls_in_progress(root, debate_id)
                 page.wait_for_function(
                     "() => document.querySelectorAll('.in-flight').length === 3", timeout=15000
@@ -169,12 +143,9 @@ def main() -> None:
                         "height": int(box["bottom"] - box["top"]) + 20,
                     },
                 )
-                browser.close()
         finally:
             for call in calls:
                 call.end()
-            server.should_exit = True
-            thread.join(timeout=10)
     print(f"Wrote {output}")
 
 
