@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import http.server
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -43,6 +44,16 @@ def responder(request_json: dict[str, Any]) -> str:
     """Persona answers as the scripted provider gives them; the check always says CONTINUE."""
     task = task_from_text(prompt_text(request_json))
     return "CONTINUE" if task.get("phase") == "check" else scripted_text(task)
+
+
+def bench_env(work: Path, *, drop: tuple[str, ...] = ("ANTHROPIC_", "OPENAI_")) -> dict[str, str]:
+    """This process's environment for a measured run under `work`: without the variables
+    that start with `drop`, and with a config folder of its own (`XDG_CONFIG_HOME`), so
+    the trust file each run records its `--base-url` in starts empty instead of holding
+    every earlier run's folders."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
+    env["XDG_CONFIG_HOME"] = str(work / "config")
+    return env
 
 
 def export_revision(rev: str, into: Path) -> Path:

@@ -49,7 +49,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from council_stub import BENCH_MODEL, StubProcess, export_revision, write_roster
+from council_stub import BENCH_MODEL, StubProcess, bench_env, export_revision, write_roster
 
 import dreamcontext_council
 from dreamcontext_council.engine.providers.scripted import DELAY_ENV
@@ -151,11 +151,7 @@ def measure(code_dir: Path | None, args: argparse.Namespace, work: Path) -> Figu
     model = "scripted" if args.scripted else BENCH_MODEL
     roster = write_roster(work, PERSONAS, model)
     write_set(work / "scale.jsonl", args.debates)
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("ANTHROPIC_", "OPENAI_", "DREAMCONTEXT_"))
-    }
+    env = bench_env(work, drop=("ANTHROPIC_", "OPENAI_", "DREAMCONTEXT_"))
     env.update(DREAMCONTEXT_ROOT=str(root), NO_COLOR="1")
     if args.scripted:
         env[DELAY_ENV] = str(args.latency)

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from council_stub import StubServer, responder, write_roster
+from council_stub import StubServer, bench_env, responder, write_roster
 
 from dreamcontext_council.engine.providers.scripted import DELAY_ENV
 from dreamcontext_council.engine.setup.launch import launch
@@ -104,7 +104,7 @@ def run_debate(
     """Run one debate in this process; (wall seconds, CPU seconds, root, debate id)."""
     folder = Path(tempfile.mkdtemp(prefix="run-overhead-", dir=base))
     root = folder / "_dream_context"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
+    env = bench_env(folder)
     request = Launch(
         topic=TOPIC,
         personas_spec=write_roster(folder, personas, model),
