@@ -87,6 +87,16 @@ def test_each_piece_of_the_body_counts_as_progress_and_text_goes_to_the_listener
     assert ticks == 3
 
 
+def test_the_events_one_piece_of_the_body_completes_reach_the_listener_as_one_text() -> None:
+    heard, ticks = _read(
+        b'data: {"text": "Forty"}\n\ndata: {}\n\ndata: {"text": "-two"}\n\ndata: {"te',
+        b'xt": " rows"}\n\n',
+    )
+
+    assert heard == ["Forty-two", " rows"]
+    assert ticks == 2
+
+
 @pytest.mark.parametrize(
     "body",
     [
@@ -101,6 +111,16 @@ def test_an_error_event_cuts_the_stream_with_the_servers_first_line(body: bytes)
     failure = caught.value.failure
     assert failure.retryable and not failure.no_text
     assert failure.reason == "stream cut off (Overloaded)"
+
+
+def test_the_text_before_an_error_event_in_the_same_piece_is_heard_before_the_cut() -> None:
+    heard: list[str] = []
+    body = _body(b'data: {"text": "half"}\n\ndata: {"text": " way"}\n\ndata: {"error": "gone"}\n\n')
+
+    with pytest.raises(AttemptFailed):
+        asyncio.run(read_events(body, lambda e: str(e.get("text", "")), heard.append, lambda: None))
+
+    assert heard == ["half way"]
 
 
 def test_an_event_that_is_not_json_is_a_malformed_answer() -> None:

@@ -21,7 +21,8 @@ class MessageStream:
 
     def __init__(self) -> None:
         self._blocks: dict[int, dict[str, Any]] = {}
-        self._inputs: dict[int, list[str]] = {}
+        self._inputs: dict[int, list[str]] = {}  # a tool call's input, in fragments
+        self._texts: dict[int, list[str]] = {}  # a text block's deltas, joined at the end
         self._usage: dict[str, Any] = {}
         self._model: Any = None
         self._stopped = False
@@ -33,17 +34,16 @@ class MessageStream:
         kind = event.get("type")
         if kind == "content_block_delta":
             delta = event.get("delta") or {}
-            block = self._blocks.get(event.get("index", -1))
+            index = event.get("index")
+            block = self._blocks.get(index) if isinstance(index, int) else None
             if block is None or not isinstance(delta, dict):
                 return ""
             if delta.get("type") == "text_delta" and block.get("type") == "text":
                 text = str(delta.get("text") or "")
-                block["text"] = block.get("text", "") + text
+                self._texts.setdefault(index, []).append(text)
                 return text
             if delta.get("type") == "input_json_delta" and block.get("type") == "tool_use":
-                self._inputs.setdefault(event["index"], []).append(
-                    str(delta.get("partial_json") or "")
-                )
+                self._inputs.setdefault(index, []).append(str(delta.get("partial_json") or ""))
             return ""
         if kind == "content_block_start":
             block = event.get("content_block")
@@ -71,15 +71,16 @@ class MessageStream:
         before `message_stop` (it was cut off)."""
         if not self._stopped:
             raise AttemptFailed(stream_cut("no message_stop"))
-        for index, parts in self._inputs.items():
-            text = "".join(parts)
+        content = []
+        for index, opened in sorted(self._blocks.items()):
+            block = dict(opened)
+            if index in self._texts:
+                block["text"] = block.get("text", "") + "".join(self._texts[index])
+            text = "".join(self._inputs.get(index, ()))
             if text:
                 try:
-                    self._blocks[index]["input"] = json.loads(text)
+                    block["input"] = json.loads(text)
                 except ValueError:  # not JSON: `read_message` reports the call's input
-                    self._blocks[index]["input"] = text
-        return {
-            "content": [block for _, block in sorted(self._blocks.items())],
-            "usage": self._usage,
-            "model": self._model,
-        }
+                    block["input"] = text
+            content.append(block)
+        return {"content": content, "usage": self._usage, "model": self._model}
