@@ -36,7 +36,7 @@ class MessageStream:
             delta = event.get("delta") or {}
             index = event.get("index")
             block = self._blocks.get(index) if isinstance(index, int) else None
-            if block is None or not isinstance(delta, dict):
+            if block is None or not isinstance(index, int) or not isinstance(delta, dict):
                 return ""
             if delta.get("type") == "text_delta" and block.get("type") == "text":
                 text = str(delta.get("text") or "")
