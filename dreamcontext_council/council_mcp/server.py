@@ -53,7 +53,6 @@ from dreamcontext_council.council_mcp.results import (
 from dreamcontext_council.council_mcp.runs import BackgroundRun, BackgroundRuns, follow
 from dreamcontext_council.council_mcp.starting import ServerSettings, start_debate
 from dreamcontext_council.errors import CouncilError, NotFoundError
-from dreamcontext_council.folder.in_flight import read_in_flight
 from dreamcontext_council.folder.paths import Root, require_root
 from dreamcontext_council.rules import limits
 from dreamcontext_council.rules.debate import MAX_ROUNDS
@@ -122,6 +121,7 @@ def build_server(settings: ServerSettings, runs: BackgroundRuns | None = None) -
         current = root()
         snapshot = load_snapshot(current, debate_id)
         debate = snapshot.debate
+        details = show_data(snapshot)  # the in-flight calls read once, for both fields
         return DebateStatus(
             id=debate.id,
             topic=debate.topic,
@@ -130,8 +130,8 @@ def build_server(settings: ServerSettings, runs: BackgroundRuns | None = None) -
             rounds_planned=debate.rounds_planned,
             has_final_report=snapshot.paths.final_report.is_file(),
             server_run=_server_run(runs.get(debate.id)),
-            in_flight=[call.to_json() for call in read_in_flight(snapshot.paths.folder)],
-            details=show_data(snapshot),
+            in_flight=details["in_flight"],
+            details=details,
             files=reading.debate_file_uris(current, debate.id),
         )
 

@@ -61,6 +61,7 @@ def test_council_wait_tells_the_calls_in_progress_and_status_lists_them(workdir:
     waited, status, after = statuses
     assert waited["server_run"]["state"] == "running"
     calls = {call["persona"]: call for call in status["in_flight"]}
+    assert status["details"]["in_flight"] == status["in_flight"], "one reading, told twice"
     assert calls["outsider"]["chars"] == 1234
     assert calls["outsider"]["state"] == "streaming" and calls["outsider"]["round"] == 1
     own = set(calls) - {"outsider", "alice"}
