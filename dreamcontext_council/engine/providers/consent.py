@@ -13,7 +13,10 @@ carry, go there only when the user named that URL this time (`--base-url`,
 Allowances live in a trust file outside every repository, under the user's config
 directory, keyed by the debate folder's absolute resolved path, so a copy of the folder
 elsewhere is not trusted: `{"trusted": {folder: [command, …]}, "base_urls": {folder:
-[url, …]}}` (a file without `base_urls` allows no URL). Every entry point that runs a
+[url, …]}}` (a file without `base_urls` allows no URL). Each write drops the folders that
+are gone (a key that is no longer a directory, or is a link), so it does not grow with every
+debate ever run, and a folder made later at a gone one's path starts with no allowance
+(unless it is made before the file is next written). Every entry point that runs a
 debate (the CLI's `run`, the MCP server) goes through `engine/preflight.check`, which
 calls `require_consent` and `require_base_url` before any call and before any write.
 """
@@ -21,6 +24,7 @@ calls `require_consent` and `require_base_url` before any call and before any wr
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import unicodedata
 from collections.abc import Iterable, Mapping
@@ -239,16 +243,24 @@ def _allow(files: DebateFiles, section: str, wanted: set[str], env: Mapping[str,
         if wanted <= known:
             return
         data[section][key] = sorted(known | wanted)
-        # `trusted` is always there (what older versions read); `base_urls` once it is used.
-        atomic_write_json(
-            path,
-            {
-                name: dict(sorted(entries.items()))
-                for name, entries in data.items()
-                if entries or name == COMMANDS
-            },
-            within=None,
-        )
+        atomic_write_json(path, _layout(data), within=None)
+
+
+def _layout(data: dict[str, dict[str, list[str]]]) -> dict[str, dict[str, list[str]]]:
+    """The trust file to write: each section's folders that are still there, sorted;
+    `trusted` always (what older versions read), `base_urls` once it is used."""
+    gone = {folder for entries in data.values() for folder in entries if not _still_there(folder)}
+    kept = {
+        name: {folder: entries[folder] for folder in sorted(entries) if folder not in gone}
+        for name, entries in data.items()
+    }
+    return {name: entries for name, entries in kept.items() if entries or name == COMMANDS}
+
+
+def _still_there(folder: str) -> bool:
+    """Whether a trust file key still names a folder: an absolute path to a directory that is
+    not a link (keys are resolved paths, so a link there now leads to another folder)."""
+    return os.path.isabs(folder) and os.path.isdir(folder) and not os.path.islink(folder)
 
 
 def _load(path: Path) -> dict[str, dict[str, list[str]]]:
