@@ -1,6 +1,6 @@
 """The trust file keeps the allowances of folders that exist: each write drops the folders
 that are gone, so it does not grow with every debate ever run, and a folder made later at
-a gone one's path does not inherit its allowances."""
+a gone one's path does not inherit its allowances. One pre-flight reads it once."""
 
 from __future__ import annotations
 
@@ -9,10 +9,14 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
 from council_run import Council, roster_file, scripted_responder
+from council_run import echo_command as echo_command  # a fixture
 from debate_story import OPTIONS, TOPIC
 from offline import no_provider_environment as no_provider_environment  # autouse here
 from stub_server import StubServer
+
+from dreamcontext_council.engine.providers import consent
 
 from .command_consent_support import trust_file, workspace
 
@@ -129,3 +133,38 @@ def test_keys_that_can_never_match_a_folder_are_dropped(tmp_path: Path) -> None:
             )
         }
     )
+
+
+def test_one_pre_flight_reads_the_trust_file_once(
+    tmp_path: Path, echo_command: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A resume whose folder asks for a program and a server URL, both allowed before:
+    the checks of its pre-flight share one reading of the file, and pass."""
+    council = workspace(tmp_path)
+    roster = roster_file(
+        tmp_path / "roster.json", {"insider": echo_command, "bystander": "openai:gpt-4o-mini"}
+    )
+    with StubServer(responder=scripted_responder) as server:
+        paused = council.proc(
+            "run", "--topic", TOPIC, "--options", OPTIONS, "--personas", roster,
+            "--rounds", "2", "--interrupt", "--yes", "--base-url", server.openai_url,
+            env={"OPENAI_API_KEY": USER_KEY},
+        )  # fmt: skip
+        assert paused.code == 0, paused.err
+        allowed = json.loads(trust_text(council))
+        folder = key(council, paused.last_line)
+        assert set(allowed["trusted"]) == set(allowed["base_urls"]) == {folder}
+        reads: list[Path] = []
+        load = consent._load
+
+        def counted(path: Path) -> dict[str, dict[str, list[str]]]:
+            reads.append(path)
+            return load(path)
+
+        monkeypatch.setattr(consent, "_load", counted)
+
+        dry = council("run", paused.last_line, "--dry-run", env={"OPENAI_API_KEY": USER_KEY})
+
+    assert dry.code == 0, dry.err
+    assert "Would fail" not in dry.out
+    assert reads == [trust_file(council)]
