@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import stat
 import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -290,7 +291,12 @@ def _layout(data: dict[str, dict[str, list[str]]]) -> dict[str, dict[str, list[s
 def _still_there(folder: str) -> bool:
     """Whether a trust file key still names a folder: an absolute path to a directory that is
     not a link (keys are resolved paths, so a link there now leads to another folder)."""
-    return os.path.isabs(folder) and os.path.isdir(folder) and not os.path.islink(folder)
+    if not os.path.isabs(folder):
+        return False
+    try:
+        return stat.S_ISDIR(os.lstat(folder).st_mode)  # one call: lstat does not follow a link
+    except (OSError, ValueError):
+        return False
 
 
 def _load(path: Path) -> dict[str, dict[str, list[str]]]:
