@@ -13,13 +13,14 @@ carry, go there only when the user named that URL this time (`--base-url`,
 Allowances live in a trust file outside every repository, under the user's config
 directory, keyed by the debate folder's absolute resolved path, so a copy of the folder
 elsewhere is not trusted: `{"trusted": {folder: [command, …]}, "base_urls": {folder:
-[url, …]}}` (a file without `base_urls` allows no URL). Each write drops the folders that
-are gone (a key that is no longer a directory, or is a link), so it does not grow with every
-debate ever run, and a folder made later at a gone one's path starts with no allowance
-(unless it is made before the file is next written). Every entry point that runs a
-debate (the CLI's `run`, the MCP server) goes through `engine/preflight.check`, which
-calls `require_consent` and `require_base_url` before any call and before any write; they
-read the trust file at most once between them (`FolderTrust`).
+[url, …]}}` (a file without `base_urls` allows no URL). Each write drops the folders
+that are gone (a key that is no longer a directory, or is a link), so the file does not
+grow with every debate ever run, and a folder made later at a gone one's path starts
+with no allowance (unless it is made before the file is next written). Every entry point
+that runs a debate (the CLI's `run`, the MCP server) goes through
+`engine/preflight.check`, which calls `require_consent` and `require_base_url` before any
+call and before any write; they read the trust file at most once between them
+(`FolderTrust`).
 """
 
 from __future__ import annotations
