@@ -13,18 +13,26 @@ carry, go there only when the user named that URL this time (`--base-url`,
 Allowances live in a trust file outside every repository, under the user's config
 directory, keyed by the debate folder's absolute resolved path, so a copy of the folder
 elsewhere is not trusted: `{"trusted": {folder: [command, …]}, "base_urls": {folder:
-[url, …]}}` (a file without `base_urls` allows no URL). Every entry point that runs a
-debate (the CLI's `run`, the MCP server) goes through `engine/preflight.check`, which
-calls `require_consent` and `require_base_url` before any call and before any write.
+[url, …]}}` (a file without `base_urls` allows no URL). Each write drops the folders
+that are gone (a key that is no longer a directory, or is a link), so the file does not
+grow with every debate ever run, and a folder made later at a gone one's path starts
+with no allowance (unless it is made before the file is next written). Every entry point
+that runs a debate (the CLI's `run`, the MCP server) goes through
+`engine/preflight.check`, which calls `require_consent` and `require_base_url` before any
+call and before any write; they read the trust file at most once between them
+(`FolderTrust`).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shlex
+import stat
 import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from dreamcontext_council.actions.files import DebateFiles
@@ -114,46 +122,74 @@ def folder_key(files: DebateFiles) -> str:
     return str(files.paths.folder.resolve())
 
 
-def trusted_commands(files: DebateFiles, env: Mapping[str, str]) -> set[str]:
-    """The command lines the user allowed before for this very folder."""
-    return set(_load(trust_file(env))[COMMANDS].get(folder_key(files), []))
+class FolderTrust:
+    """What the trust file allows one debate folder, read when first asked and then kept.
 
+    One pre-flight's view: its checks (programs, server URL, tools file) share it, so the
+    file is read and parsed once, if at all; the next run makes its own, so an allowance
+    written since by any process is seen. Never kept longer than one pre-flight."""
 
-def trusted_base_urls(files: DebateFiles, env: Mapping[str, str]) -> set[str]:
-    """The server URLs the user allowed before for this very folder."""
-    return set(_load(trust_file(env))[BASE_URLS].get(folder_key(files), []))
+    def __init__(self, files: DebateFiles, env: Mapping[str, str]) -> None:
+        self._files = files
+        self._env = env
+
+    @cached_property
+    def _allowed(self) -> dict[str, frozenset[str]]:
+        key = folder_key(self._files)
+        sections = _load(trust_file(self._env))
+        return {name: frozenset(entries.get(key, [])) for name, entries in sections.items()}
+
+    @property
+    def commands(self) -> frozenset[str]:
+        """The command lines the user allowed before for this folder."""
+        return self._allowed[COMMANDS]
+
+    @property
+    def base_urls(self) -> frozenset[str]:
+        """The server URLs the user allowed before for this folder."""
+        return self._allowed[BASE_URLS]
 
 
 def require_consent(
-    files: DebateFiles, named: set[str], env: Mapping[str, str]
+    files: DebateFiles,
+    named: set[str],
+    env: Mapping[str, str],
+    trust: FolderTrust | None = None,
 ) -> list[FolderCommand]:
     """Raise `ConsentRequired` unless every program the folder names was allowed.
 
-    Returns the folder's commands. Nothing is written either way.
+    `trust` is the folder's allowances when the caller holds them already. Returns the
+    folder's commands. Nothing is written either way.
     """
     found = folder_commands(files)
     if not found:
         return found
-    allowed = named | trusted_commands(files, env)
+    allowed = named | (trust or FolderTrust(files, env)).commands
     refused = [c for c in found if c.command not in allowed]
     if refused:
         raise ConsentRequired(_refusal(files.id, refused))
     return found
 
 
-def require_base_url(files: DebateFiles, recorded: str | None, env: Mapping[str, str]) -> None:
+def require_base_url(
+    files: DebateFiles,
+    recorded: str | None,
+    env: Mapping[str, str],
+    trust: FolderTrust | None = None,
+) -> None:
     """Raise `ConsentRequired` unless the server URL the folder recorded, which the run
     would send its calls and the user's key to, is one the user named or allowed.
 
     Named this time: the URL is one of `OPENAI_BASE_URL` / `ANTHROPIC_BASE_URL` (a URL
     given with `--base-url` replaces the recorded one, so it never comes here). Allowed
-    before: the trust file lists it for this folder. Nothing is written either way.
+    before: the trust file lists it for this folder (`trust`, when the caller holds it).
+    Nothing is written either way.
     """
     if not recorded:
         return
     named = {url for name in BASE_URL_ENVS.values() if (url := env.get(name))}
     named |= {url_without_credentials(url)[0] for url in named}
-    if recorded in named or recorded in trusted_base_urls(files, env):
+    if recorded in named or recorded in (trust or FolderTrust(files, env)).base_urls:
         return
     shown = visible(url_without_credentials(recorded)[0])
     raise ConsentRequired(
@@ -239,16 +275,29 @@ def _allow(files: DebateFiles, section: str, wanted: set[str], env: Mapping[str,
         if wanted <= known:
             return
         data[section][key] = sorted(known | wanted)
-        # `trusted` is always there (what older versions read); `base_urls` once it is used.
-        atomic_write_json(
-            path,
-            {
-                name: dict(sorted(entries.items()))
-                for name, entries in data.items()
-                if entries or name == COMMANDS
-            },
-            within=None,
-        )
+        atomic_write_json(path, _layout(data), within=None)
+
+
+def _layout(data: dict[str, dict[str, list[str]]]) -> dict[str, dict[str, list[str]]]:
+    """The trust file to write: each section's folders that are still there, sorted;
+    `trusted` always (what older versions read), `base_urls` once it is used."""
+    gone = {folder for entries in data.values() for folder in entries if not _still_there(folder)}
+    kept = {
+        name: {folder: entries[folder] for folder in sorted(entries) if folder not in gone}
+        for name, entries in data.items()
+    }
+    return {name: entries for name, entries in kept.items() if entries or name == COMMANDS}
+
+
+def _still_there(folder: str) -> bool:
+    """Whether a trust file key still names a folder: an absolute path to a directory that is
+    not a link (keys are resolved paths, so a link there now leads to another folder)."""
+    if not os.path.isabs(folder):
+        return False
+    try:
+        return stat.S_ISDIR(os.lstat(folder).st_mode)  # one call: lstat does not follow a link
+    except (OSError, ValueError):
+        return False
 
 
 def _load(path: Path) -> dict[str, dict[str, list[str]]]:

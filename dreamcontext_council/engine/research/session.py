@@ -66,12 +66,16 @@ def allowance(config: ToolsConfig) -> str:
 
 
 def require_consent(
-    files: DebateFiles | None, research: ResearchPlan, env: Mapping[str, str]
+    files: DebateFiles | None,
+    research: ResearchPlan,
+    env: Mapping[str, str],
+    trust: consent.FolderTrust | None = None,
 ) -> None:
-    """Raise `ConsentRequired` unless the user named the tools file now or allowed it before."""
+    """Raise `ConsentRequired` unless the user named the tools file now or allowed it before
+    (`trust`: the folder's allowances, when the caller holds them already)."""
     if research.named or files is None:
         return
-    if allowance(research.config) in consent.trusted_commands(files, env):
+    if allowance(research.config) in (trust or consent.FolderTrust(files, env)).commands:
         return
     servers = "; ".join(f"`{consent.visible(line)}`" for line in research.config.command_lines())
     raise ConsentRequired(

@@ -151,11 +151,12 @@ async def run_plan(
 ) -> dict[str, Any]:
     """Consent, pre-flight, the estimate or the record, then the run: all read `plan`."""
     # One pre-flight before anything is written: consent, keys, programs, servers.
+    trust = consent.FolderTrust(files, plan.env) if files is not None else None
     tools_plan = plan.research.plan
     if tools_plan is not None:
-        research.require_consent(files, tools_plan, plan.env)
+        research.require_consent(files, tools_plan, plan.env, trust)
     uses = model_uses(plan, files)
-    would_fail = check_providers(plan, files, uses)
+    would_fail = check_providers(plan, files, uses, trust)
     providers = shared or ProviderSet(plan.provider_settings(), env=plan.env)
     if tools_plan is not None and not plan.flags.resynthesize:
         would_fail = _tool_less(providers, uses, would_fail, dry_run=plan.flags.dry_run)

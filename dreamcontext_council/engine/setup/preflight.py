@@ -280,7 +280,12 @@ def _names(who: list[str]) -> str:
     return " and ".join([", ".join(names[:-1]), names[-1]]) if len(names) > 1 else names[0]
 
 
-def check(plan: RunPlan, files: DebateFiles | None, uses: list[ModelUse]) -> str | None:
+def check(
+    plan: RunPlan,
+    files: DebateFiles | None,
+    uses: list[ModelUse],
+    trust: consent.FolderTrust | None = None,
+) -> str | None:
     """The pre-flight of a plan: consent first, then every model in use.
 
     `plan.consent.base_url` is the `--base-url` given this time; without one, the URL the folder
@@ -288,16 +293,18 @@ def check(plan: RunPlan, files: DebateFiles | None, uses: list[ModelUse]) -> str
     is so much as connected to; so do the programs and URL the project's `council.toml`
     chose. Returns None when the run can start. A `--dry-run` gets
     the one line that says what would fail; a run gets `ConsentRequired` or
-    `ProviderUnavailable` (exit 2).
+    `ProviderUnavailable` (exit 2). `trust` is the folder's allowances when the caller
+    holds them already (the trust file is read once, if at all, for the whole pre-flight).
     """
     try:
         consent.require_named_defaults(
             plan.consent.asked, plan.consent.commands, calls_openai=_calls_openai(uses)
         )
         if files is not None:
-            consent.require_consent(files, set(plan.consent.commands), plan.env)
+            trust = trust or consent.FolderTrust(files, plan.env)
+            consent.require_consent(files, set(plan.consent.commands), plan.env, trust)
             if plan.consent.base_url is None and _calls_openai(uses):
-                consent.require_base_url(files, plan.endpoints.base_url, plan.env)
+                consent.require_base_url(files, plan.endpoints.base_url, plan.env, trust)
     except ConsentRequired as refused:
         if not plan.flags.dry_run:
             raise
