@@ -30,7 +30,8 @@ no floor, and the last line reads `eval_scale --scripted: engine_cpu_per_debate=
 
 With `--before REV` the same workload also runs on that older revision (exported with
 `git archive`, run by this interpreter), the two sides in turn `--repeat` times; each side's
-least disturbed run (lowest CPU) is printed beside the other's, with their ratio.
+least disturbed run (lowest CPU) is printed beside the other's, with their ratio, and the
+median of the ratios of the two runs of each turn (the sides swap order every turn).
 
 The last line reads `eval_scale: wall/floor=X.XX engine_cpu_per_debate=Y.YYYs peak_rss=ZMiB`.
 With `--profile FILE` the child runs under cProfile (on CPU time) and writes its stats to FILE (the
@@ -42,6 +43,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -268,7 +270,10 @@ def main() -> None:
         sides = {args.before: before, "this": None}
     runs: dict[str, list[Figures]] = {name: [] for name in sides}
     for turn in range(args.repeat):
-        for name, code_dir in sides.items():  # in turn, so a change in the machine hits both
+        # In turn, so a change in the machine hits both; the order swaps every turn, so
+        # neither side always runs on a machine that has warmed up for it.
+        order = list(sides.items()) if turn % 2 == 0 else list(sides.items())[::-1]
+        for name, code_dir in order:
             runs[name].append(measure(code_dir, args, base / f"{name}-{turn + 1}"))
     # The least disturbed run of each side: its CPU is the least another process added.
     best = {name: min(found, key=lambda f: f.child.cpu_s) for name, found in runs.items()}
@@ -338,6 +343,17 @@ def main() -> None:
             f"{'this ÷ ' + args.before:22}{'':>12}"
             f"{per_debate / older.per_debate(args.debates):>12.2f}   CPU per debate"
         )
+        if args.repeat > 1:
+            # Each turn's two runs ran within a minute of each other: their ratio is the
+            # least touched by this machine's speed, which moves by more than 10% over minutes.
+            turns = sorted(
+                t.child.cpu_s / b.child.cpu_s
+                for t, b in zip(runs["this"], runs[args.before], strict=True)
+            )
+            print(
+                f"{'  turn by turn':22}{'':>12}{statistics.median(turns):>12.2f}   median of "
+                + " ".join(f"{r:.2f}" for r in turns)
+            )
         if this.sdk and older.sdk:
             print(
                 f"{'this ÷ ' + args.before:22}{'':>12}"
