@@ -32,6 +32,9 @@ With `--before REV` the same workload also runs on that older revision (exported
 `git archive`, run by this interpreter), the two sides in turn `--repeat` times; each side's
 least disturbed run (lowest CPU) is printed beside the other's, with their ratio, and the
 median of the ratios of the two runs of each turn (the sides swap order every turn).
+`--patch FILE` applies a patch to that revision first: `--before HEAD --patch
+bench/patches/without-streaming.patch` measures this tree against itself with every
+call asked plainly and no in-flight file or live row, which is what streaming costs.
 
 The last line reads `eval_scale: wall/floor=X.XX engine_cpu_per_debate=Y.YYYs peak_rss=ZMiB`.
 With `--profile FILE` the child runs under cProfile (on CPU time) and writes its stats to FILE (the
@@ -255,6 +258,12 @@ def main() -> None:
         "--before", default=None, help="also measure this older revision, side by side"
     )
     parser.add_argument(
+        "--patch",
+        type=Path,
+        default=None,
+        help="apply this patch to the --before revision (e.g. bench/patches/without-streaming.patch)",
+    )
+    parser.add_argument(
         "--repeat", type=int, default=1, help="runs of each side, taken in turn; the best counts"
     )
     args = parser.parse_args()
@@ -262,6 +271,11 @@ def main() -> None:
     sides: dict[str, Path | None] = {"this": None}
     if args.before:
         before = export_revision(args.before, base / "before")
+        if args.patch:
+            subprocess.run(
+                ["git", "apply", "--directory=.", str(args.patch.resolve())], cwd=before, check=True
+            )
+            args.before += "+patch"
         # Compiled now, so neither side's CPU holds the compiling of its modules (this
         # checkout's too: with PYTHONDONTWRITEBYTECODE no run leaves its bytecode behind).
         package = Path(dreamcontext_council.__file__).parent
