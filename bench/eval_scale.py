@@ -272,9 +272,7 @@ def main() -> None:
     if args.before:
         before = export_revision(args.before, base / "before")
         if args.patch:
-            subprocess.run(
-                ["git", "apply", "--directory=.", str(args.patch.resolve())], cwd=before, check=True
-            )
+            subprocess.run(["git", "apply", str(args.patch.resolve())], cwd=before, check=True)
             args.before += "+patch"
         # Compiled now, so neither side's CPU holds the compiling of its modules (this
         # checkout's too: with PYTHONDONTWRITEBYTECODE no run leaves its bytecode behind).
