@@ -8,7 +8,8 @@ import shlex
 import sys
 from pathlib import Path
 
-from council_run import ECHO_SCRIPT, Council
+from council_run import ECHO_SCRIPT, Council, Result
+from debate_story import OPTIONS, TOPIC
 from offline import clean_environment
 
 
@@ -33,3 +34,15 @@ def trust_file(council: Council) -> Path:
     return (
         Path(council.environment()["HOME"]) / ".config" / "dreamcontext" / "trusted-commands.json"
     )
+
+
+def run_on_server(
+    council: Council, roster: str, url: str, key: str, *, rounds: int = 2, interrupt: bool = True
+) -> Result:
+    """A new debate of `roster` run on the server `url` named with `--base-url` (paused
+    after its first round unless `interrupt` is False), with `key` as the OpenAI key."""
+    return council.proc(
+        "run", "--topic", TOPIC, "--options", OPTIONS, "--personas", roster,
+        "--rounds", str(rounds), *(["--interrupt"] if interrupt else []), "--yes",
+        "--base-url", url, env={"OPENAI_API_KEY": key},
+    )  # fmt: skip

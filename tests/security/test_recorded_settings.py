@@ -14,7 +14,6 @@ from typing import get_args, get_type_hints
 
 import pytest
 from council_run import Council, roster_file, scripted_responder
-from debate_story import OPTIONS, TOPIC
 from mcp import Client
 from offline import no_provider_environment as no_provider_environment  # autouse here
 from stub_server import StubServer
@@ -22,7 +21,7 @@ from stub_server import StubServer
 from dreamcontext_council.errors import EXIT_STOPPED
 from dreamcontext_council.rules.run_settings import MODEL_FIELDS, RunSettings
 
-from .command_consent_support import marking_command, trust_file, workspace
+from .command_consent_support import marking_command, run_on_server, trust_file, workspace
 from .recorded_settings_support import cloned_with_settings, hold_mcp, tool_error
 
 USER_KEY = "sk-proj-USERSKEY-9f8e7d6c5b4a"
@@ -213,11 +212,7 @@ def test_a_new_debate_on_a_named_base_url_resumes_without_asking(
         {"insider": "openai:gpt-4o-mini", "bystander": "openai:gpt-4o-mini"},
     )
     with StubServer(responder=scripted_responder) as server:
-        paused = council.proc(
-            "run", "--topic", TOPIC, "--options", OPTIONS, "--personas", roster,
-            "--rounds", "2", "--interrupt", "--yes", "--base-url", server.openai_url,
-            env={"OPENAI_API_KEY": USER_KEY},
-        )  # fmt: skip
+        paused = run_on_server(council, roster, server.openai_url, USER_KEY)
         assert paused.code == 0, paused.err
         trusted = json.loads(trust_file(council).read_text(encoding="utf-8"))
         folder = str(council.folder(paused.last_line).resolve())

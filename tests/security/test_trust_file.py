@@ -12,13 +12,12 @@ from typing import Any
 import pytest
 from council_run import Council, roster_file, scripted_responder
 from council_run import echo_command as echo_command  # a fixture
-from debate_story import OPTIONS, TOPIC
 from offline import no_provider_environment as no_provider_environment  # autouse here
 from stub_server import StubServer
 
 from dreamcontext_council.engine.providers import consent
 
-from .command_consent_support import trust_file, workspace
+from .command_consent_support import run_on_server, trust_file, workspace
 
 COMMAND = "python ask.py"
 ASK = f"command:{COMMAND}"
@@ -74,11 +73,7 @@ def test_a_gone_folders_server_url_goes_and_the_section_with_it(tmp_path: Path) 
     )
     with StubServer(responder=scripted_responder) as server:
         url = server.openai_url
-        run = council.proc(
-            "run", "--topic", TOPIC, "--options", OPTIONS, "--personas", roster,
-            "--rounds", "1", "--yes", "--base-url", url,
-            env={"OPENAI_API_KEY": USER_KEY},
-        )  # fmt: skip
+        run = run_on_server(council, roster, url, USER_KEY, rounds=1, interrupt=False)
     assert run.code == 0, run.err
     assert json.loads(trust_text(council))["base_urls"] == {key(council, run.last_line): [url]}
     shutil.rmtree(council.folder(run.last_line))
@@ -145,11 +140,7 @@ def test_one_pre_flight_reads_the_trust_file_once(
         tmp_path / "roster.json", {"insider": echo_command, "bystander": "openai:gpt-4o-mini"}
     )
     with StubServer(responder=scripted_responder) as server:
-        paused = council.proc(
-            "run", "--topic", TOPIC, "--options", OPTIONS, "--personas", roster,
-            "--rounds", "2", "--interrupt", "--yes", "--base-url", server.openai_url,
-            env={"OPENAI_API_KEY": USER_KEY},
-        )  # fmt: skip
+        paused = run_on_server(council, roster, server.openai_url, USER_KEY)
         assert paused.code == 0, paused.err
         allowed = json.loads(trust_text(council))
         folder = key(council, paused.last_line)
