@@ -6,7 +6,11 @@ models stream); the measured process makes `--calls` calls through `AnthropicPro
 and `OpenAIProvider` (default HTTP stack, or `DREAMCONTEXT_HTTP`), once plainly and once
 with a listener (streamed), and prints its CPU per call and per streamed piece.
 
-    python bench/stream_cost.py --answer 3000 --chars 4 --calls 100
+    python bench/stream_cost.py --answer 3000 --chars 4 --calls 100 [--gap 0.002]
+
+With `--gap` the stub waits that long before every piece after the first, so each piece
+comes in a read of its own, as a real server's tokens do; without it the pieces come as
+fast as the stub can send them, and a read often holds many.
 """
 
 from __future__ import annotations
@@ -37,11 +41,13 @@ def answer_text(length: int) -> str:
     return (SENTENCE * (length // len(SENTENCE) + 1))[:length]
 
 
-def serve(length: int, chars: int) -> None:
-    """Answer every call with the same text in pieces, until standard input closes."""
+def serve(length: int, chars: int, gap: float) -> None:
+    """Answer every call with the same text in pieces, `gap` seconds apart, until standard
+    input closes."""
     text = answer_text(length)
     pieces = [text[i : i + chars] for i in range(0, len(text), chars)]
-    with StubServer(lambda _: StubResponse.streamed(text, pieces=pieces), keep_alive=True) as stub:
+    answer = StubResponse.streamed(text, pieces=pieces, stall_s=gap)
+    with StubServer(lambda _: answer, keep_alive=True) as stub:
         print(f"port {stub.port}", flush=True)
         sys.stdin.read()
 
@@ -89,13 +95,20 @@ def main() -> None:
     parser.add_argument("--answer", type=int, default=3000, help="characters per answer")
     parser.add_argument("--chars", type=int, default=4, help="characters per streamed piece")
     parser.add_argument("--calls", type=int, default=100, help="calls per case")
+    parser.add_argument(
+        "--gap",
+        type=float,
+        default=0.0,
+        help="seconds between two pieces (0: as fast as the stub sends; a few ms: each piece "
+        "its own read, as from a real server)",
+    )
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
-        serve(args.answer, args.chars)
+        serve(args.answer, args.chars, args.gap)
         return
     command = [sys.executable, __file__, "--serve", "--answer", str(args.answer)]
-    command += ["--chars", str(args.chars)]
+    command += ["--chars", str(args.chars), "--gap", str(args.gap)]
     with subprocess.Popen(
         command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     ) as stub:
