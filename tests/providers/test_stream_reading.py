@@ -123,9 +123,18 @@ def test_the_text_before_an_error_event_in_the_same_piece_is_heard_before_the_cu
     assert heard == ["half way"]
 
 
-def test_an_event_that_is_not_json_is_a_malformed_answer() -> None:
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"{not json",
+        b"[" * 100_000 + b"]" * 100_000,  # nested past any parser's depth
+        b'{"text": "\xff\xfe"}',  # not UTF-8
+        b'{"n": 1' + b"0" * 400 + b"}",  # a number no machine integer holds
+    ],
+)
+def test_an_event_that_is_not_json_is_a_malformed_answer(data: bytes) -> None:
     with pytest.raises(AttemptFailed) as caught:
-        _read(b"data: {not json\n\n")
+        _read(b"data: " + data + b"\n\n")
 
     assert caught.value.failure.no_text
 
