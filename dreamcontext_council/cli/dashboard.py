@@ -67,7 +67,9 @@ def serve(port: int, host: str, allow_remote: bool, open_browser: bool) -> None:
 def watch(debate_id: str) -> None:
     """The board in the terminal, redrawn when the debate's files change; Ctrl-C stops.
 
-    When the output is not a terminal, each changed board is printed once.
+    On a terminal, the calls in progress show below the board with the characters
+    received so far and their seconds. When the output is not a terminal, each board
+    the debate's record changes is printed once.
 
     \b
     Example:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import httpx
 from debate_story import as_from_a_terminal, council_argv, council_environment, spawn
+from in_flight_writer import Writer
 from rich.console import Console
 
 from dreamcontext_council.dashboard.watch import board_text, watch_board
@@ -103,6 +104,75 @@ def test_watch_on_a_terminal_redraws_in_place_and_stops_cleanly(reference_root: 
     drawn = screen.getvalue()
     assert "user-advocate says B in R2" in drawn and "Changed my mind" in drawn
     assert "watching council_lwVpZDlF" in drawn
+
+
+def _until(screen: io.StringIO, seen: Callable[[str], bool]) -> str:
+    """The last frame drawn once `seen` holds for it (within five seconds)."""
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        frame = screen.getvalue().rsplit("\x1b[2K", 1)[-1].split("╭", 1)[-1]
+        if "watching" in frame and seen(frame):
+            return frame
+        time.sleep(0.05)
+    raise AssertionError(f"never drawn; the last frame was:\n{frame}")
+
+
+def test_watch_on_a_terminal_shows_the_calls_in_progress_until_they_end(
+    reference_root: Root,
+) -> None:
+    screen = io.StringIO()
+    console = Console(file=screen, force_terminal=True, width=120, color_system=None)
+    done = threading.Event()
+    thread = threading.Thread(
+        target=watch_board, args=(reference_root, REFERENCE_ID, console), kwargs={"stop": done}
+    )
+    thread.start()
+    try:
+        _until(screen, lambda frame: "in flight" not in frame)
+        with Writer(reference_root.path, REFERENCE_ID, "outsider") as writer:
+            writer.send("add", "x" * 1234)
+            first = _until(screen, lambda frame: "1,234 chars" in frame)
+            assert "in flight:" in first and "outsider  round r1" in first
+            # Nothing changes on disk, and the seconds go on counting.
+            _until(screen, lambda frame: re.search(r"1,234 chars  [1-9]\d* s", frame) is not None)
+            writer.send("add", "\x1b[31m" + "y" * 1000)
+            _until(screen, lambda frame: "2,239 chars" in frame)
+            writer.send("end")
+            _until(screen, lambda frame: "in flight" not in frame)
+    finally:
+        done.set()
+        thread.join(timeout=5)
+    assert not thread.is_alive()
+    assert "\x1b[31m" not in screen.getvalue()
+
+
+def test_watch_to_a_pipe_leaves_the_calls_in_progress_out(reference_root: Root) -> None:
+    written: list[str] = []
+    console = Console(file=io.StringIO(), force_terminal=False)
+    done = threading.Event()
+    thread = threading.Thread(
+        target=watch_board,
+        args=(reference_root, REFERENCE_ID, console),
+        kwargs={"stop": done, "write": written.append},
+    )
+    thread.start()
+    try:
+        with Writer(reference_root.path, REFERENCE_ID, "outsider") as writer:
+            writer.send("burst", 20)
+            time.sleep(0.6)  # time for a redraw, were one made for the calls
+            verdicts = reference_root.debate(REFERENCE_ID).verdicts
+            verdicts.write_text(
+                verdicts.read_text().replace("user-advocate says B in R2", "Changed my mind")
+            )
+            deadline = time.monotonic() + 5
+            while not any("Changed my mind" in text for text in written):
+                assert time.monotonic() < deadline, "the changed board was not written"
+                time.sleep(0.05)
+    finally:
+        done.set()
+        thread.join(timeout=5)
+    assert len(written) == 2, "the first board, then the one the record's change made"
+    assert not any("in flight" in text for text in written)
 
 
 def test_watch_says_so_when_the_debate_cannot_be_read(reference_root: Root) -> None:
