@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import queue
 import re
@@ -10,7 +11,7 @@ import socket
 import subprocess
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -82,25 +83,37 @@ def test_watch_prints_the_board_again_when_a_verdict_lands(
     assert "Traceback" not in err
 
 
+@contextlib.contextmanager
+def watching(root: Root, console: Console, **options: object) -> Iterator[None]:
+    """`watch_board` of the reference debate in a thread, stopped (and checked to have
+    stopped) when the block ends."""
+    done = threading.Event()
+    thread = threading.Thread(
+        target=watch_board,
+        args=(root, REFERENCE_ID, console),
+        kwargs={"stop": done, **options},
+    )
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join(timeout=5)
+    assert not thread.is_alive()
+
+
 def test_watch_on_a_terminal_redraws_in_place_and_stops_cleanly(reference_root: Root) -> None:
     screen = io.StringIO()
     console = Console(file=screen, force_terminal=True, width=120, color_system=None)
-    done = threading.Event()
-    thread = threading.Thread(
-        target=watch_board, args=(reference_root, REFERENCE_ID, console), kwargs={"stop": done}
-    )
-    thread.start()
-    time.sleep(0.5)
-    verdicts = reference_root.debate(REFERENCE_ID).verdicts
-    verdicts.write_text(
-        verdicts.read_text().replace("user-advocate says B in R2", "Changed my mind")
-    )
-    deadline = time.monotonic() + 5
-    while "Changed my mind" not in screen.getvalue() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    done.set()
-    thread.join(timeout=5)
-    assert not thread.is_alive()
+    with watching(reference_root, console):
+        time.sleep(0.5)
+        verdicts = reference_root.debate(REFERENCE_ID).verdicts
+        verdicts.write_text(
+            verdicts.read_text().replace("user-advocate says B in R2", "Changed my mind")
+        )
+        deadline = time.monotonic() + 5
+        while "Changed my mind" not in screen.getvalue() and time.monotonic() < deadline:
+            time.sleep(0.05)
     drawn = screen.getvalue()
     assert "user-advocate says B in R2" in drawn and "Changed my mind" in drawn
     assert "watching council_lwVpZDlF" in drawn
@@ -122,12 +135,7 @@ def test_watch_on_a_terminal_shows_the_calls_in_progress_until_they_end(
 ) -> None:
     screen = io.StringIO()
     console = Console(file=screen, force_terminal=True, width=120, color_system=None)
-    done = threading.Event()
-    thread = threading.Thread(
-        target=watch_board, args=(reference_root, REFERENCE_ID, console), kwargs={"stop": done}
-    )
-    thread.start()
-    try:
+    with watching(reference_root, console):
         _until(screen, lambda frame: "in flight" not in frame)
         with Writer(reference_root.path, REFERENCE_ID, "outsider") as writer:
             writer.send("add", "x" * 1234)
@@ -139,38 +147,26 @@ def test_watch_on_a_terminal_shows_the_calls_in_progress_until_they_end(
             _until(screen, lambda frame: "2,239 chars" in frame)
             writer.send("end")
             _until(screen, lambda frame: "in flight" not in frame)
-    finally:
-        done.set()
-        thread.join(timeout=5)
-    assert not thread.is_alive()
     assert "\x1b[31m" not in screen.getvalue()
 
 
 def test_watch_to_a_pipe_leaves_the_calls_in_progress_out(reference_root: Root) -> None:
     written: list[str] = []
     console = Console(file=io.StringIO(), force_terminal=False)
-    done = threading.Event()
-    thread = threading.Thread(
-        target=watch_board,
-        args=(reference_root, REFERENCE_ID, console),
-        kwargs={"stop": done, "write": written.append},
-    )
-    thread.start()
-    try:
-        with Writer(reference_root.path, REFERENCE_ID, "outsider") as writer:
-            writer.send("burst", 20)
-            time.sleep(0.6)  # time for a redraw, were one made for the calls
-            verdicts = reference_root.debate(REFERENCE_ID).verdicts
-            verdicts.write_text(
-                verdicts.read_text().replace("user-advocate says B in R2", "Changed my mind")
-            )
-            deadline = time.monotonic() + 5
-            while not any("Changed my mind" in text for text in written):
-                assert time.monotonic() < deadline, "the changed board was not written"
-                time.sleep(0.05)
-    finally:
-        done.set()
-        thread.join(timeout=5)
+    with (
+        watching(reference_root, console, write=written.append),
+        Writer(reference_root.path, REFERENCE_ID, "outsider") as writer,
+    ):
+        writer.send("burst", 20)
+        time.sleep(0.6)  # time for a redraw, were one made for the calls
+        verdicts = reference_root.debate(REFERENCE_ID).verdicts
+        verdicts.write_text(
+            verdicts.read_text().replace("user-advocate says B in R2", "Changed my mind")
+        )
+        deadline = time.monotonic() + 5
+        while not any("Changed my mind" in text for text in written):
+            assert time.monotonic() < deadline, "the changed board was not written"
+            time.sleep(0.05)
     assert len(written) == 2, "the first board, then the one the record's change made"
     assert not any("in flight" in text for text in written)
 
@@ -279,17 +275,10 @@ def test_watch_on_a_real_terminal_exits_0_on_ctrl_c_and_restores_the_cursor(
 def test_watch_on_an_80_column_terminal_draws_a_whole_board(reference_root: Root) -> None:
     screen = io.StringIO()
     console = Console(file=screen, force_terminal=True, width=80, color_system=None)
-    done = threading.Event()
-    thread = threading.Thread(
-        target=watch_board, args=(reference_root, REFERENCE_ID, console), kwargs={"stop": done}
-    )
-    thread.start()
-    deadline = time.monotonic() + 5
-    while "watching" not in screen.getvalue() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    done.set()
-    thread.join(timeout=5)
-    assert not thread.is_alive()
+    with watching(reference_root, console):
+        deadline = time.monotonic() + 5
+        while "watching" not in screen.getvalue() and time.monotonic() < deadline:
+            time.sleep(0.05)
     drawn = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen.getvalue())
 
     frame = [line for line in drawn.splitlines() if line[:1] in ("╭", "│", "╰")]
