@@ -257,30 +257,37 @@ def _plain(value: Any) -> Any:
 
 # A top-level entry's YAML depends only on its key and value, and a debate rewrites the
 # same frontmatter many times with one or two values changed: each entry is emitted once.
-_ENTRIES: dict[tuple[str, str], str] = {}
+_ENTRIES: dict[tuple[str, str], tuple[str, bool]] = {}
 _ENTRIES_KEPT = 4096
+_DOCUMENT_END = "...\n"
 
 
 def dump_meta(meta: dict[str, Any]) -> str:
-    """The YAML between the --- lines, keys in the given order."""
+    """The YAML between the --- lines, keys in the given order: what PyYAML writes for
+    the whole of `meta`, with each entry emitted once and reused."""
     if not meta or not all(isinstance(key, str) for key in meta):
         return _dump(meta)
-    return "".join(_dump_entry(key, value) for key, value in meta.items())
+    entries = [_dump_entry(key, value) for key, value in meta.items()]
+    text = "".join(entry for entry, _ in entries)
+    # PyYAML closes a document whose last value ends in a kept line break with `...`.
+    return text + _DOCUMENT_END if entries[-1][1] else text
 
 
-def _dump_entry(key: str, value: Any) -> str:
+def _dump_entry(key: str, value: Any) -> tuple[str, bool]:
+    """The YAML of one entry, and whether it closed its document with `...`."""
     # repr tells apart what YAML writes differently (1, True, "1", 1.0; lists and tuples).
     memo = (key, repr(value))
-    text = _ENTRIES.get(memo)
-    if text is None:
+    entry = _ENTRIES.get(memo)
+    if entry is None:
         text = _dump({key: value})
         # A value ending in a kept line break (`|+`) closes its document with `...`; entries
         # are joined into one document, where that marker would end it early.
-        text = text.removesuffix("...\n")
+        ended = text.endswith(_DOCUMENT_END)
+        entry = (text.removesuffix(_DOCUMENT_END), ended)
         if len(_ENTRIES) >= _ENTRIES_KEPT:
             _ENTRIES.clear()
-        _ENTRIES[memo] = text
-    return text
+        _ENTRIES[memo] = entry
+    return entry
 
 
 def _dump(meta: dict[str, Any]) -> str:

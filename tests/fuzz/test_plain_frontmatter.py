@@ -75,6 +75,14 @@ def test_entries_written_once_and_reused_give_pyyamls_whole_document(
         assert dump_meta(meta) == frontmatter_io._dump(meta)
 
 
+def test_a_last_value_ending_in_a_kept_line_break_closes_the_document_as_pyyaml_does() -> None:
+    for meta in ({"id": "\n"}, {"a": "x\n\n", "b": 1}, {"a": 1, "b": "x\n\n"}):
+        block = dump_meta(meta)
+        assert block == frontmatter_io._dump(meta), meta
+        assert yaml.safe_load(block) == meta
+    assert dump_meta({"a": "x\n\n", "b": 1}).count("...") == 0  # not inside the document
+
+
 def test_entries_that_only_look_alike_are_not_confused() -> None:
     for value in (1, True, "1", 1.0, "true", None, "null", [], [1], ["1"], {"a": 1}):
         meta = {"key": value, "other": copy.deepcopy(value)}
