@@ -282,8 +282,9 @@ def _dump_entry(key: str, value: Any) -> tuple[str, bool]:
         text = _dump({key: value})
         # A value ending in a kept line break (`|+`) closes its document with `...`; entries
         # are joined into one document, where that marker would end it early.
-        ended = text.endswith(_DOCUMENT_END)
-        entry = (text.removesuffix(_DOCUMENT_END), ended)
+        # The marker is a line of its own; a last line of the value reads `  ...` indented.
+        ended = text.endswith("\n" + _DOCUMENT_END)
+        entry = (text[: -len(_DOCUMENT_END)] if ended else text, ended)
         if len(_ENTRIES) >= _ENTRIES_KEPT:
             _ENTRIES.clear()
         _ENTRIES[memo] = entry

@@ -76,7 +76,13 @@ def test_entries_written_once_and_reused_give_pyyamls_whole_document(
 
 
 def test_a_last_value_ending_in_a_kept_line_break_closes_the_document_as_pyyaml_does() -> None:
-    for meta in ({"id": "\n"}, {"a": "x\n\n", "b": 1}, {"a": 1, "b": "x\n\n"}):
+    for meta in (
+        {"id": "\n"},
+        {"a": "x\n\n", "b": 1},
+        {"a": 1, "b": "x\n\n"},
+        {"_": "...\n", "id": None},  # a value's last line that reads like the marker
+        {"a": "...\n"},
+    ):
         block = dump_meta(meta)
         assert block == frontmatter_io._dump(meta), meta
         assert yaml.safe_load(block) == meta
