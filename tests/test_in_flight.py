@@ -162,7 +162,7 @@ def test_a_killed_writers_file_is_skipped_and_swept_up(tmp_path: Path) -> None:
     assert read_in_flight(folder) == []
     mine = InFlightCall(folder, within=root, persona="bob", phase="opening", round=1)
     mine.start()
-    assert remove_leftover_in_flight(folder) == [left]
+    assert remove_leftover_in_flight(folder, within=root) == [left]
     assert [c.persona for c in read_in_flight(folder)] == ["bob"]  # the live one stays
     mine.end()
 

@@ -127,13 +127,14 @@ def debate_run_state(folder: Path, debate_id: str, status: str) -> RunState | No
 def waiting_for(folder: Path, status: str) -> tuple[str, ...]:
     """The seats a live process waits on a person for (in-flight files in state `waiting`),
     each once, oldest wait first. Read only while a round runs: one directory listing.
-    A name in a file that is not a persona slug is left out."""
+    A name in a file that is not a persona slug is left out, and so is a file from another
+    host (its writer cannot be checked from here)."""
     if not status.endswith("_running"):
         return ()
     slugs = [
         call.persona
         for call in read_in_flight(folder)
-        if call.state == WAITING and _is_slug(call.persona)
+        if call.state == WAITING and not call.other_host and _is_slug(call.persona)
     ]
     return tuple(dict.fromkeys(slugs))
 

@@ -8,6 +8,13 @@ round in progress. The file is written a few times a second at most, whatever th
 of chunks; it goes when the call ends. A file whose writer no longer runs is stale: readers
 skip it and `remove_leftover_in_flight` deletes it. Git never sees these files (the
 root's `.gitignore`, see `machine_local`), and the Node tool never needs them.
+
+A file is read as untrusted input (a cloned repository may carry one): every field is
+checked (known states, finite numbers in range, bounded strings), and one that fails is
+left out. The writer's pid is checked on this host only; a file from another host is
+shown as such (`from host <name>, not checked`), never counts as a seat waited on, and is
+left out, and swept, once it has not been written for `OTHER_HOST_FRESH_S`. The folder
+itself is never listed nor swept through a link.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ import json
 import os
 import re
 import socket
+import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,6 +35,7 @@ from typing import Any, TypeGuard
 from dreamcontext_council.errors import CouncilError
 from dreamcontext_council.folder.run_record import RunRecord, process_start, still_running
 from dreamcontext_council.folder.safe_read import read_bytes
+from dreamcontext_council.folder.safe_write import no_link_at
 from dreamcontext_council.folder.storage import atomic_write_json
 
 IN_FLIGHT_DIR = ".in-flight"
@@ -41,6 +50,16 @@ TEXT_KEPT = 24_000
 MAX_BYTES = 256 * 1024
 # `<pid>-<n>.json`: the writer's pid first, so a leftover of a dead writer is told apart.
 _NAME = re.compile(r"(?P<pid>[1-9][0-9]{0,8})-[0-9]{1,9}\.json")
+# A file from another host cannot be checked from here: it counts while it was written in
+# the last this many seconds (its modification time, which its content cannot forge).
+OTHER_HOST_FRESH_S = 900.0
+# What a field may hold; a file past a bound is not one this tool wrote, and is left out.
+MAX_NAME = 100  # persona, phase
+MAX_HOST = 255
+MAX_DETAIL = 500  # longer is cut
+MAX_ROUND = 1000
+MAX_CHARS = 10**12
+MAX_STARTED = 2.0**34  # seconds since the epoch: the year 2514
 _numbers = itertools.count(1)
 
 
@@ -55,7 +74,8 @@ class InFlight:
 
     `chars` counts the characters received so far (all of them, though `text` keeps only
     the last `TEXT_KEPT`); `elapsed_s` runs from `started` (seconds since the epoch) to
-    when the file was read. `state` is one of `STATES`.
+    when the file was read. `state` is one of `STATES`. `other_host` names the host of a
+    file written elsewhere, whose writer could not be checked (`detail` says so too).
     """
 
     persona: str
@@ -67,6 +87,7 @@ class InFlight:
     started: float
     elapsed_s: float
     detail: str = ""
+    other_host: str = ""  # the host that wrote the file, when it is not this one
 
     def to_json(self) -> dict[str, Any]:
         """The entry `show --json` and the MCP tools give for this call."""
@@ -214,10 +235,13 @@ def _owner(pid: int) -> dict[str, Any]:
 def read_in_flight(folder: Path, *, now: float | None = None) -> list[InFlight]:
     """The calls in progress in the debate `folder`, oldest first; stale files are skipped.
 
-    Never fails: a file that is missing, unreadable, too big, malformed or a link out of
-    the folder is left out.
+    Never fails: a file that is missing, unreadable, too big, malformed, holds a field out
+    of its bounds or is a link out of the folder is left out, and so is every file when
+    the in-flight folder itself is a link.
     """
     directory = in_flight_dir(folder)
+    if not _real_folder(directory):
+        return []
     try:
         names = os.listdir(directory)
     except OSError:
@@ -225,28 +249,54 @@ def read_in_flight(folder: Path, *, now: float | None = None) -> list[InFlight]:
     moment = time.time() if now is None else now
     calls: list[InFlight] = []
     for name in names:
-        if _NAME.fullmatch(name) is None:
+        match = _NAME.fullmatch(name)
+        if match is None:
             continue
-        call = _read_one(directory / name, folder, moment)
+        call = _read_one(directory / name, folder, int(match["pid"]), moment)
         if call is not None:
             calls.append(call)
     calls.sort(key=lambda call: (call.started, call.persona))
     return calls
 
 
-def _read_one(path: Path, folder: Path, now: float) -> InFlight | None:
+def _real_folder(directory: Path) -> bool:
+    """Whether `directory` is a folder and not a link to one."""
+    try:
+        return stat.S_ISDIR(os.lstat(directory).st_mode)
+    except OSError:
+        return False
+
+
+def _read_one(path: Path, folder: Path, pid: int, now: float) -> InFlight | None:
     data = _data(path, folder)
-    if data is None or not _written_by_a_live_process(data):
+    if data is None or data.get("pid") != pid:  # the name's pid is the one a sweep checks
         return None
+    call = _checked(data, now)
+    if call is None:
+        return None
+    if not call.other_host:
+        return call if _written_by_a_live_process(data) else None
+    return call if _fresh(path, now) else None
+
+
+def _checked(data: dict[str, Any], now: float) -> InFlight | None:
+    """The call a file's fields tell, each checked against what a writer writes; None when
+    one is missing, of another type or out of its bounds."""
     persona, phase, state = data.get("persona"), data.get("phase"), data.get("state")
     number, chars, started = data.get("round"), data.get("chars"), data.get("started")
-    text, detail = data.get("text", ""), data.get("detail", "")
-    if not (isinstance(persona, str) and isinstance(phase, str) and state in STATES):
+    text, detail, host = data.get("text", ""), data.get("detail", ""), data.get("host")
+    if not (_name(persona, MAX_NAME) and _name(phase, MAX_NAME) and _name(host, MAX_HOST)):
         return None
-    if not (_whole(number) and _whole(chars) and isinstance(text, str)):
+    if state not in STATES or not (isinstance(text, str) and isinstance(detail, str)):
+        return None
+    if not (_whole(number, MAX_ROUND) and _whole(chars, MAX_CHARS)):
         return None
     if isinstance(started, bool) or not isinstance(started, int | float):
         return None
+    if not 0 <= started <= MAX_STARTED:  # NaN and the infinities fail it too
+        return None
+    started = float(started)  # an int this small converts exactly
+    other = "" if host == socket.gethostname() else host
     return InFlight(
         persona=persona,
         phase=phase,
@@ -254,47 +304,82 @@ def _read_one(path: Path, folder: Path, now: float) -> InFlight | None:
         state=str(state),
         chars=chars,
         text=text[-TEXT_KEPT:],
-        started=float(started),
-        elapsed_s=max(0.0, now - float(started)),
-        detail=detail if isinstance(detail, str) else "",
+        started=started,
+        elapsed_s=max(0.0, now - started),
+        detail=f"from host {other}, not checked" if other else detail[:MAX_DETAIL],
+        other_host=other,
     )
 
 
-def _whole(value: object) -> TypeGuard[int]:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+def _name(value: object, limit: int) -> TypeGuard[str]:
+    return isinstance(value, str) and 0 < len(value) <= limit
+
+
+def _whole(value: object, limit: int | None = None) -> TypeGuard[int]:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        return False
+    return limit is None or value <= limit
+
+
+def _fresh(path: Path, now: float) -> bool:
+    """Whether the file at `path` was written in the last `OTHER_HOST_FRESH_S` seconds."""
+    try:
+        return now - os.stat(path).st_mtime <= OTHER_HOST_FRESH_S
+    except OSError:
+        return False
 
 
 def _written_by_a_live_process(data: dict[str, Any]) -> bool:
-    pid, host, start = data.get("pid"), data.get("host"), data.get("process_start")
-    if not _whole(pid) or not isinstance(host, str):
+    """Whether the writer a file of this host names still runs (the pid and the process's
+    start, as for run.json). A file without a start where the start can be read is not
+    one this tool wrote: a pid alone (1, say) would count as running forever."""
+    pid, start = data.get("pid"), data.get("process_start")
+    if not _whole(pid) or (start is not None and not _whole(start)):
         return False
-    return still_running(RunRecord(pid, host, "", start if _whole(start) else None))
+    if start is None and process_start(pid) is not None:
+        return False
+    return still_running(RunRecord(pid, socket.gethostname(), "", start))
 
 
-def remove_leftover_in_flight(folder: Path) -> list[Path]:
+def remove_leftover_in_flight(folder: Path, *, within: Path) -> list[Path]:
     """Delete the in-flight files of writers that no longer run; returns the paths removed.
 
     Only files named as `InFlightCall` names them are looked at; one whose pid is this
-    process's or still runs on this host stays. Tidying never stops a command.
+    process's or still runs on this host stays, and one from another host stays while it
+    is fresh (see `OTHER_HOST_FRESH_S`). LinkOut when the in-flight folder, or a folder
+    between the root `within` and it, is a link: nothing is listed or deleted through it.
+    Else tidying never stops a command.
     """
     directory = in_flight_dir(folder)
+    no_link_at(directory, within)
     try:
         names = os.listdir(directory)
     except OSError:
         return []
     removed: list[Path] = []
+    now = time.time()
     for name in names:
         match = _NAME.fullmatch(name)
         if match is None:
             continue
         path = directory / name
-        data = _data(path, folder) or {"host": socket.gethostname()}
-        if _written_by_a_live_process({**data, "pid": int(match["pid"])}):
+        if _kept(path, folder, int(match["pid"]), now):
             continue
         with contextlib.suppress(OSError):
             path.unlink()
             removed.append(path)
     return removed
+
+
+def _kept(path: Path, folder: Path, pid: int, now: float) -> bool:
+    """Whether a sweep leaves the file at `path`: its writer may still be at work."""
+    data = _data(path, folder)
+    if data is None:  # not readable now: the pid alone says whether its writer runs
+        return still_running(RunRecord(pid, socket.gethostname(), "", None))
+    host = data.get("host")
+    if _name(host, MAX_HOST) and host != socket.gethostname():
+        return _fresh(path, now)
+    return _written_by_a_live_process({**data, "pid": pid})
 
 
 def _data(path: Path, folder: Path) -> dict[str, Any] | None:

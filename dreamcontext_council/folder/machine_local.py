@@ -29,7 +29,7 @@ COUNCIL_IGNORE = "\n".join(
         ".*.tmp",  # atomic-write temps, `.<name>.<pid>-<hex>.tmp`
         ".new-*",  # a debate folder being built, `.new-<id>.<pid>`
         "/*/run.json",  # the run driving a debate: its pid, host and start
-        "/*/.in-flight/",  # the calls a run is making, with their text so far (`in_flight`)
+        "/*/.in-flight",  # the calls a run is making (`in_flight`), or a link in its place
         "",
     ]
 )

@@ -66,6 +66,12 @@ def no_link_on_the_way(path: Path, within: Path) -> None:
     _walk(path, within, _parts(path, within)[:-1], make=False)
 
 
+def no_link_at(folder: Path, within: Path) -> None:
+    """LinkOut when `folder`, or a folder between `within` and it, is a link; nothing is
+    made (for a folder whose files are about to be listed and deleted)."""
+    _walk(folder, within, _parts(folder, within), make=False)
+
+
 def _walk(path: Path, within: Path, parts: list[str], *, make: bool = True) -> None:
     current = os.fspath(within)
     made = False

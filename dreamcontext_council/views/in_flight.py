@@ -54,16 +54,19 @@ def page_calls(calls: list[InFlight], shown: int = SHOWN_CHARS) -> list[dict[str
 
 def progress_line(calls: list[InFlight]) -> str:
     """The calls in progress in one line, round by round, e.g. `round 1: contrarian 1,234
-    chars, pragmatist 880 chars; waiting for alice`; empty with none."""
+    chars, pragmatist 880 chars; waiting for alice`; empty with none. A call from another
+    host adds `(from host <name>, not checked)`."""
     rounds: dict[int, list[str]] = {}
     waits: list[str] = []
     for call in calls:
+        unchecked = f" ({call.detail})" if call.other_host else ""
         if call.state == WAITING:
-            waits.append(f"waiting for {call.persona}")
+            waits.append(f"waiting for {call.persona}{unchecked}")
             continue
         said = f"{call.persona} {call.chars:,} chars"
         if call.state != "streaming":
             said += f" ({call.state})"
+        said += unchecked
         rounds.setdefault(call.round, []).append(said)
     parts = [f"round {number}: {', '.join(said)}" for number, said in sorted(rounds.items())]
     if waits:

@@ -70,7 +70,7 @@ class PersonDesk:
             self._done(slug, number, "on disk")
             return True
         # A killed run's waiting file would tell of a wait nobody keeps: swept first.
-        remove_leftover_in_flight(self.files.paths.folder)
+        remove_leftover_in_flight(self.files.paths.folder, within=self.root.path)
         since = time.strftime("%H:%M", time.gmtime())
         waiting = InFlightCall(
             self.files.paths.folder,

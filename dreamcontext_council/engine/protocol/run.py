@@ -200,11 +200,12 @@ class CouncilRun:
         and the folders a killed `new` was building: a resume is where one is followed up.
 
         Each folder under the lock its writers take; the live file has none, so its
-        folder relies on the pid check alone, as do the in-flight files.
+        folder relies on the pid check alone, as do the in-flight files. An in-flight
+        folder that is a link stops the run here, before its first call (LinkOut).
         """
         with self.files.lock():
             remove_leftover_temps(self.files.paths.folder)
-        remove_leftover_in_flight(self.files.paths.folder)
+        remove_leftover_in_flight(self.files.paths.folder, within=self.root.path)
         with locked(self.root.council, within=self.root.path):
             remove_leftover_temps(self.root.council, recursive=False)
         remove_leftover_staging(self.root.council)  # folders a killed `new` was building
