@@ -28,6 +28,11 @@ MAX_PATH_CHARS = 4_096  # PATH_MAX on Linux
 MAX_MODEL_CHARS = 1_000  # provider:model, or a `command:` line
 MAX_NAME_CHARS = 64  # a debate id, a persona or knowledge slug (their forms are checked after)
 MAX_SECTION_CHARS = 200  # a `##` title of the final report
+# The `##` sections a final report is read as (`report show`, `show`, the page, MCP
+# `council_report`): a synthesis writes about ten. The reader stops at the heading that
+# would start one more and says so, instead of reading on (a cloned report may hold
+# hundreds of thousands of headings).
+MAX_REPORT_SECTIONS = 1_000
 
 # What a persona records.
 MAX_STANCE_CHARS = MAX_OPTION_LABEL_CHARS  # an option key or label, or free text
