@@ -13,6 +13,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import get_args, get_type_hints
 
+import anyio
 import pytest
 from council_run import Council, roster_file, scripted_responder
 from mcp import Client
@@ -381,6 +382,47 @@ def test_a_recorded_limit_past_its_range_is_a_one_line_error_over_mcp(
     async def scenario(client: Client) -> None:
         text = tool_error(await client.call_tool("council_start", {"debate_id": debate_id}))
         assert "run.human_timeout is nan" in text and "\n" not in text
+
+    hold_mcp(council, scenario)
+
+    assert council.tree() == before
+
+
+def test_a_cloned_person_seat_starts_over_mcp_and_waits(council: Council, tmp_path: Path) -> None:
+    debate_id = cloned_with_settings(
+        tmp_path, council, {"human_timeout": 3600.0}, persona_model="human"
+    )
+
+    async def scenario(client: Client) -> None:
+        with anyio.fail_after(60):  # returns once the run is under way, not when the seat answers
+            started = await client.call_tool("council_start", {"debate_id": debate_id})
+        assert not started.is_error, started.content
+        assert started.structured_content is not None
+        assert started.structured_content["state"] == "running"
+        waiting: dict[str, str] = {}
+        with anyio.fail_after(60):
+            while waiting != {"insider": "waiting", "bystander": "waiting"}:
+                status = await client.call_tool("council_status", {"debate_id": debate_id})
+                assert status.structured_content is not None
+                in_flight = status.structured_content["in_flight"]
+                waiting = {c["persona"]: c["state"] for c in in_flight}
+                await anyio.sleep(0.1)
+
+    hold_mcp(council, scenario)
+
+
+def test_a_cloned_person_seat_with_a_nan_wait_is_refused_over_mcp(
+    council: Council, tmp_path: Path
+) -> None:
+    debate_id = cloned_with_settings(
+        tmp_path, council, {"human_timeout": math.nan}, persona_model="human"
+    )
+    before = council.tree()
+
+    async def scenario(client: Client) -> None:
+        with anyio.fail_after(60):
+            text = tool_error(await client.call_tool("council_start", {"debate_id": debate_id}))
+        assert "run.human_timeout is nan" in text and "--human-timeout" in text
 
     hold_mcp(council, scenario)
 
