@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from dreamcontext_council.cli.base import echo, emit, explicit_root, json_option, root_option
+from dreamcontext_council.cli.ranges import flag_range
 
 
 def register(cli: click.Group, council: click.Group) -> None:
@@ -65,19 +66,19 @@ def register(cli: click.Group, council: click.Group) -> None:
     help="Questions in flight at once (calls stay within each provider's --concurrency).",
 )
 @click.option(
-    "--concurrency", type=click.IntRange(1, 64), help="Most calls in flight per provider."
+    "--concurrency", type=flag_range("concurrency"), help="Most calls in flight per provider."
 )
 @click.option("--base-url", help="Server URL for the openai provider.")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Seconds per call.")
-@click.option("--retries", type=click.IntRange(0, 10), help="Retries per call.")
+@click.option("--timeout", type=flag_range("timeout"), help="Seconds per call.")
+@click.option("--retries", type=flag_range("retries"), help="Retries per call.")
 @click.option(
     "--max-cost",
-    type=float,
+    type=flag_range("max_cost"),
     help="Stop before the whole eval spends more than this many dollars in this run.",
 )
 @click.option(
     "--max-calls",
-    type=click.IntRange(min=0),
+    type=flag_range("max_calls"),
     help="Stop before the whole eval makes more than this many calls in this run.",
 )
 @click.option(

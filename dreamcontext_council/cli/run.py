@@ -17,7 +17,7 @@ from dreamcontext_council.cli.base import (
     root_option,
 )
 from dreamcontext_council.cli.completion import complete_debate_id
-from dreamcontext_council.rules.limits import MAX_CALLS, MAX_COST_USD, MAX_HUMAN_TIMEOUT_S
+from dreamcontext_council.cli.ranges import flag_range
 
 
 def register(cli: click.Group, council: click.Group) -> None:
@@ -88,25 +88,25 @@ def register(cli: click.Group, council: click.Group) -> None:
 )
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
+    type=flag_range("timeout"),
     help="Seconds per call before it is retried (default: recorded, else 120).",
 )
 @click.option(
     "--retries",
-    type=click.IntRange(0, 10),
+    type=flag_range("retries"),
     help="Retries per call on 429, 5xx, timeouts (default: recorded, else 4).",
 )
 @click.option(
-    "--concurrency", type=click.IntRange(1, 64), help="Most calls in flight per provider."
+    "--concurrency", type=flag_range("concurrency"), help="Most calls in flight per provider."
 )
 @click.option(
     "--max-cost",
-    type=click.FloatRange(0, MAX_COST_USD),
+    type=flag_range("max_cost"),
     help="Stop before spending more than this many dollars in this run.",
 )
 @click.option(
     "--max-calls",
-    type=click.IntRange(0, MAX_CALLS),
+    type=flag_range("max_calls"),
     help="Stop before making more than this many calls in this run.",
 )
 @click.option(
@@ -116,17 +116,17 @@ def register(cli: click.Group, council: click.Group) -> None:
 )
 @click.option(
     "--gate",
-    type=click.IntRange(min=0),
+    type=flag_range("gate"),
     help="Compression gate in characters (default 0.6 × --window).",
 )
 @click.option(
     "--window",
-    type=click.IntRange(min=1000),
+    type=flag_range("window"),
     help="Synthesizer window in characters (default: recorded, else 100000).",
 )
 @click.option(
     "--max-answer-kb",
-    type=click.IntRange(min=8),
+    type=flag_range("max_answer_kb"),
     help="Cut a model answer longer than this many KB (the whole answer is kept beside it) "
     "[default: recorded, else 200].",
 )
@@ -143,7 +143,7 @@ def register(cli: click.Group, council: click.Group) -> None:
 )
 @click.option(
     "--max-tool-calls",
-    type=click.IntRange(0, 32),
+    type=flag_range("max_tool_calls"),
     help="Tool calls per persona per round with --tools [default: recorded, else 4].",
 )
 @click.option(
@@ -173,7 +173,7 @@ def register(cli: click.Group, council: click.Group) -> None:
 )
 @click.option(
     "--human-timeout",
-    type=click.FloatRange(min=0, max=MAX_HUMAN_TIMEOUT_S, min_open=True),
+    type=flag_range("human_timeout"),
     metavar="SECONDS",
     help="Wait this long for a person's entry each round, then go on without it "
     "[default: recorded, else as long as it takes].",

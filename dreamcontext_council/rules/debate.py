@@ -10,7 +10,12 @@ from dreamcontext_council.errors import FormatError, StateError
 from dreamcontext_council.folder import frontmatter_io
 from dreamcontext_council.rules.limits import MAX_ROUNDS
 from dreamcontext_council.rules.markdown import find_section, sections
-from dreamcontext_council.rules.run_settings import RUN_KEY, RunSettings, parse_run_settings
+from dreamcontext_council.rules.run_settings import (
+    RUN_KEY,
+    RunSettings,
+    check_run_shape,
+    parse_run_settings,
+)
 
 _STATUS = re.compile(r"round_(\d+)_(running|complete)")
 
@@ -155,7 +160,7 @@ def parse_debate(text: str, where: str = "debate.md") -> Debate:
         isinstance(o, dict) and _scalar(o.get("key")) and _scalar(o.get("label")) for o in options
     ):
         raise FormatError(f"{where}: 'options' must be a list of {{key, label}} entries.")
-    parse_run_settings(meta.get(RUN_KEY), where)
+    check_run_shape(meta.get(RUN_KEY), where)
     meta["topic"] = str(meta["topic"])
     return Debate(meta, body)
 

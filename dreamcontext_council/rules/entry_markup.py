@@ -146,16 +146,22 @@ def is_scanned_form(lines: list[str], heading: ParsedHeading) -> bool:
     return heading.end - heading.start == 1 and lines[heading.start].startswith("#")
 
 
-def rewrite_heading(lines: list[str], heading: ParsedHeading, level: int) -> None:
-    """Write `heading` at `level`: one `#` line at column 0, or in place when nested."""
+def rewrite_heading(lines: list[str], heading: ParsedHeading, level: int) -> range:
+    """Write `heading` at `level`: one `#` line at column 0, or in place when nested.
+
+    Returns the lines to drop once every heading is written (a setext heading's underline):
+    the list keeps its length meanwhile, so each heading is written in constant time, never
+    by shifting the lines below it."""
     if not heading.nested:
-        lines[heading.start : heading.end] = [f"{'#' * level} {heading.title}".rstrip()]
-    elif heading.setext:
+        lines[heading.start] = f"{'#' * level} {heading.title}".rstrip()
+        return range(heading.start + 1, heading.end)
+    if heading.setext:
         # A block quote or list item keeps its prefix: the underline becomes literal text.
         last = heading.end - 1
         lines[last] = _SETEXT_MARK.sub(lambda m: "\\" + m.group(0), lines[last], count=1)
     else:
         lines[heading.start] = _ATX_MARK.sub("#" * level, lines[heading.start], count=1)
+    return range(0)
 
 
 def seal_entry_body(body: str) -> tuple[str, list[str]]:

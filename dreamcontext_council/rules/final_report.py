@@ -11,11 +11,18 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from dreamcontext_council.errors import NotFoundError
-from dreamcontext_council.rules.markdown import find_section, sections
+from dreamcontext_council.errors import FormatError, NotFoundError
+from dreamcontext_council.rules.limits import MAX_REPORT_SECTIONS
+from dreamcontext_council.rules.markdown import Section, TooManySections, normalize_title, sections
 
 VERDICT = "Verdict"
-_CONFIDENCE = re.compile(r"\**\s*confidence\s*\**\s*[:：]\s*\**\s*([a-z]+)", re.IGNORECASE)
+# `**Confidence:** high`: the word, then what may stand between it and the level. Each run
+# is matched possessively, found after the word rather than searched for with the stars
+# before it (a search with them backtracked over a run of stars or spaces at every start,
+# quadratic in the paragraph's length); the stars and spaces before the word are stepped
+# over backwards (`_confidence`).
+_CONFIDENCE_WORD = re.compile(r"confidence", re.IGNORECASE)
+_CONFIDENCE_LEVEL = re.compile(r"\s*+\**+\s*+[:：]\s*+\**+\s*+([a-z]+)", re.IGNORECASE)
 _LEVELS = ("high", "medium", "low")
 
 
@@ -36,12 +43,35 @@ class VerdictStatement:
         return {"sentence": self.sentence, "confidence": self.confidence}
 
 
+def report_sections(text: str) -> list[Section]:
+    """The `##` sections of a final report; TooManySections past MAX_REPORT_SECTIONS (its
+    `read` holds the first ones), raised at the heading that would start one more."""
+    return sections(text, 2, most=MAX_REPORT_SECTIONS)
+
+
+def too_many_sections(debate_id: str) -> str:
+    """The line a reader says for a final report past MAX_REPORT_SECTIONS."""
+    return (
+        f"The final report of {debate_id} has more than {MAX_REPORT_SECTIONS:,} `##` sections; "
+        f"a report is read up to {MAX_REPORT_SECTIONS:,} (a synthesis writes about ten). Open "
+        f"final-report.md in its folder, or write it again with `dreamcontext council run "
+        f"{debate_id} --resynthesize`."
+    )
+
+
 def final_report_part(text: str, debate_id: str, section: str | None) -> tuple[str, list[str]]:
-    """The whole final report or one `##` section of it, and every section title."""
-    titles = [s.title for s in sections(text, 2)]
+    """The whole final report or one `##` section of it, and every section title.
+
+    FormatError, in one line, for a report of more than MAX_REPORT_SECTIONS sections."""
+    try:
+        found_all = report_sections(text)
+    except TooManySections:
+        raise FormatError(too_many_sections(debate_id)) from None
+    titles = [s.title for s in found_all]
     if section is None:
         return text, titles
-    found = find_section(text, 2, section)
+    wanted = normalize_title(section)
+    found = next((s for s in found_all if normalize_title(s.title) == wanted), None)
     if found is None:
         raise NotFoundError(
             f"The final report of {debate_id} has no section '{section}'; its sections are: "
@@ -52,20 +82,42 @@ def final_report_part(text: str, debate_id: str, section: str | None) -> tuple[s
 
 def verdict_statement(text: str) -> VerdictStatement | None:
     """The decision the report's Verdict states: its first paragraph, with the confidence
-    taken out of it; None when the report has no Verdict or it is empty."""
-    found = find_section(text, 2, VERDICT)
+    taken out of it; None when the report has no Verdict or it is empty. Of a report past
+    MAX_REPORT_SECTIONS, the Verdict among the sections read."""
+    try:
+        read = report_sections(text)
+    except TooManySections as stopped:
+        read = list(stopped.read)
+    wanted = normalize_title(VERDICT)
+    found = next((s for s in read if normalize_title(s.title) == wanted), None)
     if found is None:
         return None
     paragraph = _first_paragraph(found.body)
     if not paragraph:
         return None
-    match = _CONFIDENCE.search(paragraph)
-    level = match.group(1).lower() if match else None
-    if match is None or level not in _LEVELS:
+    found_at = _confidence(paragraph)
+    level = found_at[1].lower() if found_at else None
+    if found_at is None or level not in _LEVELS:
         return VerdictStatement(paragraph, None)
     # The decision is what comes before the confidence; what follows it is a note.
-    sentence = paragraph[: match.start()].rstrip(" *_") or paragraph
+    sentence = paragraph[: found_at[0]].rstrip(" *_") or paragraph
     return VerdictStatement(sentence, level)
+
+
+def _confidence(paragraph: str) -> tuple[int, str] | None:
+    """Where the first `**Confidence:** level` starts (its stars and spaces before the word
+    included) and the level's word; None without one. Linear in the paragraph."""
+    for word in _CONFIDENCE_WORD.finditer(paragraph):
+        level = _CONFIDENCE_LEVEL.match(paragraph, word.end())
+        if level is None:
+            continue
+        start = word.start()
+        while start > 0 and paragraph[start - 1].isspace():
+            start -= 1
+        while start > 0 and paragraph[start - 1] == "*":
+            start -= 1
+        return start, level.group(1)
+    return None
 
 
 def _first_paragraph(body: str) -> str:

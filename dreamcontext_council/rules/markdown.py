@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from functools import lru_cache
 from typing import NamedTuple
 
 # A backtick fence's info string may not hold a backtick (CommonMark): "```a`" is inline code.
 _FENCE = re.compile(r"^ {0,3}(`{3,}(?!.*`)|~{3,})")
-_HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t#]*$")
+# The title is what follows the marks, less its closing run of spaces and `#` (str.rstrip):
+# a lazy title before `[ \t#]*$` backtracked over that run at every character, quadratic
+# in the length of one long line.
+_HEADING = re.compile(r"(#{1,6})[ \t]+(.*)")
 
 
 class Heading(NamedTuple):
@@ -30,7 +34,11 @@ def headings(lines: list[str], boundary: re.Pattern[str] | None = None) -> list[
     A line matching `boundary` at the start of the text or after a blank line ends any open
     fence first: report.md uses it so one unclosed fence cannot swallow the entries below.
     """
-    found: list[Heading] = []
+    return list(iter_headings(lines, boundary))
+
+
+def iter_headings(lines: list[str], boundary: re.Pattern[str] | None = None) -> Iterator[Heading]:
+    """`headings`, one at a time: a reader that needs only the first few stops there."""
     fence: str | None = None
     for number, line in enumerate(lines):
         opened = _FENCE.match(line)
@@ -43,10 +51,10 @@ def headings(lines: list[str], boundary: re.Pattern[str] | None = None) -> list[
         if opened:
             fence = opened.group(1)
             continue
-        match = _HEADING.match(line)
+        match = _HEADING.fullmatch(line)
         if match:
-            found.append(Heading(number, len(match.group(1)), match.group(2).strip()))
-    return found
+            title = match.group(2).rstrip(" \t#").strip()
+            yield Heading(number, len(match.group(1)), title)
 
 
 def _closes(fence: str, line: str, opened: re.Match[str] | None) -> bool:
@@ -93,25 +101,50 @@ class Section(NamedTuple):
     body: str  # text under the heading, stripped of surrounding blank lines
 
 
-def sections(text: str, level: int) -> list[Section]:
-    """Split `text` into the sections at `level`; nested deeper headings stay in the body."""
-    return list(_sections(text, level))
+class TooManySections(ValueError):
+    """A text has more sections at a level than its reader reads (`sections(most=...)`)."""
+
+    def __init__(self, level: int, most: int, read: tuple[Section, ...]) -> None:
+        super().__init__(f"more than {most:,} level-{level} sections")
+        self.level = level
+        self.most = most
+        self.read = read  # the first `most` sections, read before it stopped
+
+
+def sections(text: str, level: int, most: int | None = None) -> list[Section]:
+    """Split `text` into the sections at `level`; nested deeper headings stay in the body.
+
+    With `most`, the text is read only as far as the heading that would start section
+    `most + 1`, and TooManySections is raised there: the caller says so."""
+    return list(_sections(text, level, most))
 
 
 # An answer or a context body is split again by each rule that reads it (the contract, the
 # entry check, the report, the panels): the splits of the last 64 texts are kept.
 @lru_cache(maxsize=64)
-def _sections(text: str, level: int) -> tuple[Section, ...]:
+def _sections(text: str, level: int, most: int | None) -> tuple[Section, ...]:
     lines = text.split("\n")
-    marks = [h for h in headings(lines) if h.level <= level]
     result: list[Section] = []
-    for i, mark in enumerate(marks):
-        if mark.level != level:
+    # One pass: a section at `level` ends where the next heading at `level` or above starts.
+    opened: Heading | None = None
+    for mark in iter_headings(lines):
+        if mark.level > level:
             continue
-        end = next((m.line for m in marks[i + 1 :]), len(lines))
-        body = "\n".join(lines[mark.line + 1 : end]).strip("\n")
-        result.append(Section(mark.title, level, mark.line, end, body))
+        if opened is not None:
+            result.append(_section(lines, opened, mark.line))
+            opened = None
+        if mark.level == level:
+            if most is not None and len(result) >= most:
+                raise TooManySections(level, most, tuple(result))
+            opened = mark
+    if opened is not None:
+        result.append(_section(lines, opened, len(lines)))
     return tuple(result)
+
+
+def _section(lines: list[str], mark: Heading, end: int) -> Section:
+    body = "\n".join(lines[mark.line + 1 : end]).strip("\n")
+    return Section(mark.title, mark.level, mark.line, end, body)
 
 
 def find_section(text: str, level: int, title: str) -> Section | None:

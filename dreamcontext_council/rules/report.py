@@ -114,12 +114,15 @@ def clean_entry_body(body: str, *, demote: bool = False) -> tuple[str, int | Non
             if heading.level <= 2 and (heading.nested or not _known(heading)):
                 raise UsageError(_heading_refusal(heading))
     lines = text.split("\n")
-    # Bottom up: a setext heading becomes one line, which would shift the lines below it.
-    for heading in reversed(found):
+    dropped: list[range] = []  # a setext heading's underline, once it is one `#` line
+    for heading in found:
         if heading.level <= 2 or (_known(heading) and heading.level != 3):
-            rewrite_heading(lines, heading, 3)
+            dropped.append(rewrite_heading(lines, heading, 3))
         elif not heading.nested and not is_scanned_form(lines, heading):
-            rewrite_heading(lines, heading, heading.level)
+            dropped.append(rewrite_heading(lines, heading, heading.level))
+    gone = {number for lines_gone in dropped for number in lines_gone}
+    if gone:
+        lines = [line for number, line in enumerate(lines) if number not in gone]
     cleaned = "\n".join(lines).strip("\n")
     # Unchanged text parses as it did (the usual answer: its ### sections as written).
     after = found if cleaned == text else parsed_headings(cleaned)

@@ -10,18 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
-from dreamcontext_council.errors import FormatError
+from dreamcontext_council.errors import FormatError, UsageError
+from dreamcontext_council.rules.limits import RUN_SPANS
 
 RUN_KEY = "run"
 DEFAULT_TIMEOUT = 120.0
 DEFAULT_RETRIES = 4
 DEFAULT_WINDOW = 100_000
-MAX_RETRIES = 10
-MAX_CONCURRENCY = 64
-MIN_WINDOW = 1000
-MIN_ANSWER_KB = 8
 DEFAULT_MAX_TOOL_CALLS = 4
-MAX_TOOL_CALLS = 32
 
 MODEL_FIELDS = ("model", "check_model", "synth_model", "baseline_model")
 """Every setting of `RunSettings` that names a model, in one place.
@@ -76,35 +72,21 @@ class RunSettings:
         }
 
 
-def _number(value: Any, *, whole: bool) -> bool:
-    if isinstance(value, bool):
-        return False
-    return isinstance(value, int) if whole else isinstance(value, int | float)
-
-
-# name → (whole number?, least, most)
-_LIMITS: dict[str, tuple[bool, float, float | None]] = {
-    "timeout": (False, 0.0, None),
-    "retries": (True, 0, MAX_RETRIES),
-    "concurrency": (True, 1, MAX_CONCURRENCY),
-    "max_cost": (False, 0.0, None),
-    "max_calls": (True, 0, None),
-    "gate": (True, 0, None),
-    "window": (True, MIN_WINDOW, None),
-    "max_answer_kb": (True, MIN_ANSWER_KB, None),
-    "max_tool_calls": (True, 0, MAX_TOOL_CALLS),
-    "human_timeout": (False, 0.0, None),
-}
 _FLAGS = ("base_url_secret", "compact", "early_stop", "baseline")
 _TEXTS = (*MODEL_FIELDS, "base_url", "tools")
+# The longest recorded value a refusal shows (a cloned folder's value may be anything).
+_SHOWN_CHARS = 40
 
 
-def parse_run_settings(value: Any, where: str = "debate.md") -> RunSettings:
-    """Read and check the `run:` mapping (absent or null: nothing recorded yet)."""
+def check_run_shape(value: Any, where: str = "debate.md") -> None:
+    """FormatError unless `run:` is absent or a mapping of known settings, each text a
+    text and each flag true or false: what debate.md needs to be read at all. The numbers
+    are checked when a run takes them (`parse_run_settings`), so a reader of the debate is
+    never stopped by a limit only a run uses."""
     if value is None:
-        return RunSettings()
+        return
     if not isinstance(value, dict):
-        raise FormatError(f"{where}: 'run' must be a mapping of run settings, not {value!r}.")
+        raise FormatError(f"{where}: 'run' must be a mapping of run settings, not {_shown(value)}.")
     known = {f.name for f in fields(RunSettings)}
     unknown = sorted(str(k) for k in value if k not in known)
     if unknown:
@@ -112,24 +94,34 @@ def parse_run_settings(value: Any, where: str = "debate.md") -> RunSettings:
     for name in _TEXTS:
         text = value.get(name)
         if text is not None and (not isinstance(text, str) or not text.strip()):
-            raise FormatError(f"{where}: run.{name} must be a non-empty text, not {text!r}.")
+            raise FormatError(f"{where}: run.{name} must be a non-empty text, not {_shown(text)}.")
     for name in _FLAGS:
         flag = value.get(name, False)
         if not isinstance(flag, bool):
-            raise FormatError(f"{where}: run.{name} must be true or false, not {flag!r}.")
-    for name, (whole, least, most) in _LIMITS.items():
+            raise FormatError(f"{where}: run.{name} must be true or false, not {_shown(flag)}.")
+
+
+def parse_run_settings(value: Any, where: str = "debate.md") -> RunSettings:
+    """Read and check the `run:` mapping (absent or null: nothing recorded yet).
+
+    Each number passes the range of its flag (rules/limits.py RUN_SPANS), as `run` checks
+    the flag: else UsageError, one line naming the setting, so `run <id>` stops with exit 2
+    before any call. A cloned folder may record anything there."""
+    check_run_shape(value, where)
+    if value is None:
+        return RunSettings()
+    for name, span in RUN_SPANS.items():
         number = value.get(name)
-        if number is None:
-            continue
-        kind = "a whole number" if whole else "a number"
-        span = f"{least:g}" + (f"–{most:g}" if most is not None else " or more")
-        if (
-            not _number(number, whole=whole)
-            or number < least
-            or (most is not None and number > most)
-        ):
-            raise FormatError(f"{where}: run.{name} must be {kind}, {span}, not {number!r}.")
-    for name in ("timeout", "human_timeout"):
-        if value.get(name) == 0:
-            raise FormatError(f"{where}: run.{name} must be more than 0 seconds.")
+        if number is not None and not span.holds(number):
+            flag = "--" + name.replace("_", "-")
+            raise UsageError(
+                f"{where}: run.{name} is {_shown(number)}; it must be {span.wording()}, as "
+                f"{flag} takes. Fix or remove it in debate.md's `run:`, or pass {flag}."
+            )
     return RunSettings(**{k: v for k, v in value.items() if v is not None})
+
+
+def _shown(value: Any) -> str:
+    """A recorded value as a refusal shows it: its repr (control characters escaped), cut."""
+    text = repr(value)
+    return text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 1] + "…"

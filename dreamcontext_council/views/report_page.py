@@ -15,7 +15,8 @@ from dreamcontext_council.folder import frontmatter_io
 from dreamcontext_council.folder.names import slugify
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.rules.dissent import DissentFlag
-from dreamcontext_council.rules.markdown import normalize_title, sections
+from dreamcontext_council.rules.final_report import report_sections, too_many_sections
+from dreamcontext_council.rules.markdown import TooManySections, normalize_title
 from dreamcontext_council.views.contained import is_inside
 from dreamcontext_council.views.safe_markdown import LinkTargets, render_markdown
 
@@ -119,7 +120,12 @@ def report_cards(
         _, body = frontmatter_io.parse(text, "final-report.md")
     except FormatError:
         body = text
-    found = sections(body, 2)
+    more: Markup | None = None
+    try:
+        found = report_sections(body)
+    except TooManySections as stopped:  # the first ones are shown, and the page says so
+        found = list(stopped.read)
+        more = render_markdown(too_many_sections(snapshot.debate.id), targets)
     cards = []
     preamble = "\n".join(body.split("\n")[: found[0].start]) if found else body
     if preamble.strip():
@@ -149,6 +155,8 @@ def report_cards(
                 notes=render_markdown(notes, targets) if notes.strip() else None,
             )
         )
+    if more is not None:
+        cards.append(ReportCard("More sections", "report-more-sections", more, False, False))
     # The Verdict leads, whatever order the synthesizer wrote.
     return sorted(cards, key=lambda c: not c.lead)
 

@@ -6,12 +6,14 @@ consent, from `run <id>` and from MCP `council_start` alike."""
 from __future__ import annotations
 
 import json
+import math
 import shlex
 import shutil
 from dataclasses import fields
 from pathlib import Path
 from typing import get_args, get_type_hints
 
+import anyio
 import pytest
 from council_run import Council, roster_file, scripted_responder
 from mcp import Client
@@ -19,6 +21,7 @@ from offline import no_provider_environment as no_provider_environment  # autous
 from stub_server import StubServer
 
 from dreamcontext_council.errors import EXIT_STOPPED
+from dreamcontext_council.rules.limits import RUN_SPANS
 from dreamcontext_council.rules.run_settings import MODEL_FIELDS, RunSettings
 
 from .command_consent_support import marking_command, run_on_server, trust_file, workspace
@@ -294,3 +297,133 @@ def test_the_allowance_of_a_base_url_never_holds_its_credentials(
         assert trusted["base_urls"] == {
             str(council.folder(debate_id).resolve()): [server.openai_url]
         }
+
+
+# -- a recorded limit passes the range of its flag -----------------------------------------
+
+
+def out_of_range(setting: str) -> list[object]:
+    """Values of `setting` its flag refuses: past its most, and no number at all."""
+    span = RUN_SPANS[setting]
+    values: list[object] = [int(span.most) + 1, "10^14"]
+    if not span.whole:
+        values += [math.inf, math.nan, -math.inf]
+    return values
+
+
+RECORDED_LIMITS = [(name, value) for name in RUN_SPANS for value in out_of_range(name)]
+
+
+@pytest.mark.parametrize(("setting", "value"), RECORDED_LIMITS, ids=repr)
+def test_a_recorded_limit_past_its_flags_range_stops_the_run(
+    council: Council, tmp_path: Path, setting: str, value: object
+) -> None:
+    debate_id = cloned_with_settings(tmp_path, council, {setting: value})
+    before = council.tree()
+
+    run = council("run", debate_id, "--yes")
+
+    assert run.code == 2, run.err
+    line = one_line(run.err)
+    flag = "--" + setting.replace("_", "-")
+    assert f"run.{setting} is " in line and flag in line
+    assert council.tree() == before  # no call, no record, no usage
+
+
+def test_a_recorded_infinite_timeout_stops_the_run_as_a_process(
+    council: Council, tmp_path: Path
+) -> None:
+    debate_id = cloned_with_settings(tmp_path, council, {"timeout": math.inf})
+    before = council.tree()
+
+    run = council.proc("run", debate_id, "--yes")
+
+    assert run.code == 2
+    assert "run.timeout is inf" in one_line(run.err)
+    assert council.tree() == before
+
+
+@pytest.mark.parametrize(
+    ("flag", "value"),
+    [("--timeout", "inf"), ("--timeout", "nan"), ("--human-timeout", "nan"),
+     ("--max-cost", "nan"), ("--max-answer-kb", str(10**14)), ("--window", str(10**12)),
+     ("--gate", str(10**12))],
+)  # fmt: skip
+def test_a_flag_past_its_range_is_refused(
+    council: Council, tmp_path: Path, flag: str, value: str
+) -> None:
+    debate_id = cloned_with_settings(tmp_path, council, {})
+    before = council.tree()
+
+    run = council("run", debate_id, "--yes", flag, value)
+
+    assert run.code == 2, run.err
+    assert flag in run.err
+    assert council.tree() == before
+
+
+def test_the_debate_with_a_limit_past_its_range_is_still_read(
+    council: Council, tmp_path: Path
+) -> None:
+    debate_id = cloned_with_settings(tmp_path, council, {"timeout": math.inf})
+
+    shown = council("show", debate_id, "--json")
+
+    assert shown.code == 0, shown.err
+    assert json.loads(shown.out)["id"] == debate_id
+
+
+def test_a_recorded_limit_past_its_range_is_a_one_line_error_over_mcp(
+    council: Council, tmp_path: Path
+) -> None:
+    debate_id = cloned_with_settings(tmp_path, council, {"human_timeout": math.nan})
+    before = council.tree()
+
+    async def scenario(client: Client) -> None:
+        text = tool_error(await client.call_tool("council_start", {"debate_id": debate_id}))
+        assert "run.human_timeout is nan" in text and "\n" not in text
+
+    hold_mcp(council, scenario)
+
+    assert council.tree() == before
+
+
+def test_a_cloned_person_seat_starts_over_mcp_and_waits(council: Council, tmp_path: Path) -> None:
+    debate_id = cloned_with_settings(
+        tmp_path, council, {"human_timeout": 3600.0}, persona_model="human"
+    )
+
+    async def scenario(client: Client) -> None:
+        with anyio.fail_after(60):  # returns once the run is under way, not when the seat answers
+            started = await client.call_tool("council_start", {"debate_id": debate_id})
+        assert not started.is_error, started.content
+        assert started.structured_content is not None
+        assert started.structured_content["state"] == "running"
+        waiting: dict[str, str] = {}
+        with anyio.fail_after(60):
+            while waiting != {"insider": "waiting", "bystander": "waiting"}:
+                status = await client.call_tool("council_status", {"debate_id": debate_id})
+                assert status.structured_content is not None
+                in_flight = status.structured_content["in_flight"]
+                waiting = {c["persona"]: c["state"] for c in in_flight}
+                await anyio.sleep(0.1)
+
+    hold_mcp(council, scenario)
+
+
+def test_a_cloned_person_seat_with_a_nan_wait_is_refused_over_mcp(
+    council: Council, tmp_path: Path
+) -> None:
+    debate_id = cloned_with_settings(
+        tmp_path, council, {"human_timeout": math.nan}, persona_model="human"
+    )
+    before = council.tree()
+
+    async def scenario(client: Client) -> None:
+        with anyio.fail_after(60):
+            text = tool_error(await client.call_tool("council_start", {"debate_id": debate_id}))
+        assert "run.human_timeout is nan" in text and "--human-timeout" in text
+
+    hold_mcp(council, scenario)
+
+    assert council.tree() == before
