@@ -192,8 +192,14 @@ class StdoutText:
                 self._on_text(shown)
 
     def answer(self) -> str:
-        """The whole output so far, without trailing whitespace."""
-        return "".join(self._parts).rstrip()
+        """The whole output so far, without trailing whitespace (stripped from the last
+        pieces before the join, so a long answer is not copied once more)."""
+        parts = list(self._parts)
+        while parts and not parts[-1].rstrip():
+            parts.pop()
+        if parts:
+            parts[-1] = parts[-1].rstrip()
+        return "".join(parts)
 
 
 async def _exchange(process: asyncio.subprocess.Process, data: bytes, stdout: StdoutText) -> bytes:
