@@ -40,7 +40,7 @@ EVENTS = [
 
 
 def decode(pieces: Sequence[bytes]) -> list[tuple[str, bytes]]:
-    decoder = SseDecoder()
+    decoder = SseDecoder(max_event=1 << 20)
     return [event for piece in pieces for event in decoder.feed(piece)]
 
 
@@ -65,6 +65,21 @@ def _body(*pieces: bytes) -> AsyncIterator[bytes]:
     return gen()
 
 
+class TextStream:
+    """Events whose `text` is the answer; `{"ping": 1}` is a keep-alive."""
+
+    def __init__(self) -> None:
+        self.held = 0
+        self.ended = False
+
+    def add(self, event: Any) -> str | None:
+        if event.get("ping"):
+            return None
+        text = str(event.get("text", ""))
+        self.held += len(text)
+        return text
+
+
 def _read(*pieces: bytes) -> tuple[list[str], int]:
     heard: list[str] = []
     ticks = 0
@@ -73,18 +88,22 @@ def _read(*pieces: bytes) -> tuple[list[str], int]:
         nonlocal ticks
         ticks += 1
 
-    def take(event: Any) -> str:
-        return str(event.get("text", ""))
-
-    asyncio.run(read_events(_body(*pieces), take, heard.append, tick))
+    asyncio.run(read_events(_body(*pieces), TextStream(), heard.append, tick, 1 << 20))
     return heard, ticks
 
 
-def test_each_piece_of_the_body_counts_as_progress_and_text_goes_to_the_listener() -> None:
+def test_each_piece_that_ends_an_event_counts_as_progress_and_text_goes_to_the_listener() -> None:
     heard, ticks = _read(b'data: {"text": "Forty"}\n\ndata: {"te', b'xt": "-two"}\n\n', b"")
 
     assert heard == ["Forty", "-two"]
-    assert ticks == 3
+    assert ticks == 2
+
+
+def test_comments_pings_and_an_event_not_yet_ended_are_no_progress() -> None:
+    heard, ticks = _read(b": ping\n\n", b'data: {"ping": 1}\n\n', b"\n\n", b'data: {"text": "x')
+
+    assert heard == []
+    assert ticks == 0
 
 
 def test_the_events_one_piece_of_the_body_completes_reach_the_listener_as_one_text() -> None:
@@ -118,7 +137,7 @@ def test_the_text_before_an_error_event_in_the_same_piece_is_heard_before_the_cu
     body = _body(b'data: {"text": "half"}\n\ndata: {"text": " way"}\n\ndata: {"error": "gone"}\n\n')
 
     with pytest.raises(AttemptFailed):
-        asyncio.run(read_events(body, lambda e: str(e.get("text", "")), heard.append, lambda: None))
+        asyncio.run(read_events(body, TextStream(), heard.append, lambda: None, 1 << 20))
 
     assert heard == ["half way"]
 

@@ -5,6 +5,10 @@ The cut keeps what the contract needs: every heading, and the closing ```verdict
 their head and tail, and a marker in place of the cut states the answer's original
 size and where the whole answer is kept. A code fence open at a cut is closed before
 the marker and opened again after it, so no fence swallows what follows.
+
+An answer whose reading stopped at its budget (`Completion.cut`) has no end to keep: its
+head is kept up to the cap, then the marker. So is an answer of so many sections that their
+markers alone would pass the cap.
 """
 
 from __future__ import annotations
@@ -13,10 +17,12 @@ import itertools
 import re
 from dataclasses import dataclass
 
+from dreamcontext_council.engine.providers.answer_read import DEFAULT_MAX_ANSWER_KB
 from dreamcontext_council.rules.markdown import headings
 
-DEFAULT_MAX_ANSWER_KB = 200
+__all__ = ["DEFAULT_MAX_ANSWER_KB", "CappedAnswer", "cap_answer", "size_of"]
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+_FENCE_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$", re.MULTILINE)
 _MARKER_ROOM = 400  # bytes a marker and its re-balanced fences take, at most (checked)
 _HEAD_SHARE = 2 / 3  # of a cut section's room, the rest is its tail
 
@@ -32,17 +38,23 @@ class CappedAnswer:
 
 def size_of(text: str) -> int:
     """The UTF-8 size of `text` in bytes."""
-    return len(text.encode("utf-8"))
+    return len(text) if text.isascii() else len(text.encode("utf-8"))
 
 
-def cap_answer(text: str, max_kb: int, *, keep_block: str, kept_at: str) -> CappedAnswer:
+def cap_answer(
+    text: str, max_kb: int, *, keep_block: str, kept_at: str, read_whole: bool = True
+) -> CappedAnswer:
     """`text` if it is at most `max_kb` KB (1000 bytes), else cut to about that size.
 
     `keep_block` names the fenced block kept whole (its info string, e.g. `verdict`);
-    `kept_at` names the file that holds the whole answer, for the marker.
+    `kept_at` names the file that holds the whole answer, for the marker. `read_whole`
+    False says reading stopped before the answer's end: its head is kept, up to the cap.
     """
     limit = max_kb * 1000
     original = size_of(text)
+    if not read_whole:
+        note = _stopped_marker(original, max_kb, kept_at)
+        return CappedAnswer(_head(text, limit, note), original, True)
     if original <= limit:
         return CappedAnswer(text, original, False)
     lines = text.split("\n")
@@ -64,6 +76,8 @@ def cap_answer(text: str, max_kb: int, *, keep_block: str, kept_at: str) -> Capp
         if size_of(out) <= limit:
             break
         room -= size_of(out) - limit
+    if size_of(out) > limit:  # more sections than markers fit in the cap
+        out = _head(text, limit, note)
     return CappedAnswer(out, original, True)
 
 
@@ -72,6 +86,27 @@ def _marker(original: int, max_kb: int, kept_at: str) -> str:
         f"> **[Truncated]** This answer was {original:,} bytes, over the {max_kb} KB cap; "
         f"part of this section was cut here. The whole answer is in `{kept_at}`."
     )
+
+
+def _stopped_marker(original: int, max_kb: int, kept_at: str) -> str:
+    return (
+        f"> **[Truncated]** This answer passed the {max_kb} KB cap: reading stopped after "
+        f"{original:,} bytes and the rest was cut here. What was read is in `{kept_at}`."
+    )
+
+
+def _head(text: str, limit: int, note: str) -> str:
+    """The head of `text` that leaves room for `note` within `limit` bytes, then `note`
+    (a fence open at the cut closed before it)."""
+    room = max(limit - size_of(note) - _MARKER_ROOM, 0)
+    if text.isascii():
+        head = text[:room]
+    else:
+        head = text[:room].encode("utf-8")[:room].decode("utf-8", "ignore")
+    if "\n" in head[len(head) // 2 :]:
+        head = head[: head.rfind("\n")]
+    fence = _open_fence(head)
+    return "\n".join([head, *([fence] if fence else []), "", note])
 
 
 def _pieces(lines: list[str], keep_block: str) -> list[tuple[str, bool]]:
@@ -112,12 +147,10 @@ def _closes(match: re.Match[str], fence: str) -> bool:
 def _open_fence(text: str) -> str | None:
     """The fence still open at the end of `text` (from a closed start), or None."""
     fence: str | None = None
-    for line in text.split("\n"):
-        match = _FENCE.match(line)
+    for match in _FENCE_LINE.finditer(text):  # only fence lines change it
         if fence is None:
-            if match:
-                fence = match.group(1)
-        elif match and _closes(match, fence):
+            fence = match.group(1)
+        elif _closes(match, fence):
             fence = None
     return fence
 

@@ -244,12 +244,14 @@ class RunPlan:
         )
 
     def provider_settings(self) -> ProviderSettings:
-        """The providers' settings: timeout, retries, concurrency per provider, server URL."""
+        """The providers' settings: timeout, retries, concurrency per provider, server URL,
+        and the answer cap every answer is read within."""
         return ProviderSettings.for_run(
             self.limits.timeout,
             self.limits.retries,
             self.limits.concurrency,
             self.endpoints.base_url,
+            self.limits.answer_kb(),
         )
 
     def grounded(self) -> bool:

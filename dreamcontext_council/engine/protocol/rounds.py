@@ -34,7 +34,7 @@ from dreamcontext_council.engine.protocol.contract import (
 )
 from dreamcontext_council.engine.protocol.pairing import derangement
 from dreamcontext_council.engine.protocol.seat_watch import SeatDesk, answer_on_disk
-from dreamcontext_council.engine.providers.base import Prompt
+from dreamcontext_council.engine.providers.base import Completion, Prompt
 from dreamcontext_council.engine.providers.models import ModelSpec, parse_model
 from dreamcontext_council.errors import CouncilError, LinkOut
 from dreamcontext_council.folder.paths import Root
@@ -318,7 +318,7 @@ class RoundRunner:
             )
             tokens = completion.usage.output_tokens
             registered, known = debate.options, verdicts.options
-            capped = self._cap(completion.text, slug, number)
+            capped = self._cap(completion, slug, number)
             try:
                 answer = parse_persona_answer(capped.text, registered, known, cross_examines=peer)
             except ContractError as problem:
@@ -329,7 +329,7 @@ class RoundRunner:
                     spec, repair, persona=slug, round=number, phase="repair"
                 )
                 tokens += completion.usage.output_tokens
-                capped = self._cap(completion.text, slug, number)
+                capped = self._cap(completion, slug, number)
                 try:
                     answer = parse_persona_answer(
                         capped.text, registered, self.files.verdicts().options, cross_examines=peer
@@ -450,10 +450,17 @@ class RoundRunner:
         self.caller.ledger.append(usage_line)
         return True
 
-    def _cap(self, text: str, slug: str, number: int) -> CappedAnswer:
-        """The answer cut to --max-answer-kb; the whole one goes to `<slug>/raw/round-N.md`."""
+    def _cap(self, completion: Completion, slug: str, number: int) -> CappedAnswer:
+        """The answer cut to --max-answer-kb; the whole one (what was read of it, when
+        reading stopped at its budget) goes to `<slug>/raw/round-N.md`."""
         kept_at = f"{slug}/raw/round-{number}.md"
-        return cap_answer(text, self.max_answer_kb, keep_block="verdict", kept_at=kept_at)
+        return cap_answer(
+            completion.text,
+            self.max_answer_kb,
+            keep_block="verdict",
+            kept_at=kept_at,
+            read_whole=not completion.cut,
+        )
 
     def _record_reviews(self, debate: Debate, roster: list[str]) -> None:
         """Each critic's score from its round-2 entry into reviews.json (same values on a rerun)."""

@@ -28,7 +28,7 @@ from dreamcontext_council.engine.protocol.answer_cap import (
     cap_answer,
 )
 from dreamcontext_council.engine.protocol.convergence import check_decisions
-from dreamcontext_council.engine.providers.base import Prompt
+from dreamcontext_council.engine.providers.base import Completion, Prompt
 from dreamcontext_council.engine.providers.models import parse_model
 from dreamcontext_council.errors import CouncilError, StateError
 from dreamcontext_council.folder import frontmatter_io
@@ -210,7 +210,7 @@ class Synthesizer:
         completion, line = await self.caller.ask(
             spec, prompt, persona=SYNTHESIS_CALLER, round=number, phase="synthesis"
         )
-        capped = self._cap(completion.text)
+        capped = self._cap(completion)
         draft = self.parse(capped.text)
         problems = draft_problems(draft)
         if problems:
@@ -222,7 +222,7 @@ class Synthesizer:
             completion, line = await self.caller.ask(
                 spec, repair, persona=SYNTHESIS_CALLER, round=number, phase="repair"
             )
-            capped = self._cap(completion.text)
+            capped = self._cap(completion)
             draft = self.parse(capped.text)
         if not draft.sections.get(normalize_title("Verdict"), "").strip():
             await self.caller.append(with_outcome(line, BROKEN))
@@ -248,10 +248,17 @@ class Synthesizer:
             raise
         await self.caller.append(line)  # `ok` only now that final-report.md is on disk
 
-    def _cap(self, text: str) -> CappedAnswer:
-        """The answer cut to --max-answer-kb; the whole one goes to synthesis-raw.md."""
+    def _cap(self, completion: Completion) -> CappedAnswer:
+        """The answer cut to --max-answer-kb; the whole one (what was read of it, when
+        reading stopped at its budget) goes to synthesis-raw.md."""
         kept_at = self.files.paths.synthesis_raw.name
-        return cap_answer(text, self.max_answer_kb, keep_block="claims", kept_at=kept_at)
+        return cap_answer(
+            completion.text,
+            self.max_answer_kb,
+            keep_block="claims",
+            kept_at=kept_at,
+            read_whole=not completion.cut,
+        )
 
     def parse(self, text: str) -> SynthesisDraft:
         from dreamcontext_council.engine.prompting.ledger import parse_claims

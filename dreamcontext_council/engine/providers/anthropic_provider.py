@@ -18,6 +18,7 @@ from dreamcontext_council.engine.providers.sdk_provider import (
     Message,
     SdkProvider,
     field_of,
+    post_plain,
     post_streamed,
     token_count,
 )
@@ -77,8 +78,14 @@ class AnthropicProvider(SdkProvider):
         messages: Sequence[Message],
         tools: ToolOffer | None,
     ) -> Reply:
+        import anthropic
+
         request = message_request(prompt, model, messages, tools)
-        return read_message(await client.messages.create(**request), model)
+        # The client's own request path, with the body read here within the answer's budget.
+        body = await post_plain(
+            client, MESSAGES_PATH, request, anthropic.AsyncStream[object], self.answer_limit
+        )
+        return read_message(message_body(body), model)
 
     async def send_streamed(
         self,
@@ -101,11 +108,13 @@ class AnthropicProvider(SdkProvider):
             MESSAGES_PATH,
             request,
             anthropic.AsyncStream[object],
+            events=events,
             plain=lambda body: read_message(message_body(body), model),
-            take=events.add,
             gathered=lambda: read_message(events.message(), model),
+            cut=lambda: read_message(events.cut_message(), model),
             on_text=on_text,
             progress=progress,
+            limit=self.answer_limit,
         )
 
     def tool_results(self, reply: Reply, answers: Sequence[ToolAnswer]) -> list[Message]:
@@ -159,7 +168,7 @@ def tool_result_message(answers: Sequence[ToolAnswer]) -> Message:
     }
 
 
-def message_body(body: bytes) -> Any:
+def message_body(body: bytes | bytearray) -> Any:
     """The JSON of a plain Messages API response; AttemptFailed if it is not JSON."""
     try:
         return json.loads(body)

@@ -82,7 +82,8 @@ class Completion:
     say); `attempts` is 1 plus the number of retries it took. A turn with tools is
     one completion over several requests: `usage` sums their tokens, `latency_s`
     spans the whole turn, `attempts` sums every request's attempts and `tool_calls`
-    counts the calls handed to the toolbox.
+    counts the calls handed to the toolbox. `cut` is True when reading stopped at the
+    answer's size budget (`answer_read.read_limit`): `text` is what was read, not the end.
     """
 
     text: str
@@ -91,6 +92,7 @@ class Completion:
     model: str
     attempts: int
     tool_calls: int = 0
+    cut: bool = False
 
 
 @dataclass(frozen=True)
@@ -100,7 +102,8 @@ class Reply:
     `tool_calls` are the calls the model asked for, in its order; `assistant_turn` is
     the model's message as it goes back into the conversation when those calls are
     answered; `argument_errors` maps the id of a call whose arguments could not be
-    read (not JSON, not an object) to what is wrong with them.
+    read (not JSON, not an object) to what is wrong with them. `cut` is True when reading
+    stopped at the answer's size budget: `text` is what came until then, with no tool calls.
     """
 
     text: str
@@ -110,6 +113,7 @@ class Reply:
     tool_calls: tuple[ToolCall, ...] = ()
     assistant_turn: Mapping[str, Any] = field(default_factory=dict)
     argument_errors: Mapping[str, str] = field(default_factory=dict)
+    cut: bool = False
 
 
 @runtime_checkable

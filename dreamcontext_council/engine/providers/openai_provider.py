@@ -19,6 +19,7 @@ from dreamcontext_council.engine.providers.sdk_provider import (
     Message,
     SdkProvider,
     field_of,
+    post_plain,
     post_streamed,
     token_count,
 )
@@ -90,6 +91,8 @@ class OpenAIProvider(SdkProvider):
         messages: Sequence[Message],
         tools: ToolOffer | None,
     ) -> Reply:
+        import openai
+
         request = chat_request(
             prompt,
             model,
@@ -100,7 +103,15 @@ class OpenAIProvider(SdkProvider):
         # The client's own request path (its HTTP stack, auth, errors), without
         # `chat.completions.create`: that re-walks the params against their TypedDicts
         # and builds the response as pydantic models, of which only a few fields are read.
-        body = await client.post(CHAT_PATH, body=request, cast_to=bytes, options=CHAT_OPTIONS)
+        # The body is read here, within the answer's budget.
+        body = await post_plain(
+            client,
+            CHAT_PATH,
+            request,
+            openai.AsyncStream[object],
+            self.answer_limit,
+            options=CHAT_OPTIONS,
+        )
         return read_chat_completion(chat_completion_body(body), model)
 
     async def send_streamed(
@@ -131,11 +142,13 @@ class OpenAIProvider(SdkProvider):
             CHAT_PATH,
             request,
             openai.AsyncStream[object],
+            events=chunks,
             plain=lambda body: read_chat_completion(chat_completion_body(body), model),
-            take=chunks.add,
             gathered=lambda: read_chat_completion(chunks.completion(), model),
+            cut=lambda: read_chat_completion(chunks.cut_completion(), model),
             on_text=on_text,
             progress=progress,
+            limit=self.answer_limit,
             options=CHAT_OPTIONS,
         )
 
@@ -202,7 +215,7 @@ def tool_message(answer: ToolAnswer) -> Message:
     return {"role": "tool", "tool_call_id": answer.call.id, "content": text}
 
 
-def chat_completion_body(body: bytes) -> dict[str, Any]:
+def chat_completion_body(body: bytes | bytearray) -> dict[str, Any]:
     """The JSON object of a chat completion response; AttemptFailed if it is not one."""
     try:
         data = json.loads(body)

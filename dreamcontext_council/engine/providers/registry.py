@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from dreamcontext_council.engine.providers.answer_read import DEFAULT_MAX_ANSWER_KB
 from dreamcontext_council.engine.providers.base import (
     Completion,
     Prompt,
@@ -33,17 +34,25 @@ class ProviderSettings:
 
     `concurrency` maps a provider name to the most calls it may have in flight
     (defaults in `limits.DEFAULT_CONCURRENCY`); `base_urls` maps a provider name to
-    a server URL that wins over `ANTHROPIC_BASE_URL` / `OPENAI_BASE_URL`.
+    a server URL that wins over `ANTHROPIC_BASE_URL` / `OPENAI_BASE_URL`;
+    `max_answer_kb` is the answer cap, within whose budget every answer is read
+    (`answer_read.read_limit`).
     """
 
     timeout_s: float = 120.0
     max_retries: int = 4
     concurrency: Mapping[str, int] = field(default_factory=dict)
     base_urls: Mapping[str, str] = field(default_factory=dict)
+    max_answer_kb: int = DEFAULT_MAX_ANSWER_KB
 
     @classmethod
     def for_run(
-        cls, timeout: float, retries: int, concurrency: int | None, base_url: str | None
+        cls,
+        timeout: float,
+        retries: int,
+        concurrency: int | None,
+        base_url: str | None,
+        max_answer_kb: int = DEFAULT_MAX_ANSWER_KB,
     ) -> ProviderSettings:
         """A run's settings: one concurrency limit for every provider, `base_url` for openai."""
         return cls(
@@ -51,6 +60,7 @@ class ProviderSettings:
             max_retries=retries,
             concurrency=dict.fromkeys(PROVIDERS, concurrency) if concurrency else {},
             base_urls={"openai": base_url} if base_url else {},
+            max_answer_kb=max_answer_kb,
         )
 
     def key(self) -> tuple[Any, ...]:
@@ -60,6 +70,7 @@ class ProviderSettings:
             self.max_retries,
             tuple(sorted(self.concurrency.items())),
             tuple(sorted(self.base_urls.items())),
+            self.max_answer_kb,
         )
 
 
@@ -165,6 +176,7 @@ class ProviderSet:
             "limits": self.limits,
             "retry": self.retry,
             "env": self.env,
+            "max_answer_kb": self.settings.max_answer_kb,
         }
         if name in self.settings.base_urls:
             common["base_url_from"] = "--base-url"

@@ -226,4 +226,5 @@ async def complete_with_retries(
         provider=target.provider,
         model=reply.model or target.model,
         attempts=answered.attempts,
+        cut=reply.cut,
     )

@@ -11,6 +11,12 @@ from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
+from dreamcontext_council.engine.providers.answer_read import (
+    DEFAULT_MAX_ANSWER_KB,
+    body_pieces,
+    read_limit,
+    read_plain,
+)
 from dreamcontext_council.engine.providers.base import Completion, Prompt, Reply, TextListener
 from dreamcontext_council.engine.providers.diagnosis import (
     AttemptFailed,
@@ -27,7 +33,7 @@ from dreamcontext_council.engine.providers.retry import (
     complete_with_retries,
     request_with_retries,
 )
-from dreamcontext_council.engine.providers.sse import read_events
+from dreamcontext_council.engine.providers.sse import EventStream, read_events
 from dreamcontext_council.engine.providers.tool_turn import ToolAnswer, ToolOffer, run_tool_turn
 from dreamcontext_council.engine.providers.tools import ToolBox
 from dreamcontext_council.errors import UsageError
@@ -73,26 +79,61 @@ def answered_plain(response: Any) -> bool:
     return "json" in str(response.headers.get("content-type", "")).lower()
 
 
+async def post_plain(
+    client: Any,
+    path: str,
+    request: dict[str, Any],
+    stream_cls: Any,
+    limit: int,
+    options: Mapping[str, Any] | None = None,
+) -> bytearray:
+    """Post `request` through the SDK's own request path (its HTTP stack, auth and error
+    mapping) and read the plain body it answers, decoded, within `limit` bytes
+    (`answer_read.read_plain`): the SDK would read it whole before any check."""
+    stream = await client.post(
+        path,
+        body=request,
+        cast_to=object,
+        stream=True,
+        stream_cls=stream_cls,
+        **({"options": dict(options)} if options else {}),
+    )
+    try:
+        return await read_plain(stream.response, limit)
+    finally:
+        await stream.close()
+
+
+def cut_reply(reply: Reply) -> Reply:
+    """`reply` as read until the budget: marked cut, its output tokens at least what its
+    text holds (a stream cut short never reports them)."""
+    return replace(reply, cut=True, output_tokens=max(reply.output_tokens, len(reply.text) // 4))
+
+
 async def post_streamed(
     client: Any,
     path: str,
     request: dict[str, Any],
     stream_cls: Any,
     *,
-    plain: Callable[[bytes], Reply],
-    take: Callable[[Any], str],
+    events: EventStream,
+    plain: Callable[[bytes | bytearray], Reply],
     gathered: Callable[[], Reply],
+    cut: Callable[[], Reply],
     on_text: TextListener,
     progress: Callable[[], None],
+    limit: int,
     options: Mapping[str, Any] | None = None,
 ) -> tuple[Reply, bool]:
     """Post `request` for a stream through the SDK's own request path (its HTTP stack, auth
-    and error mapping) and read the answer: each event to `take` (which returns the piece of
-    answer text it holds, for `on_text`), then the reply `gathered` makes of them, and True;
-    or, from a server that answered with a plain body, the reply `plain` reads and False.
+    and error mapping) and read the answer: each event to `events` (the piece of answer
+    text it adds goes to `on_text`), then the reply `gathered` makes of them, and True; or,
+    from a server that answered with a plain body, the reply `plain` reads and False.
 
-    The body's events are read by `sse.read_events`, without an object per line or a
-    pydantic model per event (docs/benchmarks.md, "Streaming cost")."""
+    Reading stops once `events` hold more than `limit` characters: the connection is
+    closed and the reply is what `cut` makes of the answer so far (`cut_reply`). The body's
+    events are read by `sse.read_events`, without an object per line or a pydantic model
+    per event (docs/benchmarks.md, "Streaming cost")."""
     stream = await client.post(
         path,
         body=request,
@@ -103,9 +144,11 @@ async def post_streamed(
     )
     try:
         progress()
-        if answered_plain(stream.response):
-            return plain(await stream.response.aread()), False
-        await read_events(stream.response.aiter_bytes(), take, on_text, progress)
+        response = stream.response
+        if answered_plain(response):
+            return plain(await read_plain(response, limit)), False
+        if await read_events(body_pieces(response), events, on_text, progress, limit):
+            return cut_reply(cut()), True
         return gathered(), True
     finally:
         await stream.close()
@@ -139,8 +182,11 @@ class SdkProvider:
     `retry.request_with_retries` does them, for each request on its own. A prompt
     with tools runs the conversation of `tool_turn.run_tool_turn`.
 
-    A prompt with `on_text` is streamed: the timeout then runs between chunks, and
-    each piece of answer text goes to the listener as it comes. A server that answers
+    A prompt with `on_text` is streamed: the timeout then runs between completed events
+    (`sse.read_events`: comments, pings and an event never ended do not count), and each
+    piece of answer text goes to the listener as it comes. A plain request has the
+    timeout in all. Every answer is read within `answer_read.read_limit` of the cap
+    `max_answer_kb`: a stream is cut there, a plain body past it is refused. A server that answers
     a stream request with a plain body, or refuses `stream` with an error that says
     so, is asked plainly from then on (`streaming` turns False). A prompt without a
     listener is asked plainly, which costs least.
@@ -162,6 +208,7 @@ class SdkProvider:
         retry: RetryPolicy | None = None,
         env: Mapping[str, str] | None = None,
         base_url_from: str | None = None,
+        max_answer_kb: int = DEFAULT_MAX_ANSWER_KB,
     ) -> None:
         environment = os.environ if env is None else env
         self.base_url = base_url or environment.get(self.base_url_env) or None
@@ -172,6 +219,7 @@ class SdkProvider:
         self.timeout_s = timeout_s
         self.policy = replace(retry or RetryPolicy(), max_retries=max_retries)
         self.limits = limits or CallLimits()
+        self.answer_limit = read_limit(max_answer_kb)
         # Credentials in the server's URL go as Basic auth in place of the key's header, as
         # httpx sends them; aiohttp refuses a URL with credentials beside that header.
         stack = chosen_http_stack(environment)

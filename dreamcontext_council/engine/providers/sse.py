@@ -5,12 +5,16 @@ blank line after each event). The SDKs' own decoders build an object per line; t
 splits the bytes it is fed at blank lines, which costs about half as much per event, and
 a streamed answer has one event per token or so. Each event's JSON is read by orjson,
 a fifth of what `json.loads` costs for an event this small (docs/benchmarks.md).
+
+What a hostile server can send is bounded here: the decoder looks at each byte a bounded
+number of times and refuses an event longer than the answer's budget, and reading stops
+once the answer gathered passes that budget.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 
@@ -20,10 +24,17 @@ _DONE = b"[DONE]"  # the OpenAI stream's last event, no JSON
 
 
 class SseDecoder:
-    """Events out of a body fed in pieces of any size; CR, LF and CRLF all end a line."""
+    """Events out of a body fed in pieces of any size; CR, LF and CRLF all end a line.
 
-    def __init__(self) -> None:
-        self._buffer = b""
+    Each byte is looked at a bounded number of times, however the body is cut into pieces:
+    an event still open is kept apart and only the new bytes are searched for its end. An
+    event longer than `max_event` bytes (comments and all) is a malformed answer.
+    """
+
+    def __init__(self, max_event: int) -> None:
+        self.max_event = max_event
+        self._open = bytearray()  # the event begun and not yet ended
+        self._cr = False  # the last piece ended in CR, whose LF may come next
 
     def feed(self, data: bytes) -> list[tuple[str, bytes]]:
         """The `(event name, data)` of every event that `data` completes, in order.
@@ -31,19 +42,29 @@ class SseDecoder:
         The name is "" when the event gives none; the data lines are joined by newlines.
         Comments, ids and events without data are left out.
         """
-        buffer = self._buffer + data if self._buffer else data
-        held = b""
-        if b"\r" in buffer:
-            if buffer.endswith(b"\r"):  # its LF may come in the next piece
-                buffer, held = buffer[:-1], b"\r"
-            buffer = buffer.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-        if b"\n\n" not in buffer:
-            self._buffer = buffer + held
-            return []
-        *blocks, rest = buffer.split(b"\n\n")
-        self._buffer = rest + held
+        if self._cr or b"\r" in data:
+            data = self._lf_only(data)
+        opened = self._open
+        if opened:
+            searched_from = len(opened) - 1  # a blank line may start in the last byte kept
+            opened += data
+            end = opened.rfind(b"\n\n", searched_from)
+            if end < 0:
+                self._check_size()
+                return []
+            ended = bytes(opened[:end])
+            del opened[: end + 2]
+        else:
+            end = data.rfind(b"\n\n")
+            if end < 0:
+                opened += data
+                self._check_size()
+                return []
+            ended = data[:end]
+            opened += data[end + 2 :]
+        self._check_size()
         events: list[tuple[str, bytes]] = []
-        for block in blocks:
+        for block in ended.split(b"\n\n"):
             if block.startswith(b"data: ") and b"\n" not in block:  # the usual one-liner
                 events.append(("", block[6:]))
                 continue
@@ -61,6 +82,37 @@ class SseDecoder:
                 events.append((name, b"\n".join(lines)))
         return events
 
+    def _lf_only(self, data: bytes) -> bytes:
+        """`data` with CRLF and CR as LF (a CR at its end waits for the next piece)."""
+        if self._cr:
+            data = b"\r" + data
+        self._cr = data.endswith(b"\r")
+        if self._cr:
+            data = data[:-1]
+        return data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+
+    def _check_size(self) -> None:
+        if len(self._open) > self.max_event:
+            raise AttemptFailed(no_text(f"stream event over {self.max_event:,} bytes"))
+
+
+class EventStream(Protocol):
+    """What a provider gathers a streamed answer into (`MessageStream`, `ChatStream`)."""
+
+    @property
+    def held(self) -> int:
+        """Characters of answer kept so far (text, tool-call input and the rest)."""
+        ...
+
+    @property
+    def ended(self) -> bool:
+        """Whether the answer's last event came: nothing after it is read."""
+        ...
+
+    def add(self, event: Any) -> str | None:
+        """Take one event: the answer text it adds ("" for none), None for a keep-alive."""
+        ...
+
 
 def _parsed(data: bytes) -> Any:
     try:
@@ -77,32 +129,47 @@ def _error_text(error: Any) -> str:
 
 async def read_events(
     body: AsyncIterator[bytes],
-    take: Callable[[Any], str],
+    stream: EventStream,
     on_text: Callable[[str], None],
     progress: Callable[[], None],
-) -> None:
-    """Feed each JSON event of a streamed `body` to `take`, and the answer text it returns
+    limit: int,
+) -> bool:
+    """Feed each JSON event of a streamed `body` to `stream`, and the answer text it adds
     to `on_text`, once per piece of the body (the text of all the events that piece
-    completed, joined); `progress()` at every piece.
+    completed, joined). True when reading stopped because `stream` held more than `limit`
+    characters; False at the body's end, or at its last event.
 
-    An error event (`event: error`, or data with an `error` member) is a stream cut off,
-    with the server's message; `[DONE]` and events that carry no JSON object are skipped.
+    `progress()` is called for every piece that completes an event other than a
+    keep-alive: comments, blank lines, pings and bytes of an event not yet ended do not
+    count. An event longer than `limit` bytes is a malformed answer. An error event (`event: error`, or data with an `error`
+    member) is a stream cut off, with the server's message; `[DONE]` ends the stream and
+    events that carry no JSON object are skipped.
     """
-    decoder = SseDecoder()
+    decoder = SseDecoder(limit)
     async for data in body:
-        progress()
         pieces: list[str] = []
+        heard = False
         try:
             for name, payload in decoder.feed(data):
                 if payload == _DONE:
-                    continue
+                    return False
                 event = _parsed(payload)
                 if name == "error" or (isinstance(event, dict) and event.get("error")):
                     error = event.get("error") if isinstance(event, dict) else event
                     raise AttemptFailed(stream_cut(_error_text(error)))
-                piece = take(event)
+                piece = stream.add(event)
+                if piece is None:
+                    continue
+                heard = True
                 if piece:
                     pieces.append(piece)
         finally:  # what came before an error event was heard all the same
             if pieces:
                 on_text(pieces[0] if len(pieces) == 1 else "".join(pieces))
+        if heard:
+            progress()
+            if stream.ended:
+                return False
+            if stream.held > limit:
+                return True
+    return False

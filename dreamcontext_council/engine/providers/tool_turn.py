@@ -98,6 +98,7 @@ async def run_tool_turn(
         model=reply.model or target.model,
         attempts=attempts,
         tool_calls=calls_made,
+        cut=reply.cut,
     )
 
 
