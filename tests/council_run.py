@@ -195,7 +195,7 @@ def section(markdown: str, title: str) -> str:
 
 
 def request_task(request_json: Mapping[str, Any]) -> dict[str, Any]:
-    """The council-call task of a request to either API."""
+    """The call a request to either API describes, read from its prompt text."""
     return task_from_text(prompt_text(request_json))
 
 

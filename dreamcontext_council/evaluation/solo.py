@@ -9,7 +9,6 @@ repair: an answer that breaks the contract counts as wrong, unlike `run --baseli
 from __future__ import annotations
 
 import functools
-import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -44,13 +43,11 @@ def solo_prompt(debate_id: str, question: EvalQuestion, caller_name: str, sample
     prompt = prompts.persona_prompt(caller_name, SOLO_PERSONA, ["the question"], material)
     if not sample:
         return prompt
-    # Each sample carries its number, so a program that reads the call can vary it.
-    task = {**prompt.task, "sample": sample}
-    line = json.dumps(task, ensure_ascii=False, separators=(",", ":")).replace("-->", "--\\u003e")
+    # Each sample says its number, so a program that reads the prompt can vary it.
     return replace(
         prompt,
-        user=f"{prompt.user}\n\nSample {sample}: answer on your own.\n<!-- council-call {line} -->",
-        task=task,
+        user=f"{prompt.user}\n\nSample {sample}: answer on your own.",
+        task={**prompt.task, "sample": sample},
     )
 
 

@@ -119,3 +119,25 @@ def test_the_information_flow_table_is_what_the_engine_renders(
                 at += 1
             rest = [name for name, optional in expected[at:] if not optional]
             assert not rest, f"{phase}: the table lists {rest} the prompt does not have"
+
+
+# docs/engine.md: no debater and no check reads who backs which option with what conviction.
+_STANCE_LINE = re.compile(r"^\s*-\s*\*\*[a-z0-9-]+\*\*:\s*[A-Z]\s+\d{1,3}\b", re.M)
+_STANCE_HEADING = re.compile(
+    r"^#{2,4}\s+[a-z0-9-]+(?: \(a person\))?\s+—\s+[A-Z]\s+\d{1,3}\b", re.M
+)
+
+
+def test_only_the_synthesizer_reads_the_votes_and_last(fixture_root: Reference) -> None:
+    text = DOC.read_text(encoding="utf-8")
+    assert re.search(r"only the synthesizer\s+reads the votes, last", text)
+    assert table()["synthesis"][-1] == ("Verdict record", False)
+    for phase, users in rendered(fixture_root).items():
+        for user in users:
+            if phase == "synthesis":
+                record = user.rindex("\n## Verdict record\n")
+                assert re.search(r"^\| \S+ \| [A-Z] \d+ \|", user[record:], re.M)
+                user = user[:record]
+            assert "council-call" not in user
+            assert not _STANCE_LINE.search(user), (phase, _STANCE_LINE.search(user))
+            assert not _STANCE_HEADING.search(user), (phase, _STANCE_HEADING.search(user))

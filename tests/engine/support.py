@@ -62,7 +62,7 @@ def openai_env(server_url: str, key: str = TEST_KEY) -> dict[str, str]:
 
 
 def calls_by(requests: Iterable[Any]) -> dict[tuple[str, int, str], list[str]]:
-    """Prompt texts a stub received, by (persona, round, phase) from their council-call task."""
+    """Prompt texts a stub received, by (persona, round, phase) as the prompt text names them."""
     found: dict[tuple[str, int, str], list[str]] = {}
     for request in requests:
         task = request_task(request.json)
@@ -72,8 +72,3 @@ def calls_by(requests: Iterable[Any]) -> dict[tuple[str, int, str], list[str]]:
         key = (str(task.get("persona", "orchestrator")), int(task.get("round", 0)), phase)
         found.setdefault(key, []).append(prompt_text(request.json))
     return found
-
-
-def without_call_line(text: str) -> str:
-    """Prompt text without the machine-readable council-call lines."""
-    return "\n".join(line for line in text.split("\n") if "<!-- council-call" not in line)

@@ -35,7 +35,7 @@ def h2_sections(text: str) -> list[tuple[str, str]]:
             continue
         elif fence is None and line.startswith("# "):
             continue  # the title of the prompt or of the page
-        if found and not line.startswith("<!-- council-call "):
+        if found:
             found[-1][1].append(line)
     return [(title, "\n".join(body).strip("\n")) for title, body in found]
 

@@ -114,8 +114,8 @@ def test_each_call_reads_the_tested_material_in_the_order_that_resists_conformit
         # Round 4: every peer's round-3 rebuttal, whole.
         for other in peers:
             assert entries[other][3] in calls[("rebuttal", slug, 4)]
-        # The stances come after every argument.
-        assert rebuttal.index("## Where the council stood") > rebuttal.index(entries[slug][2])
+        # No count of stances in any round.
+        assert "## Where the council stood" not in rebuttal
 
     # The check reads what is unanswered, and no convergence figure.
     for number in (2, 3):
@@ -145,3 +145,79 @@ def test_each_call_reads_the_tested_material_in_the_order_that_resists_conformit
     ]
     assert order == sorted(order)
     assert "After round 3: CONTINUE" in synthesis
+
+
+# Answers like the scripted provider and logs every prompt it reads, whole; the check always
+# answers CONTINUE (four rounds are run), round 3's first answer of one persona and the
+# first synthesis break their contract once, so the repair prompts are read too.
+COUNTING_MODEL = """\
+import json, os, sys
+from dreamcontext_council.engine.providers.scripted import scripted_text, task_from_text
+prompt = sys.stdin.read()
+task = task_from_text(prompt)
+folder = sys.argv[1]
+with open(os.path.join(folder, "calls.jsonl"), "a", encoding="utf-8") as log:
+    log.write(json.dumps({"task": task, "prompt": prompt}) + "\\n")
+phase = task.get("phase")
+answer = "CONTINUE" if phase == "check" else scripted_text(task)
+first = (phase, task.get("persona"), task.get("round"), task.get("repair"))
+broken = first in (("rebuttal", "growth-cfo", 3, None), ("synthesis", None, 4, None))
+if broken:
+    answer = answer.split("```")[0]
+print(answer)
+"""
+# A line that lists a persona with a stance letter and a conviction, and a heading that
+# does (`- **contrarian**: B 70 — "..."`, `### contrarian — B 70: "..."`).
+STANCE_LINE = re.compile(r"^\s*-\s*\*\*[a-z0-9-]+\*\*:\s*[A-Z]\s+\d{1,3}\b", re.M)
+STANCE_HEADING = re.compile(r"^#{2,4}\s+[a-z0-9-]+(?: \(a person\))?\s+—\s+[A-Z]\s+\d{1,3}\b", re.M)
+
+
+def test_no_prompt_carries_a_machine_line_or_the_count(council: Council, tmp_path: Path) -> None:
+    assert STANCE_LINE.search('- **contrarian**: B 70 — "Stay"')
+    assert STANCE_HEADING.search('### contrarian — B 70: "Stay"')
+    logs = tmp_path / "prompts"
+    logs.mkdir()
+    script = tmp_path / "counting_model.py"
+    script.write_text(COUNTING_MODEL, encoding="utf-8")
+    model = f"command:{sys.executable} {script} {logs}"
+
+    result = council(
+        "run", "--topic", TOPIC, "--options", OPTIONS,
+        "--personas", roster_file(tmp_path / "roster.json", dict.fromkeys(SLUGS, model)),
+        "--check-model", model, "--synth-model", model, "--baseline", "--rounds", "4",
+    )  # fmt: skip
+
+    assert result.code == 0, result.err
+    files = DebateFiles(Root(council.root), result.last_line)
+    assert files.debate().status.phase == "complete"
+    assert "## Verdict" in files.paths.final_report.read_text(encoding="utf-8")
+    calls = [json.loads(line) for line in (logs / "calls.jsonl").read_text("utf-8").splitlines()]
+    kinds = {
+        ("repair" if c["task"].get("repair") else c["task"].get("phase"), c["task"].get("round"))
+        for c in calls
+    }
+    expected = {("baseline", 1), ("opening", 1), ("cross-exam", 2), ("repair", 3), ("repair", 4)}
+    expected |= {("rebuttal", 3), ("rebuttal", 4), ("check", 2), ("check", 3), ("synthesis", 4)}
+    assert kinds == expected
+    # Every persona answered every round, each call read as its own.
+    debating = [
+        c["task"]
+        for c in calls
+        if c["task"]["phase"] in ("opening", "cross-exam", "rebuttal")
+        and not c["task"].get("repair")
+    ]
+    assert sorted((t["persona"], t["round"]) for t in debating) == sorted(
+        (slug, number) for slug in SLUGS for number in range(1, 5)
+    )
+
+    for call in calls:
+        prompt = call["prompt"]
+        if call["task"]["phase"] == "synthesis":
+            # The synthesizer's vote table is last, and only there.
+            record = prompt.rindex("\n## Verdict record\n")
+            assert re.search(r"^\| risk-auditor \| [AB] \d+ \|", prompt[record:], re.M)
+            prompt = prompt[:record]
+        assert "council-call" not in prompt
+        assert '"split"' not in prompt
+        assert not STANCE_LINE.search(prompt), STANCE_LINE.search(prompt)
+        assert not STANCE_HEADING.search(prompt), STANCE_HEADING.search(prompt)

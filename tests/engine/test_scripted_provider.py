@@ -22,26 +22,49 @@ def material(number: int = 1) -> prompts.RoundMaterial:
     )
 
 
-def test_task_comes_from_the_council_call_line() -> None:
-    prompt = prompts.persona_prompt("risk-auditor", "You audit risk.", ["risk"], material())
+def test_the_task_is_read_from_the_prompt_text_in_either_order() -> None:
+    for number in (1, 2, 3):
+        round_material = material(number)
+        if number == 2:
+            round_material.peer = {"slug": "growth-cfo", "text": "### Position\nB."}
+        prompt = prompts.persona_prompt(
+            "risk-auditor", "You audit risk.", ["risk", "cost"], round_material
+        )
 
-    assert task_from_text(prompt.user) == dict(prompt.task)
+        assert "council-call" not in prompt.system + prompt.user
+        assert task_from_text(f"{prompt.system}\n\n{prompt.user}") == dict(prompt.task)
+        assert task_from_text(f"{prompt.user}\n{prompt.system}") == dict(prompt.task)
 
 
 def test_a_repair_prompt_reads_as_the_repair_call_not_the_original() -> None:
     prompt = prompts.persona_prompt("risk-auditor", "You audit risk.", ["risk"], material())
     repair = prompts.repair_prompt(prompt, "no verdict here", "the answer has no ```verdict block.")
 
-    task = task_from_text(repair.user)
+    task = task_from_text(f"{repair.system}\n\n{repair.user}")
 
     assert task == {**prompt.task, "repair": True}
     answer = parse_persona_answer(scripted_text(task), OPTIONS, OPTIONS)
     assert answer.verdict.stance in ("A", "B")
 
 
-def test_text_without_a_call_line_has_no_task() -> None:
+def test_the_check_decides_on_the_positions_it_reads_as_prose() -> None:
+    def check(*summaries: str) -> str:
+        positions = [
+            {"slug": f"p{i}", "person": False, "summary": text} for i, text in enumerate(summaries)
+        ]
+        material = prompts.CheckMaterial([], [], positions)
+        prompt = prompts.check_prompt("Should we migrate?", 2, 3, material)
+        task = task_from_text(f"{prompt.system}\n\n{prompt.user}")
+        assert task["phase"] == "check" and task["round"] == 2
+        return scripted_text(task)
+
+    assert check("p0 backs A (Migrate now) now.", "p1 backs B (Stay on Redis).") == "CONTINUE"
+    assert check("p0 backs A (Migrate now) now.", "p1 backs A (Migrate now).") == "CONVERGED"
+
+
+def test_text_that_is_no_council_call_has_no_task() -> None:
     assert task_from_text("just a question") == {}
-    assert task_from_text("<!-- council-call {not json} -->") == {}
+    assert task_from_text("# Round one of three") == {}
 
 
 def test_the_answer_streams_in_paragraphs_that_make_it_whole() -> None:

@@ -23,7 +23,6 @@ from .support import (
     openai_env,
     request_task,
     roster_file,
-    without_call_line,
 )
 
 SLUGS = ("risk-auditor", "growth-cfo", "platform-lead", "data-steward")
@@ -101,8 +100,7 @@ def test_the_check_reads_every_round_1_perspective_and_each_round_2_exchange(
         result = run_debate(council, tmp_path, stub, "--rounds", "3")
         calls = calls_by(stub.requests)
 
-    [check] = calls[("orchestrator", 2, "check")]
-    seen = without_call_line(check)
+    [seen] = calls[("orchestrator", 2, "check")]
     for slug in SLUGS:
         assert perspective(slug, 1) in seen
     exchanges = reviews(council, result.last_line)
@@ -166,8 +164,7 @@ def test_each_rebuttal_reads_the_whole_debate_with_its_critiques_marked(
 
     exchanges = reviews(council, result.last_line)
     for slug in SLUGS:
-        [rebuttal] = calls[(slug, 3, "rebuttal")]
-        seen = without_call_line(rebuttal)
+        [seen] = calls[(slug, 3, "rebuttal")]
         own = seen.index("## Your own answers so far")
         # Every peer's round-1 and round-2 answer, whole, before the persona's own answers:
         # the round-2 answers hold every cross-examination.
@@ -192,8 +189,8 @@ def test_each_rebuttal_reads_the_whole_debate_with_its_critiques_marked(
             assert f"### From {critic}, round 2" in seen
             assert seen.rindex(gap(critic, slug)) > heading
         assert "accepted — <reason>" in seen and "rejected — <reason>" in seen
-        # The stances come after every argument.
-        assert seen.index("## Where the council stood after round 2") > heading
+        # No count of stances: the debater reads arguments and critiques.
+        assert "## Where the council stood" not in seen
     assert "transcript compressed" not in council.log(result.last_line)
 
 
@@ -210,8 +207,7 @@ def test_a_transcript_over_its_budget_compresses_the_peers_older_rounds_first(
     entry = log[log.index("## Round 3 transcript compressed") :].split("\n## ")[0]
     exchanges = reviews(council, debate_id)
     for slug in SLUGS:
-        [rebuttal] = calls[(slug, 3, "rebuttal")]
-        seen = without_call_line(rebuttal)
+        [seen] = calls[(slug, 3, "rebuttal")]
         assert "lines compressed." in seen
         # Code is never cut: every answer's code block arrives whole.
         assert seen.count(CODE) >= 2 * len(SLUGS)

@@ -38,7 +38,7 @@ STUB_ENV = {"OPENAI_API_KEY": TEST_KEY}
 
 
 def calls(server: StubServer) -> list[tuple[dict[str, Any], str]]:
-    """(council-call task, full prompt text) of every request the stub received."""
+    """(the call the prompt text names, full prompt text) of every request the stub received."""
     return [(request_task(request.json), prompt_text(request.json)) for request in server.requests]
 
 

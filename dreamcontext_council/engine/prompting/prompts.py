@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,16 +23,14 @@ BASELINE_PERSONA = "(baseline)"
 
 @dataclass
 class CheckMaterial:
-    """What the check model reads after round N."""
+    """What the check model reads after round N: arguments, never stances or convictions."""
 
-    split: bool
-    """The personas do not all back one stance after round N (for the call's task only)."""
     perspectives: list[dict[str, Any]]
-    """Every persona's round-1 perspective: slug, stance, conviction, headline, summary."""
+    """Every persona's round-1 perspective: slug, person, summary."""
     exchanges: list[dict[str, Any]]
     """Each round-2 exchange: critic, target, score ("6/10" or "no score"), points."""
     positions: list[dict[str, Any]]
-    """Where each persona stands after round N: slug, stance, conviction, shift, summary."""
+    """Where each persona stands after round N, in its own words: slug, person, summary."""
     unanswered: list[dict[str, Any]] = field(default_factory=list)
     """Critiques their target has not answered in a later round: round, critic, target."""
     open_questions: list[dict[str, Any]] = field(default_factory=list)
@@ -43,11 +40,6 @@ class CheckMaterial:
 def phase_of(number: int) -> str:
     """opening for round 1, cross-exam for round 2, rebuttal after."""
     return "opening" if number == 1 else "cross-exam" if number == 2 else "rebuttal"
-
-
-def _task_json(task: dict[str, Any]) -> str:
-    # One line, and never a `-->` that would end the comment early.
-    return json.dumps(task, ensure_ascii=False, separators=(",", ":")).replace("-->", "--\\u003e")
 
 
 @dataclass
@@ -64,7 +56,6 @@ class RoundMaterial:
     personas: list[str]
     attachments: list[dict[str, Any]] = field(default_factory=list)
     panel: str = ""
-    landscape: list[dict[str, Any]] = field(default_factory=list)
     peer: dict[str, str] | None = None
     own_previous: dict[str, Any] | None = None
     """Round 2: the persona's own round-1 answer, whole."""
@@ -88,7 +79,9 @@ def persona_prompt(
     material: RoundMaterial,
     tools: ToolBox | None = None,
 ) -> Prompt:
-    """The system prompt (persona and contract) and the round's user message.
+    """The system prompt (who the persona is, on which council, and the contract) and the
+    round's user message. `Prompt.task` describes the call for the accounting; it is never
+    sent: the prompt's text says everything a model needs.
 
     With `tools`, the persona is told how many research calls it may make and how to
     cite the notes they leave, and the prompt carries the toolbox to the provider.
@@ -109,6 +102,9 @@ def persona_prompt(
     system = resources.render(
         "prompts/persona-system.md.j2",
         persona_text=persona_text,
+        slug=slug,
+        debate_id=material.debate_id,
+        personas=material.personas,
         aspects=aspects,
         council_size=len(material.personas),
         options=material.options,
@@ -126,7 +122,6 @@ def persona_prompt(
         options=material.options,
         attachments=material.attachments,
         panel=material.panel,
-        landscape=material.landscape,
         peer=material.peer,
         own_previous=material.own_previous,
         critiques=material.critiques,
@@ -134,7 +129,6 @@ def persona_prompt(
         cross_examinations=material.cross_examinations,
         own_answers=material.own_answers,
         directives=material.directives,
-        task_json=_task_json(task),
     )
     return Prompt(system, user, PERSONA_MAX_TOKENS, task, tools)
 
@@ -152,7 +146,9 @@ def baseline_prompt(material: RoundMaterial) -> Prompt:
         "personas": [BASELINE_PERSONA],
         "aspects": [],
     }
-    system = resources.render("prompts/baseline-system.md.j2", options=material.options)
+    system = resources.render(
+        "prompts/baseline-system.md.j2", options=material.options, debate_id=material.debate_id
+    )
     user = resources.render(
         "prompts/persona-round.md.j2",
         round=1,
@@ -163,7 +159,6 @@ def baseline_prompt(material: RoundMaterial) -> Prompt:
         options=material.options,
         attachments=material.attachments,
         panel="",
-        landscape=[],
         peer=None,
         own_previous=None,
         critiques=[],
@@ -171,7 +166,6 @@ def baseline_prompt(material: RoundMaterial) -> Prompt:
         cross_examinations=[],
         own_answers=[],
         directives=[],
-        task_json=_task_json(task),
     )
     return Prompt(system, user, PERSONA_MAX_TOKENS, task)
 
@@ -179,9 +173,7 @@ def baseline_prompt(material: RoundMaterial) -> Prompt:
 def repair_prompt(original: Prompt, previous: str, problem: str) -> Prompt:
     """One repair request quoting what was wrong."""
     task = dict(original.task) | {"repair": True}
-    user = resources.render(
-        "prompts/repair.md.j2", problem=problem, previous=previous, task_json=_task_json(task)
-    )
+    user = resources.render("prompts/repair.md.j2", problem=problem, previous=previous)
     return Prompt(original.system, original.user + "\n\n" + user, original.max_tokens, task)
 
 
@@ -190,9 +182,8 @@ def check_prompt(
 ) -> Prompt:
     """The one-word check: round-1 perspectives, round-2 exchanges, round N, what is unanswered.
 
-    No convergence figure reaches the prompt; the task says only whether the stances are split
-    (the scripted stand-in decides on it)."""
-    task = {"phase": "check", "round": number, "split": material.split}
+    No convergence figure, stance or conviction reaches the prompt: the check reads arguments."""
+    task = {"phase": "check", "round": number}
     user = resources.render(
         "prompts/check.md.j2",
         question=question,
@@ -203,14 +194,13 @@ def check_prompt(
         positions=material.positions,
         unanswered=material.unanswered,
         open_questions=material.open_questions,
-        task_json=_task_json(task),
     )
     return Prompt(resources.render("prompts/check-system.md.j2"), user, CHECK_MAX_TOKENS, task)
 
 
 def synthesis_prompt(values: dict[str, Any], task: dict[str, Any]) -> Prompt:
     """The clean synthesizer call."""
-    user = resources.render("prompts/synthesis.md.j2", **values, task_json=_task_json(task))
+    user = resources.render("prompts/synthesis.md.j2", **values)
     return Prompt(
         resources.render("prompts/synthesis-system.md.j2"), user, SYNTHESIS_MAX_TOKENS, task
     )
@@ -224,6 +214,5 @@ def personas_prompt(question: str, options: list[dict[str, str]], count: int) ->
         question=question,
         options=options,
         count=count,
-        task_json=_task_json(task),
     )
     return Prompt("You design councils of expert personas.", user, 4096, task)

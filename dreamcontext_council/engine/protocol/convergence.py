@@ -136,16 +136,14 @@ def check_material(files: DebateFiles, number: int) -> CheckMaterial:
     def entry(slug: str, round_number: int) -> Any:
         return next((e for e in entries.get(slug, []) if e.round == round_number), None)
 
+    # Who answered each round comes from the verdicts; what the check reads is their prose.
     perspectives = []
-    for slug, verdict in verdicts.round(1).items():
+    for slug in verdicts.round(1):
         opening = entry(slug, 1)
         perspectives.append(
             {
                 "slug": slug,
                 "person": slug in persons,
-                "stance": verdict.stance,
-                "conviction": verdict.conviction,
-                "headline": verdict.headline,
                 "summary": (opening.executive_summary or "").strip() if opening else "",
             }
         )
@@ -164,18 +162,14 @@ def check_material(files: DebateFiles, number: int) -> CheckMaterial:
                 "points": exchange_points(text),
             }
         )
-    votes = verdicts.round(number)
     positions = []
     open_questions = []
-    for slug, verdict in votes.items():
+    for slug in verdicts.round(number):
         latest = entry(slug, number)
         positions.append(
             {
                 "slug": slug,
                 "person": slug in persons,
-                "stance": verdict.stance,
-                "conviction": verdict.conviction,
-                "shift": metrics.shift(verdicts.round(number - 1).get(slug), verdict),
                 "summary": (latest.executive_summary or "").strip() if latest else "",
             }
         )
@@ -192,14 +186,7 @@ def check_material(files: DebateFiles, number: int) -> CheckMaterial:
             later = [entry(target, r) for r in range(reviewed + 1, number + 1)]
             if not any(answered(e, critic) for e in later):
                 unanswered.append({"round": reviewed, "critic": critic, "target": target})
-    return CheckMaterial(
-        len({v.stance for v in votes.values()}) > 1,
-        perspectives,
-        exchanges,
-        positions,
-        unanswered,
-        open_questions,
-    )
+    return CheckMaterial(perspectives, exchanges, positions, unanswered, open_questions)
 
 
 def _person(files: DebateFiles, slug: str) -> bool:
@@ -231,7 +218,8 @@ async def ask_check(
     lead = metrics.leading(verdicts.round(number))
     bullets = [f"Numeric convergence: {levels[-1]}%" + (f" → {lead}" if lead else "")]
     line: str | None = None
-    if allow_early_stop and early_stop(levels):
+    stopped_early = allow_early_stop and early_stop(levels)
+    if stopped_early:
         answer, bullets = (
             "CONVERGED",
             [*bullets, "Early stop (--early-stop): 90% or more in two rounds in a row."],
@@ -258,8 +246,7 @@ async def ask_check(
     files.append_log(check_heading(number, answer), bullets)
     if line:
         await caller.append(line)  # `ok` once the answer is in round-log.md
-    progress.note(
-        f"Convergence check after round {number}: {shorten_at_word(answer, 40)} "
-        f"({bullets[0]}); {bullets[-1]}."
-    )
+    # What the check said (an early stop: that it was one); the figure stays in round-log.md.
+    said = shorten_at_word(answer, 40) + (" (--early-stop)" if stopped_early else "")
+    progress.note(f"Convergence check after round {number}: {said}; {bullets[-1]}.")
     return going_on

@@ -2,9 +2,9 @@
 
 The page holds the persona, then the round's material rendered by the very prompt `run`
 sends (engine/rounds.round_material and engine/prompts.persona_prompt: the question,
-facts, options, attachments, panel, landscape, round 2's peer answer, round 3's
+facts, options, attachments, panel, round 2's peer answer, round 3's
 transcript and the critiques aimed at the persona, compressed by the same rules), then
-the commands that submit the answer in place of the prompt's machine-readable line.
+the commands that submit the answer.
 """
 
 from __future__ import annotations
@@ -23,8 +23,6 @@ from dreamcontext_council.rules.debate import Debate, bounded_round
 from dreamcontext_council.rules.report import REQUIRED_SECTIONS
 from dreamcontext_council.rules.run_settings import DEFAULT_WINDOW
 from dreamcontext_council.rules.verdicts import Verdicts
-
-_CALL_LINE = "<!-- council-call "
 
 
 def compression_of(debate: Debate) -> CompressionSettings:
@@ -59,9 +57,8 @@ def page_round(debate: Debate) -> int:
 def round_message(
     files: DebateFiles, debate: Debate, slug: str, number: int, verdicts: Verdicts | None = None
 ) -> tuple[str, str | None]:
-    """The user message `run` would send `slug` in round N, without its title line and its
-    machine-readable call line (the sections a persona driven by hand reads), and the peer
-    it cross-examines, if any."""
+    """The user message `run` would send `slug` in round N, without its title line (the
+    sections a persona driven by hand reads), and the peer it cross-examines, if any."""
     context = files.context(slug)
     material = round_material(
         files,
@@ -81,8 +78,7 @@ def round_message(
     lines = prompt.user.split("\n")
     if lines and lines[0].startswith("# "):
         lines = lines[1:]
-    kept = [line for line in lines if not line.startswith(_CALL_LINE)]
-    return "\n".join(kept).strip("\n"), (str(material.peer["slug"]) if material.peer else None)
+    return "\n".join(lines).strip("\n"), (str(material.peer["slug"]) if material.peer else None)
 
 
 def round_context(root: Root, debate_id: str, slug: str) -> str:

@@ -146,11 +146,7 @@ def round_material(
     material.own_answers = seen.own_answers
     material.critiques = seen.critiques
     material.transcript_log = seen.log_line(slug)
-    # The count of stances comes after every argument, for reference only.
-    material.landscape = [
-        {"slug": s, "stance": v.stance, "conviction": v.conviction, "headline": v.headline}
-        for s, v in verdicts.round(number - 1).items()
-    ]
+    # No count of stances: a debater reads arguments, critiques and what is unanswered.
     return material
 
 

@@ -385,12 +385,7 @@ def draft_problems(draft: SynthesisDraft) -> list[str]:
 def repair_prompt(original: Prompt, previous: str, problem: str) -> Prompt:
     """The one repair request to the synthesizer, quoting what was wrong."""
     task = dict(original.task) | {"repair": True}
-    user = render(
-        "prompts/synthesis-repair.md.j2",
-        problem=problem,
-        previous=previous,
-        task_json=prompts._task_json(task),
-    )
+    user = render("prompts/synthesis-repair.md.j2", problem=problem, previous=previous)
     return Prompt(original.system, original.user + "\n\n" + user, original.max_tokens, task)
 
 

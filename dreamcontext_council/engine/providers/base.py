@@ -40,8 +40,9 @@ TextListener = Callable[[str], None]
 class Prompt:
     """What to ask a model: a system prompt, a user message and an output budget.
 
-    `task` carries structured hints about the call (phase, persona, round...). Real
-    providers ignore it; the built-in scripted provider reads it to stay in role.
+    `task` describes the call (phase, persona, round...) for the run's own records; no
+    provider reads it and it is never sent: the prompt's text says what a model needs,
+    and the scripted stand-in reads that text too.
     `tools`, when set, are the MCP tools the model may call during this turn; a
     provider that cannot call tools refuses such a prompt before any call.
     `on_retry`, when set, hears of every failed attempt a provider will retry, before

@@ -1,8 +1,9 @@
 """The built-in offline provider: a deterministic scripted stand-in, not a model.
 
 It follows the whole persona and synthesizer contract (verdict blocks, critiques,
-scores, claims) from the structured `task` of each prompt, so every code path of a
-debate runs with no network and no key.
+scores, claims), learning each call from the prompt's own text as a model would
+(engine/providers/scripted_task.py), so every code path of a debate runs with no network
+and no key, and the offline demo shows that the prompts say enough.
 """
 
 from __future__ import annotations
@@ -16,29 +17,16 @@ import time
 from typing import Any
 
 from dreamcontext_council.engine.providers.base import Completion, Prompt, Usage, tools_refused
+from dreamcontext_council.engine.providers.scripted_task import task_from_text as task_from_text
 
 NOTICE = "scripted stand-in, not a model"
 DELAY_ENV = "DREAMCONTEXT_SCRIPTED_DELAY"
-# One line each; a repair prompt carries the original call's line and then its own.
-_TASK = re.compile(r"<!-- council-call (\{.*\}) -->")
 _FREE_STANCES = ("Proceed now", "Hold off")
 
 
 def _number(*parts: object) -> int:
     digest = hashlib.sha256("\x1f".join(str(p) for p in parts).encode()).hexdigest()
     return int(digest[:8], 16)
-
-
-def task_from_text(text: str) -> dict[str, Any]:
-    """The call description a prompt carries in its last `<!-- council-call {...} -->` line."""
-    found = _TASK.findall(text)
-    if not found:
-        return {}
-    try:
-        data = json.loads(found[-1])
-    except ValueError:
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 def _stance_keys(task: dict[str, Any]) -> list[str]:
@@ -126,8 +114,9 @@ def persona_answer(task: dict[str, Any]) -> str:
 
 
 def check_answer(task: dict[str, Any]) -> str:
-    """CONTINUE while the personas' stances are split, else CONVERGED."""
-    return "CONTINUE" if task.get("split") else "CONVERGED"
+    """CONTINUE while the positions the check reads back different options, else CONVERGED."""
+    stances = task.get("stances") or {}
+    return "CONTINUE" if len(set(stances.values())) > 1 else "CONVERGED"
 
 
 def synthesis_answer(task: dict[str, Any]) -> str:
@@ -277,7 +266,7 @@ class ScriptedProvider:
         started = time.perf_counter()
         if self.delay_s:
             await asyncio.sleep(self.delay_s)
-        task = dict(prompt.task) or task_from_text(prompt.user)
+        task = task_from_text(f"{prompt.system}\n\n{prompt.user}")
         text = scripted_text(task)
         if prompt.on_text is not None:
             for piece in paragraphs(text):
