@@ -32,8 +32,9 @@ class CompressionSettings:
 
 def answers_of(files: DebateFiles, snapshot: DebateSnapshot) -> list[Answer]:
     """Every round entry of every persona, roster order then round, each with the total
-    score it received when it was reviewed. Each persona's last answer is marked final,
-    and a final answer whose stance is not the final round's leading one as dissenting."""
+    score it received when it was reviewed and the conviction it was given with. Each
+    persona's last answer is marked final, a final answer whose stance is not the final
+    round's leading one as dissenting, and any answer for such a stance as minority."""
     scores = answer_scores(load_reviews(files))
     verdicts = snapshot.verdicts
     last_round = max((e.round for p in snapshot.personas for e in p.entries), default=0)
@@ -44,6 +45,7 @@ def answers_of(files: DebateFiles, snapshot: DebateSnapshot) -> list[Answer]:
         for entry in ordered:
             final = entry is ordered[-1]
             verdict = verdicts.round(entry.round).get(persona.slug)
+            minority = lead is not None and verdict is not None and verdict.stance != lead
             answers.append(
                 Answer(
                     persona.slug,
@@ -52,10 +54,9 @@ def answers_of(files: DebateFiles, snapshot: DebateSnapshot) -> list[Answer]:
                     priority,
                     scores.get((persona.slug, entry.round)),
                     final=final,
-                    dissents=final
-                    and lead is not None
-                    and verdict is not None
-                    and verdict.stance != lead,
+                    dissents=final and minority,
+                    minority=minority,
+                    conviction=verdict.conviction if verdict is not None else None,
                 )
             )
     return answers
