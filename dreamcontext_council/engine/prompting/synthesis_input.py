@@ -15,7 +15,6 @@ from dreamcontext_council.engine.prompting.seating import (
     compress_for_synthesis,
 )
 from dreamcontext_council.folder import frontmatter_io
-from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.storage import atomic_write_text
 from dreamcontext_council.rules import metrics
 
@@ -28,6 +27,12 @@ class CompressionSettings:
     window_chars: int = 100_000
     gate_ratio: float = 0.6
     keep_verbatim: int = 2
+
+    def gate(self) -> int:
+        """The gate in characters: what one call may read in all, its prompt included."""
+        if self.gate_chars is not None:
+            return self.gate_chars
+        return int(self.window_chars * self.gate_ratio)
 
 
 def answers_of(files: DebateFiles, snapshot: DebateSnapshot) -> list[Answer]:
@@ -86,9 +91,15 @@ def write_compressed_views(files: DebateFiles, decided: SynthesisInput) -> None:
         atomic_write_text(path, text, within=files.root.path)
 
 
-def log_compression(files: DebateFiles, decided: SynthesisInput) -> None:
+def log_compression(
+    files: DebateFiles, decided: SynthesisInput, gate: int | None = None, reserved: int = 0
+) -> None:
+    """The round-log entry: the gate, what the rest of the prompt took of it, and each seat."""
+    whole_gate = decided.gate_chars if gate is None else gate
     bullets = [
-        f"Gate: {decided.gate_chars:,} characters; answers: {decided.original_chars:,} → "
+        f"Gate: {whole_gate:,} characters; the rest of the prompt (instructions, question, "
+        f"attachments, research notes, records) reads {reserved:,}, leaving "
+        f"{decided.gate_chars:,} for the answers; answers: {decided.original_chars:,} → "
         f"{decided.view_chars:,}",
     ]
     if not decided.over_gate:
@@ -98,6 +109,8 @@ def log_compression(files: DebateFiles, decided: SynthesisInput) -> None:
     for item in decided.seated:
         a = item.answer
         state = "compressed" if item.compressed else "kept verbatim"
+        if item.decision is Decision.WHOLE:
+            state = "kept whole"  # the seats below it brought the answers under the gate
         if item.compressed and item.lines_kept:
             head, tail = item.lines_kept
             tightened = "tightened: " if item.decision == Decision.TIGHTENED else ""
@@ -140,30 +153,28 @@ def _log_once_per_synthesis(files: DebateFiles, heading: str, bullets: list[str]
             files.append_log(heading, bullets)
 
 
-def build_answers(
-    root: Root,
-    files: DebateFiles,
-    snapshot: DebateSnapshot,
-    settings: CompressionSettings | None = None,
-) -> list[dict[str, Any]]:
-    """The answers as the synthesizer reads them (compressed views where over the gate)."""
-    settings = settings or CompressionSettings()
-    decided = compress_for_synthesis(
-        answers_of(files, snapshot),
-        gate_chars=settings.gate_chars,
-        window_chars=settings.window_chars,
-        gate_ratio=settings.gate_ratio,
-        keep_verbatim=settings.keep_verbatim,
-    )
-    write_compressed_views(files, decided)
-    log_compression(files, decided)
+def decide_answers(
+    answers: list[Answer], settings: CompressionSettings, room: int
+) -> SynthesisInput:
+    """Compression's decision for the answers within `room` characters (pure)."""
+    return compress_for_synthesis(answers, gate_chars=room, keep_verbatim=settings.keep_verbatim)
+
+
+def shown_answers(decided: SynthesisInput, *, texts: bool = True) -> list[dict[str, Any]]:
+    """The answers as the synthesis prompt shows them; without `texts`, only their frame."""
     return [
         {
             "persona": i.answer.persona,
             "round": i.answer.round,
-            "text": i.view_text,
+            "text": i.view_text if texts else "",
             "compressed": i.compressed,
             "final": i.answer.final,
         }
         for i in decided.answers
     ]
+
+
+def record_decision(files: DebateFiles, decided: SynthesisInput, gate: int, reserved: int) -> None:
+    """compressed.md beside each report.md, and the round-log entry."""
+    write_compressed_views(files, decided)
+    log_compression(files, decided, gate, reserved)

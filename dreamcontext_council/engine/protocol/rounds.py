@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import sys
 from collections.abc import Collection
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from dreamcontext_council.actions import received, submissions
 from dreamcontext_council.actions.files import DebateFiles, today
@@ -140,18 +141,56 @@ def round_material(
         if peer and entry:
             material.peer = {"slug": peer, "text": entry.body}
         return material
-    seen = transcript.rebuttal_transcript(files, roster, slug, number, budget=transcript_budget)
-    material.transcript_rounds = seen.rounds
-    material.cross_examinations = seen.cross_examinations
-    material.own_answers = seen.own_answers
-    material.critiques = seen.critiques
-    material.transcript_log = seen.log_line(slug)
     # The count of stances comes after every argument, for reference only.
     material.landscape = [
         {"slug": s, "stance": v.stance, "conviction": v.conviction, "headline": v.headline}
         for s, v in verdicts.round(number - 1).items()
     ]
+    # The gate counts all the call reads: the transcript gets what the rest leaves.
+    whole = transcript.rebuttal_transcript(files, roster, slug, number, budget=sys.maxsize)
+    _show_transcript(material, whole, texts=False)
+
+    def prompt_chars() -> int:
+        prompt = prompts.persona_prompt(slug, context.persona_text, context.aspects, material)
+        return len(prompt.system) + len(prompt.user)
+
+    budget = max(0, transcript_budget - prompt_chars())
+    seen = transcript.rebuttal_transcript(files, roster, slug, number, budget=budget)
+    _show_transcript(material, seen)
+    # The tags of compressed parts say so: another fit takes back what they added.
+    for _ in range(3):
+        over = prompt_chars() - transcript_budget
+        if over <= 0 or not seen.compressed or budget == 0:
+            break
+        budget = max(0, budget - over)
+        seen = transcript.rebuttal_transcript(files, roster, slug, number, budget=budget)
+        _show_transcript(material, seen)
+    seen.gate = transcript_budget
+    material.transcript_log = seen.log_line(slug)
     return material
+
+
+def _show_transcript(
+    material: prompts.RoundMaterial, seen: transcript.RebuttalTranscript, *, texts: bool = True
+) -> None:
+    """Put the transcript into the material; without `texts`, only its frame (to measure)."""
+
+    def frame(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        if texts:
+            return items
+        return [
+            {
+                key: frame(value) if key in ("answers", "turns") else "" if key == "text" else value
+                for key, value in item.items()
+            }
+            for item in items
+        ]
+
+    material.transcript_rounds = frame(seen.rounds)
+    material.cross_examinations = seen.cross_examinations
+    material.own_answers = frame(seen.own_answers)
+    material.critiques = frame(seen.critiques)
+    material.answers_to_critiques = frame(seen.answers_to_critiques)
 
 
 @dataclass
