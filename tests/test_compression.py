@@ -13,7 +13,6 @@ from dreamcontext_council.engine.prompting.compression import (
     find_fenced_blocks,
     placeholder,
     restore_code_blocks,
-    widest_view,
 )
 from dreamcontext_council.engine.prompting.seating import (
     TIGHTER_LINES,
@@ -366,6 +365,8 @@ def test_over_the_gate_the_views_fill_it_rather_than_undershoot() -> None:
 
 
 def test_the_widest_view_keeps_the_most_lines_that_fit() -> None:
+    from dreamcontext_council.engine.prompting.compression import widest_view
+
     text = doc(prose(200))
     narrow = compress_answer(text)
     view, kept = widest_view(text, len(narrow) + 500) or ("", (0, 0))

@@ -15,6 +15,9 @@ from dreamcontext_council.errors import NotFoundError
 from dreamcontext_council.rules.markdown import find_section, sections
 
 VERDICT = "Verdict"
+APPENDIX = "Appendix: per-agent per-round summaries"
+REQUIRED = (VERDICT, APPENDIX)
+"""The sections every final report holds, whoever wrote it: the Verdict first, the Appendix last."""
 _CONFIDENCE = re.compile(r"\**\s*confidence\s*\**\s*[:：]\s*\**\s*([a-z]+)", re.IGNORECASE)
 _LEVELS = ("high", "medium", "low")
 
@@ -48,6 +51,11 @@ def final_report_part(text: str, debate_id: str, section: str | None) -> tuple[s
             f"{', '.join(titles) or 'none'}."
         )
     return found.body, titles
+
+
+def missing_sections(text: str) -> list[str]:
+    """The required `##` sections the report lacks or leaves empty, in the order they go."""
+    return [t for t in REQUIRED if not ((found := find_section(text, 2, t)) and found.body.strip())]
 
 
 def verdict_statement(text: str) -> VerdictStatement | None:

@@ -161,13 +161,14 @@ def decide_answers(
 
 
 def shown_answers(decided: SynthesisInput, *, texts: bool = True) -> list[dict[str, Any]]:
-    """The answers as the synthesis prompt shows them; without `texts`, only their frame."""
+    """The answers as the synthesis prompt shows them; without `texts`, only their frame,
+    every answer tagged as compressed so the frame is never shorter than what is sent."""
     return [
         {
             "persona": i.answer.persona,
             "round": i.answer.round,
             "text": i.view_text if texts else "",
-            "compressed": i.compressed,
+            "compressed": i.compressed if texts else True,
             "final": i.answer.final,
         }
         for i in decided.answers

@@ -149,22 +149,10 @@ def round_material(
     # The gate counts all the call reads: the transcript gets what the rest leaves.
     whole = transcript.rebuttal_transcript(files, roster, slug, number, budget=sys.maxsize)
     _show_transcript(material, whole, texts=False)
-
-    def prompt_chars() -> int:
-        prompt = prompts.persona_prompt(slug, context.persona_text, context.aspects, material)
-        return len(prompt.system) + len(prompt.user)
-
-    budget = max(0, transcript_budget - prompt_chars())
+    prompt = prompts.persona_prompt(slug, context.persona_text, context.aspects, material)
+    budget = max(0, transcript_budget - len(prompt.system) - len(prompt.user))
     seen = transcript.rebuttal_transcript(files, roster, slug, number, budget=budget)
     _show_transcript(material, seen)
-    # The tags of compressed parts say so: another fit takes back what they added.
-    for _ in range(3):
-        over = prompt_chars() - transcript_budget
-        if over <= 0 or not seen.compressed or budget == 0:
-            break
-        budget = max(0, budget - over)
-        seen = transcript.rebuttal_transcript(files, roster, slug, number, budget=budget)
-        _show_transcript(material, seen)
     seen.gate = transcript_budget
     material.transcript_log = seen.log_line(slug)
     return material
@@ -173,18 +161,17 @@ def round_material(
 def _show_transcript(
     material: prompts.RoundMaterial, seen: transcript.RebuttalTranscript, *, texts: bool = True
 ) -> None:
-    """Put the transcript into the material; without `texts`, only its frame (to measure)."""
+    """Put the transcript into the material; without `texts`, only its frame (to measure),
+    every part tagged as compressed so the frame is never shorter than what is sent."""
 
     def frame(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if texts:
             return items
-        return [
-            {
-                key: frame(value) if key in ("answers", "turns") else "" if key == "text" else value
-                for key, value in item.items()
-            }
-            for item in items
-        ]
+        framed = []
+        for item in items:
+            shown = {k: frame(v) if k in ("answers", "turns") else v for k, v in item.items()}
+            framed.append(shown | {"text": "", "compressed": True})
+        return framed
 
     material.transcript_rounds = frame(seen.rounds)
     material.cross_examinations = seen.cross_examinations

@@ -171,22 +171,11 @@ def fit_answers(
     answers = answers_of(files, snapshot)
     gate = compression.gate()
 
-    def prompt_chars(shown: list[dict[str, Any]]) -> int:
-        prompt = prompts.synthesis_prompt({**values, "answers": shown}, task)
-        return len(prompt.system) + len(prompt.user)
-
     whole = decide_answers(answers, compression, sys.maxsize)
-    reserved = prompt_chars(shown_answers(whole, texts=False))
-    room = max(0, gate - reserved)
-    decided = decide_answers(answers, compression, room)
-    # The tags of compressed answers say so: another fit takes back what they added.
-    for _ in range(3):
-        over = prompt_chars(shown_answers(decided)) - gate
-        if over <= 0 or not decided.over_gate or room == 0:
-            break
-        room = max(0, room - over)
-        decided = decide_answers(answers, compression, room)
-    record_decision(files, decided, gate, gate - decided.gate_chars)
+    frame = prompts.synthesis_prompt({**values, "answers": shown_answers(whole, texts=False)}, task)
+    reserved = len(frame.system) + len(frame.user)
+    decided = decide_answers(answers, compression, max(0, gate - reserved))
+    record_decision(files, decided, gate, reserved)
     return shown_answers(decided)
 
 
