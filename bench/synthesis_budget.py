@@ -9,13 +9,13 @@ the cross-examination scores (reviews.json), so seating follows the reviews.
 The synthesis input is then built twice through the engine's own path (`Synthesizer.input_values`
 and the synthesis prompt), once with the defaults (a 60,000-character gate = 0.6 × 100,000) and
 once with the gate out of reach. No model is called. It prints the characters of the answers the
-synthesizer reads (what the gate measures) and of the whole prompt, side by side, whether the
-answers are under the gate, and the share of code blocks that reach the synthesizer byte for byte.
+synthesizer reads and of the whole prompt (what the gate measures: the answers get what the
+rest of the prompt leaves of it), side by side, whether the prompt is under the gate and how
+much of it it fills, and the share of code blocks that reach the synthesizer byte for byte.
 
 Target: under the gate, with 100% of code preserved. `--strict` exits 1 when it is missed.
-The prose of a compressed view (its first 15 and last 10 lines and the marker) is printed per
-view: with 22 answers compressed, that floor times 22 plus the two verbatim answers decides
-whether the gate can be reached at all, whatever happens to the code.
+The prose of a compressed view is printed per view: the lowest seats give way first, and the
+one that brings the prompt under the gate takes back the lines that still fit.
 
     python bench/synthesis_budget.py
     python bench/synthesis_budget.py --seed 7 --min-chars 5000 --max-chars 12000 --keep /tmp/budget
@@ -339,12 +339,12 @@ def main(argv: list[str] | None = None) -> int:
         f"{'code blocks preserved':34}{f'{without.preserved}/{without.blocks}':>12}"
         f"{f'{with_.preserved}/{with_.blocks}':>12}"
     )
-    under = with_.answers_chars <= gate
+    under = with_.prompt_chars <= gate
     share = with_.preserved / with_.blocks if with_.blocks else 1.0
     print()
     print(
-        f"Under the gate with compression: {'yes' if under else 'no'} "
-        f"({with_.answers_chars:,} of {gate:,})"
+        f"Whole prompt under the gate with compression: {'yes' if under else 'no'} "
+        f"({with_.prompt_chars:,} of {gate:,}, {with_.prompt_chars / gate:.0%} of it)"
     )
     print(f"Code blocks preserved byte for byte: {share:.0%}")
     met = under and share == 1.0

@@ -169,6 +169,28 @@ def test_complete_needs_a_final_report_with_a_verdict(chair: Chair, cli: Runner)
     assert status(chair, debate_id)[0] == "complete"
 
 
+def test_complete_needs_the_appendix_too(chair: Chair, cli: Runner) -> None:
+    debate_id = chair.new()
+    chair.play_round(debate_id, 1, VOTES_1)
+    chair.ok("synthesize", debate_id)
+    chair.write_final_report(debate_id)
+    report = chair.folder(debate_id) / "final-report.md"
+    full = report.read_text(encoding="utf-8")
+    cut = full[: full.index("## Appendix: per-agent per-round summaries")]
+    for text in (cut, cut + "## Appendix: per-agent per-round summaries\n\n"):
+        report.write_text(text, encoding="utf-8")
+        before = tree_bytes(chair.root)
+        code, _out, err = cli("complete", debate_id)
+        assert code != 0
+        [line] = [line for line in err.strip().split("\n") if line.strip()]
+        assert "has no '## Appendix: per-agent per-round summaries' section; add it last" in line
+        assert changed_files(before, tree_bytes(chair.root)) == []
+        assert status(chair, debate_id)[0] == "synthesizing"
+    report.write_text(full, encoding="utf-8")
+    assert cli("complete", debate_id).code == 0
+    assert status(chair, debate_id)[0] == "complete"
+
+
 def test_a_verdict_heading_in_any_case_completes(chair: Chair, cli: Runner) -> None:
     debate_id = chair.new()
     chair.play_round(debate_id, 1, VOTES_1)

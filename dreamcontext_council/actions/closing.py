@@ -15,7 +15,8 @@ from dreamcontext_council.folder.names import check_slug, new_knowledge_id, slug
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.storage import atomic_write_text, read_text
 from dreamcontext_council.rules.debate import Debate, Status
-from dreamcontext_council.rules.markdown import find_section, normalize_title, sections
+from dreamcontext_council.rules.final_report import APPENDIX, VERDICT, missing_sections
+from dreamcontext_council.rules.markdown import normalize_title, sections
 
 KNOWLEDGE_SLUG_LIMIT = 80
 NOT_PROMOTED = (
@@ -97,21 +98,31 @@ def completion_refusal(files: DebateFiles, status: Status) -> str | None:
     """Why a debate at `status` cannot be complete; None when it can.
 
     The rule every path to complete follows (`complete`, `run`, `doctor --repair`): its rounds
-    are over and final-report.md holds a `## Verdict` section."""
+    are over and final-report.md holds a `## Verdict` section and, last, a `## Appendix:
+    per-agent per-round summaries` section."""
     if status.phase in ("created", "running"):
         by_hand = f"finish the rounds and run `dreamcontext council synthesize {files.id}` first"
         return f"Cannot complete {files.id}: it is {status}; {_how_to_go_on(files, by_hand)}."
     report = files.paths.final_report
-    if not report.exists() or find_section(files.read(report), 2, "Verdict") is None:
+    text = files.read(report) if report.exists() else ""
+    missing = missing_sections(text)
+    if not report.exists() or VERDICT in missing:
         return (
             f"Cannot complete {files.id}: {report.name} is missing or has no '## Verdict' "
             "section; the synthesizer must write it first."
+        )
+    if APPENDIX in missing:
+        return (
+            f"Cannot complete {files.id}: {report.name} has no '## {APPENDIX}' section; add it "
+            "last, a few lines per persona per round (### <slug> — Round N), then run complete "
+            "again."
         )
     return None
 
 
 def complete_debate(root: Root, debate_id: str) -> bool:
-    """Status → complete; needs final-report.md with a Verdict section. False if already complete."""
+    """Status → complete; needs final-report.md with its Verdict and Appendix sections.
+    False if already complete."""
     files = DebateFiles(root, debate_id)
     with files.lock():
         debate = files.debate()

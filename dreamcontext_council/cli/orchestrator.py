@@ -383,7 +383,7 @@ def synthesize(debate_id: str, as_json: bool) -> None:
 @root_option
 @json_option
 def complete(debate_id: str, as_json: bool) -> None:
-    """Mark the debate complete (needs final-report.md with a Verdict section).
+    """Mark the debate complete (needs final-report.md with its Verdict and Appendix).
 
     \b
     Example:

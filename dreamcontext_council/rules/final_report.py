@@ -16,6 +16,9 @@ from dreamcontext_council.rules.limits import MAX_REPORT_SECTIONS
 from dreamcontext_council.rules.markdown import Section, TooManySections, normalize_title, sections
 
 VERDICT = "Verdict"
+APPENDIX = "Appendix: per-agent per-round summaries"
+REQUIRED = (VERDICT, APPENDIX)
+"""The sections every final report holds, whoever wrote it: the Verdict first, the Appendix last."""
 # `**Confidence:** high`: the word, then what may stand between it and the level. Each run
 # is matched possessively, found after the word rather than searched for with the stars
 # before it (a search with them backtracked over a run of stars or spaces at every start,
@@ -49,6 +52,14 @@ def report_sections(text: str) -> list[Section]:
     return sections(text, 2, most=MAX_REPORT_SECTIONS)
 
 
+def _sections_read(text: str) -> list[Section]:
+    """The report's `##` sections, or the first MAX_REPORT_SECTIONS of a longer one."""
+    try:
+        return report_sections(text)
+    except TooManySections as stopped:
+        return list(stopped.read)
+
+
 def too_many_sections(debate_id: str) -> str:
     """The line a reader says for a final report past MAX_REPORT_SECTIONS."""
     return (
@@ -80,16 +91,19 @@ def final_report_part(text: str, debate_id: str, section: str | None) -> tuple[s
     return found.body, titles
 
 
+def missing_sections(text: str) -> list[str]:
+    """The required `##` sections the report lacks or leaves empty, in the order they go
+    (of a report past MAX_REPORT_SECTIONS, among the sections read)."""
+    bodies = {normalize_title(s.title): s.body for s in _sections_read(text)}
+    return [t for t in REQUIRED if not bodies.get(normalize_title(t), "").strip()]
+
+
 def verdict_statement(text: str) -> VerdictStatement | None:
     """The decision the report's Verdict states: its first paragraph, with the confidence
     taken out of it; None when the report has no Verdict or it is empty. Of a report past
     MAX_REPORT_SECTIONS, the Verdict among the sections read."""
-    try:
-        read = report_sections(text)
-    except TooManySections as stopped:
-        read = list(stopped.read)
     wanted = normalize_title(VERDICT)
-    found = next((s for s in read if normalize_title(s.title) == wanted), None)
+    found = next((s for s in _sections_read(text) if normalize_title(s.title) == wanted), None)
     if found is None:
         return None
     paragraph = _first_paragraph(found.body)

@@ -212,23 +212,27 @@ def test_a_transcript_over_its_budget_compresses_the_peers_older_rounds_first(
         # Code is never cut: every answer's code block arrives whole.
         assert seen.count(CODE) >= 2 * len(SLUGS)
         line = next(b for b in entry.split("\n") if b.startswith(f"- {slug}: "))
-        assert f"(budget {int(GATE):,})" in line
+        # The gate counts the whole call: the transcript gets what the rest leaves of it,
+        # and the budget is filled, not undershot.
+        assert f"the {int(GATE):,} gate less " in line
+        assert 0.9 * int(GATE) <= len(seen) - 1 <= int(GATE)  # system, "\n", user
         whole = line.split("whole: ")[1].split(";")[0].split(", ")
         compressed = line.split("compressed: ")[1]
-        # The peers' round-1 answers gave way; their latest answers, the persona's own
-        # answers and the critiques aimed at it stayed whole.
+        # The peers' round-1 answers gave way first, then the persona's own older answer,
+        # before any peer's latest; its latest answer and the critiques aimed at it stayed whole.
         for peer in SLUGS:
             if peer != slug:
                 assert f"{peer} R1 (first " in compressed
-                assert f"{peer} R2" in whole
                 assert f'<peer-answer persona="{peer}" round="1" compressed=' in seen
-        assert f"{slug} R1" in whole and f"{slug} R2" in whole
+        if any(f"{peer} R2 (first " in compressed for peer in SLUGS):
+            assert f"{slug} R1 (first " in compressed
+        assert f"{slug} R2" in whole
         for critic, review in exchanges.items():
             if review["target"] == slug:
                 assert f"{critic} R2 cross-examination of {slug}" in whole
                 assert gap(critic, slug) in seen
-        pad = "\n".join(f"Filler {i} from {slug} in round 1." for i in range(60))
-        assert pad in seen  # its own round-1 answer, whole
+        pad = "\n".join(f"Filler {i} from {slug} in round 2." for i in range(60))
+        assert pad in seen  # its own latest answer, whole
 
 
 # -- item 3: grounded debates run compact -------------------------------------------

@@ -14,7 +14,7 @@ _ANSWER = re.compile(
     re.S,
 )
 _SEAT = re.compile(
-    r"^- seat (\d+): (\S+) R(\d+) (kept verbatim|compressed)"
+    r"^- seat (\d+): (\S+) R(\d+) (kept verbatim|kept whole|compressed)"
     r"(?: \((?:tightened: )?first (\d+), last (\d+) lines\))? \(([\d,]+) → ([\d,]+)\)$"
 )
 

@@ -307,3 +307,42 @@ def compress_answer(
     tail_lines = lines[len(lines) - tail :]
     compressed = restore_code_blocks("".join([*lines[:head], marker, *code, *tail_lines]), blocks)
     return compressed if len(compressed) < len(text) else text
+
+
+def widened(head: int, tail: int, extra: int) -> tuple[int, int]:
+    """(head, tail) with `extra` more first lines and two thirds as many more last lines:
+    from (15, 10) the ladder the fixed steps (8, 5), (4, 3), (2, 1) also stand on."""
+    return head + extra, tail + (2 * extra + 1) // 3
+
+
+def widest_view(
+    text: str,
+    room: int,
+    *,
+    head: int = 15,
+    tail: int = 10,
+    key_lines: int = 3,
+    key_width: int = 60,
+) -> tuple[str, tuple[int, int]] | None:
+    """The compressed view of `text` that keeps the most lines, at least (head, tail), and is
+    at most `room` characters; None when even the (head, tail) view is longer.
+
+    This fills a budget rather than undershooting it: a compression step that brings a
+    prompt under its budget takes back as many lines as still fit. Code is never cut."""
+
+    def view(extra: int) -> str:
+        first, last = widened(head, tail, extra)
+        return compress_answer(
+            text, head=first, tail=last, key_lines=key_lines, key_width=key_width
+        )
+
+    if len(view(0)) > room:
+        return None
+    low, high = 0, text.count("\n") + 1
+    while low < high:
+        middle = (low + high + 1) // 2
+        if len(view(middle)) <= room:
+            low = middle
+        else:
+            high = middle - 1
+    return view(low), widened(head, tail, low)

@@ -67,7 +67,10 @@ class RoundMaterial:
     """Who cross-examined whom, with the score (no text: it is in the answers)."""
     own_answers: list[dict[str, Any]] = field(default_factory=list)
     critiques: list[dict[str, Any]] = field(default_factory=list)
-    """The critiques aimed at the persona from the latest cross-examination, whole."""
+    """The critiques aimed at the persona from the latest cross-examination, whole, each with
+    the turns of its exchange (engine.prompting.exchanges)."""
+    answers_to_critiques: list[dict[str, Any]] = field(default_factory=list)
+    """From round 4: the persona's own critiques with its target's answers, to press or drop."""
     transcript_log: str | None = None
     """The round-log bullet when the transcript was compressed to fit its budget."""
 
@@ -125,6 +128,7 @@ def persona_prompt(
         peer=material.peer,
         own_previous=material.own_previous,
         critiques=material.critiques,
+        answers_to_critiques=material.answers_to_critiques,
         transcript_rounds=material.transcript_rounds,
         cross_examinations=material.cross_examinations,
         own_answers=material.own_answers,
@@ -162,6 +166,7 @@ def baseline_prompt(material: RoundMaterial) -> Prompt:
         peer=None,
         own_previous=None,
         critiques=[],
+        answers_to_critiques=[],
         transcript_rounds=[],
         cross_examinations=[],
         own_answers=[],

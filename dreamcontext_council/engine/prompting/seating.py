@@ -4,8 +4,10 @@ Under the gate nothing is compressed. Over it the answers are seated, one voice 
 persona first, by the review score each persona's reviewed answer received (or roster
 priority without reviews); when the answers mark each persona's final one (synthesis
 does), the voices are those final answers, alternating between the majority and the
-dissent. The best seats stay verbatim and the rest go through
-`compression.compress_answer`. Pure: dataclasses in, dataclasses out.
+dissent; the strongest answer for a position other than the final majority's, of any
+round, keeps one of the verbatim seats. The best seats stay verbatim and the rest give
+way lowest seat first through `compression.compress_answer`, until the gate is filled.
+Pure: dataclasses in, dataclasses out.
 """
 
 from __future__ import annotations
@@ -14,7 +16,11 @@ import math
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from dreamcontext_council.engine.prompting.compression import check_settings, compress_answer
+from dreamcontext_council.engine.prompting.compression import (
+    check_settings,
+    compress_answer,
+    widest_view,
+)
 
 
 @dataclass(frozen=True)
@@ -32,6 +38,10 @@ class Answer:
     """The persona's last answer: what it holds after the critiques (the tested material)."""
     dissents: bool = False
     """A final answer whose stance is not the leading one of the final round."""
+    minority: bool = False
+    """An answer, of any round, for a position other than the final round's leading one."""
+    conviction: int | None = None
+    """The conviction of the verdict the answer was given with, when one was recorded."""
 
     def __post_init__(self) -> None:
         if self.review_score is not None and math.isnan(self.review_score):
@@ -72,8 +82,34 @@ def _final_seat_order(answers: list[Answer]) -> list[int]:
     return voices + rest
 
 
-def _seat_order(answers: list[Answer]) -> list[int]:
+def _strength(answer: Answer) -> tuple[int, int, float, int, str]:
+    """Sort key, strongest minority answer first: the latest round (the position that faced
+    the most critiques), then the conviction, the review score, the roster order."""
+    score = answer.review_score if answer.review_score is not None else -1.0
+    return (-answer.round, -(answer.conviction or 0), -score, answer.priority, answer.persona)
+
+
+def _minority_seat(answers: list[Answer], order: list[int], keep_verbatim: int) -> list[int]:
+    """``order`` with the strongest minority answer among the first ``keep_verbatim`` seats."""
+    minority = [i for i in order if answers[i].minority]
+    if keep_verbatim < 2 or not minority:
+        return order
+    strongest = min(minority, key=lambda i: _strength(answers[i]))
+    top = order[:keep_verbatim]
+    if strongest in top:
+        return order
+    rest = [i for i in order if i != strongest]
+    held = [place for place, i in enumerate(top) if answers[i].minority]
+    place = held[0] if held else keep_verbatim - 1
+    return [*rest[:place], strongest, *rest[place:]]
+
+
+def _seat_order(answers: list[Answer], keep_verbatim: int = 2) -> list[int]:
     """Indices of ``answers`` in seat order (the rules are in ``seat_answers``)."""
+    return _minority_seat(answers, _ranked_order(answers), keep_verbatim)
+
+
+def _ranked_order(answers: list[Answer]) -> list[int]:
     if any(answer.final for answer in answers):
         return _final_seat_order(answers)
     scored = any(answer.review_score is not None for answer in answers)
@@ -102,7 +138,7 @@ def _seat_order(answers: list[Answer]) -> list[int]:
     return voices + rest
 
 
-def seat_answers(answers: list[Answer]) -> list[Answer]:
+def seat_answers(answers: list[Answer], keep_verbatim: int = 2) -> list[Answer]:
     """Seat the answers, best first, one voice per persona before any persona's second.
 
     Each persona is first represented by its leading answer. When any answer has a
@@ -124,8 +160,15 @@ def seat_answers(answers: list[Answer]) -> list[Answer]:
     the top two seats hold the best-reviewed final answer and the best-reviewed final
     answer of the other side whenever there is a dissent. The earlier answers follow,
     by the same persona order, latest first.
+
+    Whenever an answer of any round holds a position other than the final round's leading
+    one (``minority``), the strongest of them (the latest round, then the highest
+    conviction, the review score, the roster order) holds one of the first
+    ``keep_verbatim`` seats (when there are at least two): it takes the seat a weaker
+    minority answer held there, else the last of them (seed 002: a strong minority
+    survives synthesis, even when its persona left it in the end).
     """
-    return [answers[index] for index in _seat_order(answers)]
+    return [answers[index] for index in _seat_order(answers, keep_verbatim)]
 
 
 class Decision(StrEnum):
@@ -141,6 +184,8 @@ class Decision(StrEnum):
     """Due for compression, but compression would not have made it shorter."""
     TIGHTENED = "tightened"
     """Still over the gate after the first pass: compressed again keeping fewer lines."""
+    WHOLE = "whole"
+    """Due for compression by its seat, but the lower seats brought the answers under the gate."""
 
 
 # Still over the gate after the (15, 10) pass: keep fewer lines, lowest seats first.
@@ -185,41 +230,6 @@ class SynthesisInput:
         return sorted(self.answers, key=lambda item: item.seat)
 
 
-def _tightened(
-    decided: list[SeatedAnswer], gate_chars: int, key_lines: int, key_width: int
-) -> list[SeatedAnswer]:
-    """Second pass over the gate: recompress the lowest seats keeping fewer lines, until under it.
-
-    The verbatim seats stay verbatim and code is still never cut, so an input whose
-    verbatim answers and code alone exceed the gate stays over it.
-    """
-    result = list(decided)
-    total = sum(item.view_chars for item in result)
-    order = sorted(range(len(result)), key=lambda i: -result[i].seat)
-    for head, tail in TIGHTER_LINES:
-        for index in order:
-            if total <= gate_chars:
-                return result
-            item = result[index]
-            if item.decision not in (Decision.COMPRESSED, Decision.UNCHANGED, Decision.TIGHTENED):
-                continue
-            view = compress_answer(
-                item.answer.text, head=head, tail=tail, key_lines=key_lines, key_width=key_width
-            )
-            if len(view) >= item.view_chars:
-                continue
-            total -= item.view_chars - len(view)
-            result[index] = replace(
-                item,
-                view_text=view,
-                compressed=True,
-                view_chars=len(view),
-                decision=Decision.TIGHTENED,
-                lines_kept=(head, tail),
-            )
-    return result
-
-
 def compress_for_synthesis(
     answers: list[Answer],
     *,
@@ -238,10 +248,14 @@ def compress_for_synthesis(
     The gate is ``gate_chars``, or ``int(window_chars * gate_ratio)`` (60,000 by
     default). When all answers together have at most that many characters, nothing
     is compressed. Over it, the answers are seated (``seat_answers``); the first
-    ``keep_verbatim`` seated answers stay verbatim and every other one goes through
-    ``compress_answer`` with the given settings. If the views are still over the
-    gate and ``tighten`` is set, the lowest seats are compressed again keeping fewer
-    lines (``TIGHTER_LINES``) until they fit; code is never cut in either pass.
+    ``keep_verbatim`` seated answers stay verbatim, and the others give way lowest
+    seat first: each goes through ``compress_answer`` with the given settings until
+    the answers are under the gate, and the answer that brought them under it takes
+    back as many lines as still fit (``compression.widest_view``), so the gate is
+    filled rather than undershot; the seats above it stay whole (``Decision.WHOLE``).
+    If every such answer is compressed and the views are still over the gate and
+    ``tighten`` is set, the lowest seats are compressed again keeping fewer lines
+    (``TIGHTER_LINES``) in the same way; code is never cut in either pass.
     """
     check_settings(head, tail, key_lines, key_width)
     if keep_verbatim < 0:
@@ -255,36 +269,31 @@ def compress_for_synthesis(
 
     original_chars = sum(len(answer.text) for answer in answers)
     over_gate = original_chars > gate_chars
-    seats = {index: seat for seat, index in enumerate(_seat_order(answers), start=1)}
+    seats = {index: seat for seat, index in enumerate(_seat_order(answers, keep_verbatim), start=1)}
     decided = []
     for index, answer in enumerate(answers):
         seat = seats[index]
-        view = answer.text
         if not over_gate:
             decision = Decision.UNDER_GATE
         elif seat <= keep_verbatim:
             decision = Decision.VERBATIM_SEAT
         else:
-            view = compress_answer(
-                answer.text, head=head, tail=tail, key_lines=key_lines, key_width=key_width
-            )
-            decision = Decision.COMPRESSED if view != answer.text else Decision.UNCHANGED
+            decision = Decision.WHOLE
         decided.append(
             SeatedAnswer(
                 answer=answer,
-                view_text=view,
-                compressed=view != answer.text,
+                view_text=answer.text,
+                compressed=False,
                 original_chars=len(answer.text),
-                view_chars=len(view),
+                view_chars=len(answer.text),
                 seat=seat,
                 decision=decision,
-                lines_kept=(head, tail) if view != answer.text else None,
             )
         )
+    if over_gate:
+        steps = [(head, tail), *(TIGHTER_LINES if tighten else ())]
+        decided = _give_way(decided, gate_chars, steps, key_lines, key_width)
     view_chars = sum(item.view_chars for item in decided)
-    if tighten and view_chars > gate_chars:
-        decided = _tightened(decided, gate_chars, key_lines, key_width)
-        view_chars = sum(item.view_chars for item in decided)
     return SynthesisInput(
         answers=decided,
         original_chars=original_chars,
@@ -293,3 +302,65 @@ def compress_for_synthesis(
         over_gate=over_gate,
         under_gate_after=view_chars <= gate_chars,
     )
+
+
+def _give_way(
+    decided: list[SeatedAnswer],
+    gate_chars: int,
+    steps: list[tuple[int, int]],
+    key_lines: int,
+    key_width: int,
+) -> list[SeatedAnswer]:
+    """Compress the seats below the verbatim ones, lowest first and one step at a time,
+    until the views are under the gate; the last one compressed then fills the gate."""
+    result = list(decided)
+    total = sum(item.view_chars for item in result)
+    order = sorted(
+        (i for i, item in enumerate(result) if item.decision is Decision.WHOLE),
+        key=lambda i: -result[i].seat,
+    )
+    last: int | None = None
+    for step, (head, tail) in enumerate(steps):
+        for index in order:
+            if total <= gate_chars:
+                break
+            item = result[index]
+            view = compress_answer(
+                item.answer.text, head=head, tail=tail, key_lines=key_lines, key_width=key_width
+            )
+            if len(view) >= item.view_chars:
+                if item.decision is Decision.WHOLE:
+                    result[index] = replace(item, decision=Decision.UNCHANGED)
+                continue
+            total -= item.view_chars - len(view)
+            result[index] = replace(
+                item,
+                view_text=view,
+                compressed=True,
+                view_chars=len(view),
+                decision=Decision.COMPRESSED if step == 0 else Decision.TIGHTENED,
+                lines_kept=(head, tail),
+            )
+            last = index
+        if total <= gate_chars:
+            break
+    if last is not None and total <= gate_chars:
+        item = result[last]
+        assert item.lines_kept is not None
+        room = gate_chars - (total - item.view_chars)
+        head, tail = item.lines_kept
+        widest = widest_view(
+            item.answer.text, room, head=head, tail=tail, key_lines=key_lines, key_width=key_width
+        )
+        if widest is not None and len(widest[0]) > item.view_chars:
+            view, kept = widest
+            whole = view == item.answer.text
+            result[last] = replace(
+                item,
+                view_text=view,
+                compressed=not whole,
+                view_chars=len(view),
+                decision=Decision.WHOLE if whole else item.decision,
+                lines_kept=None if whole else kept,
+            )
+    return result

@@ -15,7 +15,6 @@ from dreamcontext_council.engine.prompting.seating import (
     compress_for_synthesis,
 )
 from dreamcontext_council.folder import frontmatter_io
-from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.storage import atomic_write_text
 from dreamcontext_council.rules import metrics
 
@@ -29,11 +28,18 @@ class CompressionSettings:
     gate_ratio: float = 0.6
     keep_verbatim: int = 2
 
+    def gate(self) -> int:
+        """The gate in characters: what one call may read in all, its prompt included."""
+        if self.gate_chars is not None:
+            return self.gate_chars
+        return int(self.window_chars * self.gate_ratio)
+
 
 def answers_of(files: DebateFiles, snapshot: DebateSnapshot) -> list[Answer]:
     """Every round entry of every persona, roster order then round, each with the total
-    score it received when it was reviewed. Each persona's last answer is marked final,
-    and a final answer whose stance is not the final round's leading one as dissenting."""
+    score it received when it was reviewed and the conviction it was given with. Each
+    persona's last answer is marked final, a final answer whose stance is not the final
+    round's leading one as dissenting, and any answer for such a stance as minority."""
     scores = answer_scores(load_reviews(files))
     verdicts = snapshot.verdicts
     last_round = max((e.round for p in snapshot.personas for e in p.entries), default=0)
@@ -44,6 +50,7 @@ def answers_of(files: DebateFiles, snapshot: DebateSnapshot) -> list[Answer]:
         for entry in ordered:
             final = entry is ordered[-1]
             verdict = verdicts.round(entry.round).get(persona.slug)
+            minority = lead is not None and verdict is not None and verdict.stance != lead
             answers.append(
                 Answer(
                     persona.slug,
@@ -52,10 +59,9 @@ def answers_of(files: DebateFiles, snapshot: DebateSnapshot) -> list[Answer]:
                     priority,
                     scores.get((persona.slug, entry.round)),
                     final=final,
-                    dissents=final
-                    and lead is not None
-                    and verdict is not None
-                    and verdict.stance != lead,
+                    dissents=final and minority,
+                    minority=minority,
+                    conviction=verdict.conviction if verdict is not None else None,
                 )
             )
     return answers
@@ -85,9 +91,15 @@ def write_compressed_views(files: DebateFiles, decided: SynthesisInput) -> None:
         atomic_write_text(path, text, within=files.root.path)
 
 
-def log_compression(files: DebateFiles, decided: SynthesisInput) -> None:
+def log_compression(
+    files: DebateFiles, decided: SynthesisInput, gate: int | None = None, reserved: int = 0
+) -> None:
+    """The round-log entry: the gate, what the rest of the prompt took of it, and each seat."""
+    whole_gate = decided.gate_chars if gate is None else gate
     bullets = [
-        f"Gate: {decided.gate_chars:,} characters; answers: {decided.original_chars:,} → "
+        f"Gate: {whole_gate:,} characters; the rest of the prompt (instructions, question, "
+        f"attachments, research notes, records) reads {reserved:,}, leaving "
+        f"{decided.gate_chars:,} for the answers; answers: {decided.original_chars:,} → "
         f"{decided.view_chars:,}",
     ]
     if not decided.over_gate:
@@ -97,6 +109,8 @@ def log_compression(files: DebateFiles, decided: SynthesisInput) -> None:
     for item in decided.seated:
         a = item.answer
         state = "compressed" if item.compressed else "kept verbatim"
+        if item.decision is Decision.WHOLE:
+            state = "kept whole"  # the seats below it brought the answers under the gate
         if item.compressed and item.lines_kept:
             head, tail = item.lines_kept
             tightened = "tightened: " if item.decision == Decision.TIGHTENED else ""
@@ -139,30 +153,29 @@ def _log_once_per_synthesis(files: DebateFiles, heading: str, bullets: list[str]
             files.append_log(heading, bullets)
 
 
-def build_answers(
-    root: Root,
-    files: DebateFiles,
-    snapshot: DebateSnapshot,
-    settings: CompressionSettings | None = None,
-) -> list[dict[str, Any]]:
-    """The answers as the synthesizer reads them (compressed views where over the gate)."""
-    settings = settings or CompressionSettings()
-    decided = compress_for_synthesis(
-        answers_of(files, snapshot),
-        gate_chars=settings.gate_chars,
-        window_chars=settings.window_chars,
-        gate_ratio=settings.gate_ratio,
-        keep_verbatim=settings.keep_verbatim,
-    )
-    write_compressed_views(files, decided)
-    log_compression(files, decided)
+def decide_answers(
+    answers: list[Answer], settings: CompressionSettings, room: int
+) -> SynthesisInput:
+    """Compression's decision for the answers within `room` characters (pure)."""
+    return compress_for_synthesis(answers, gate_chars=room, keep_verbatim=settings.keep_verbatim)
+
+
+def shown_answers(decided: SynthesisInput, *, texts: bool = True) -> list[dict[str, Any]]:
+    """The answers as the synthesis prompt shows them; without `texts`, only their frame,
+    every answer tagged as compressed so the frame is never shorter than what is sent."""
     return [
         {
             "persona": i.answer.persona,
             "round": i.answer.round,
-            "text": i.view_text,
-            "compressed": i.compressed,
+            "text": i.view_text if texts else "",
+            "compressed": i.compressed if texts else True,
             "final": i.answer.final,
         }
         for i in decided.answers
     ]
+
+
+def record_decision(files: DebateFiles, decided: SynthesisInput, gate: int, reserved: int) -> None:
+    """compressed.md beside each report.md, and the round-log entry."""
+    write_compressed_views(files, decided)
+    log_compression(files, decided, gate, reserved)

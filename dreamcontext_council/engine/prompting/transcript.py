@@ -3,15 +3,19 @@
 NiraNexus Council: after the convergence check every model "receives the full debate
 transcript" and writes its rebuttal. Here that is every peer's answer of every earlier
 round, whole (the round-2 answers hold their cross-examinations; from round 4 on the
-round-3 rebuttals are there too), the persona's own earlier answers, and the critiques
-aimed at it from the latest cross-examination, in full.
+round-3 rebuttals are there too), the persona's own earlier answers, the critiques aimed
+at it from the latest cross-examination, in full, each with the answer it already gave
+and what its critic said to that (engine/prompting/exchanges.py), and from round 4 its
+target's answers to its own critique, to press or drop.
 
 Over the budget the transcript is compressed by the answer rule of the synthesis
 (Open Council compression, `compression.compress_answer`: first and last lines kept
 around a key-points marker, code never cut), in this order: the peers' older rounds
-first (oldest first), then the peers' latest answers, each pass keeping fewer lines
-(`LINE_STEPS`); only when every peer answer is down to its fewest lines do the reader's
-own answers and the critiques aimed at it give way, in the same steps.
+(oldest first) and then the reader's own older answers, then the peers' latest answers,
+each group through every step of `LINE_STEPS` before the next gives way; only then do
+the reader's latest answer and the exchanges give way, in the same steps. The part that
+brings the transcript under its budget takes back as many lines as still fit
+(`compression.widest_view`), so the budget is filled, not undershot.
 """
 
 from __future__ import annotations
@@ -20,7 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dreamcontext_council.actions.files import DebateFiles
-from dreamcontext_council.engine.prompting.compression import compress_answer
+from dreamcontext_council.engine.prompting.compression import compress_answer, widest_view
+from dreamcontext_council.engine.prompting.exchanges import Exchange, exchanges_before
 from dreamcontext_council.engine.prompting.reviews import load_reviews
 from dreamcontext_council.rules.report import RoundEntry
 
@@ -42,7 +47,8 @@ class _Part:
     text: str
     shown: dict[str, Any]
     tier: int
-    """0: a peer's older round; 1: a peer's latest answer; 2: the reader's own or aimed at it."""
+    """0: a peer's older round; 1: the reader's older answer; 2: a peer's latest answer;
+    3: the reader's latest answer; 4: an exchange the reader is part of."""
     order: int
     lines_kept: tuple[int, int] | None = None
 
@@ -62,8 +68,13 @@ class RebuttalTranscript:
     own_answers: list[dict[str, Any]] = field(default_factory=list)
     """The reader's earlier answers, round 1 first: round, text, compressed."""
     critiques: list[dict[str, Any]] = field(default_factory=list)
-    """The critiques aimed at the reader from the latest cross-examination, in full."""
+    """The critiques aimed at the reader from the latest cross-examination, in full, each with
+    its turns (`Exchange.shown`): new when `answered_in` is None, else with the answer."""
+    answers_to_critiques: list[dict[str, Any]] = field(default_factory=list)
+    """The reader's own critiques its target has answered (from round 4), with the turns."""
     budget: int = DEFAULT_BUDGET_CHARS
+    gate: int | None = None
+    """The call's whole budget, when `budget` is what the rest of the prompt leaves of it."""
     original_chars: int = 0
     view_chars: int = 0
     whole: list[str] = field(default_factory=list)
@@ -75,9 +86,12 @@ class RebuttalTranscript:
         if not self.compressed:
             return None
         kept = ", ".join(self.whole) or "none"
+        budget = f"budget {self.budget:,}"
+        if self.gate is not None:
+            budget += f": the {self.gate:,} gate less {self.gate - self.budget:,} for the rest of the prompt"
         return (
             f"{slug}: {self.original_chars:,} → {self.view_chars:,} characters "
-            f"(budget {self.budget:,}); whole: {kept}; compressed: {', '.join(self.compressed)}"
+            f"({budget}); whole: {kept}; compressed: {', '.join(self.compressed)}"
         )
 
 
@@ -85,28 +99,16 @@ def _entry(entries: list[RoundEntry], number: int) -> RoundEntry | None:
     return next((e for e in entries if e.round == number), None)
 
 
-def latest_critiques(files: DebateFiles, slug: str, number: int) -> list[dict[str, Any]]:
-    """The critiques aimed at `slug` in the latest cross-examination before round `number`."""
-    reviewed = load_reviews(files)["rounds"]
-    earlier = sorted((int(r) for r in reviewed if int(r) < number), reverse=True)
-    if not earlier:
-        return []
-    latest = earlier[0]
-    found = []
-    for critic, review in reviewed[str(latest)].items():
-        if review.get("target") != slug:
-            continue
-        entry = _entry(files.entries(critic), latest)
-        text = entry.section("Cross-examination") if entry else None
-        if text:
-            score = review.get("score")
-            shown = f"{score:g}" if isinstance(score, int | float) else None
-            found.append({"critic": critic, "round": latest, "score": shown, "text": text})
-    return found
-
-
-def cross_examination_index(files: DebateFiles, slug: str, number: int) -> list[dict[str, Any]]:
-    """Every cross-examination before round `number`: who critiqued whom, with the score."""
+def cross_examination_index(
+    files: DebateFiles, slug: str, number: int, exchanges: list[Exchange] | None = None
+) -> list[dict[str, Any]]:
+    """Every cross-examination before round `number`: who critiqued whom, with the score, and
+    for the reader's own exchanges the round its target answered (`answered_in`)."""
+    answered = {
+        (e.round, e.critic): e.answered_in()
+        for e in exchanges or []
+        if slug in (e.critic, e.target)
+    }
     found = []
     for key, by_critic in load_reviews(files)["rounds"].items():
         if int(key) >= number:
@@ -122,6 +124,7 @@ def cross_examination_index(files: DebateFiles, slug: str, number: int) -> list[
                     "score": f"{score:g}/10" if isinstance(score, int | float) else "no score",
                     "aimed_at_you": target == slug,
                     "by_you": critic == slug,
+                    "answered_in": answered.get((int(key), critic)),
                 }
             )
     return found
@@ -156,17 +159,28 @@ def rebuttal_transcript(
         if answers:
             title = phase_title(round_number)
             transcript.rounds.append({"round": round_number, "title": title, "answers": answers})
-    transcript.cross_examinations = cross_examination_index(files, slug, number)
-    for earlier in sorted(entries[slug], key=lambda e: e.round):
-        if earlier.round < number:
-            shown = {"round": earlier.round, "text": earlier.body}
-            transcript.own_answers.append(shown)
-            parts.append(_Part(f"{slug} R{earlier.round}", earlier.body, shown, 2, earlier.round))
-    for critique in latest_critiques(files, slug, number):
-        shown = dict(critique)
-        transcript.critiques.append(shown)
-        label = f"{critique['critic']} R{critique['round']} cross-examination of {slug}"
-        parts.append(_Part(label, str(critique["text"]), shown, 3, critique["round"]))
+    exchanges = exchanges_before(files, number, entries)
+    transcript.cross_examinations = cross_examination_index(files, slug, number, exchanges)
+    own = sorted((e for e in entries[slug] if e.round < number), key=lambda e: e.round)
+    for earlier in own:
+        shown = {"round": earlier.round, "text": earlier.body}
+        transcript.own_answers.append(shown)
+        tier = 3 if earlier is own[-1] else 1
+        parts.append(_Part(f"{slug} R{earlier.round}", earlier.body, shown, tier, earlier.round))
+    for exchange in exchanges:
+        thread = exchange.shown(slug)
+        if exchange.target == slug:
+            transcript.critiques.append(thread)
+            label = f"{exchange.critic} R{exchange.round} cross-examination of {slug}"
+        elif exchange.critic == slug and exchange.answered_in() is not None:
+            transcript.answers_to_critiques.append(thread)
+            label = f"{exchange.target}'s answers to {slug}'s R{exchange.round} cross-examination"
+        else:
+            continue
+        parts.append(_Part(label, exchange.critique, thread, 4, exchange.round))
+        for turn in thread["turns"]:
+            turn_label = f"{turn['by']} R{turn['round']} in that exchange"
+            parts.append(_Part(turn_label, str(turn["text"]), turn, 4, turn["round"]))
     _fit(transcript, parts, budget)
     return transcript
 
@@ -178,9 +192,12 @@ def _fit(transcript: RebuttalTranscript, parts: list[_Part], budget: int) -> Non
     for part in parts:
         part.shown["compressed"] = False
     if total > budget:
-        peers = sorted((p for p in parts if p.tier < 2), key=lambda p: (p.tier, p.order))
-        mine = sorted((p for p in parts if p.tier >= 2), key=lambda p: (p.tier, p.order))
-        for group in (peers, mine):
+        groups = [
+            sorted((p for p in parts if p.tier in tiers), key=lambda p: (p.tier, p.order))
+            for tiers in ((0, 1), (2,), (3, 4))
+        ]
+        last: _Part | None = None
+        for group in groups:
             for head, tail in LINE_STEPS:
                 for part in group:
                     if total <= budget:
@@ -192,10 +209,31 @@ def _fit(transcript: RebuttalTranscript, parts: list[_Part], budget: int) -> Non
                     part.shown["text"] = view
                     part.shown["compressed"] = True
                     part.lines_kept = (head, tail)
+                    last = part
+        if last is not None and last.lines_kept and total <= budget:
+            total = _widen(last, total, budget)
         for part in parts:
             if part.lines_kept:
-                first, last = part.lines_kept
-                transcript.compressed.append(f"{part.label} (first {first}, last {last} lines)")
+                first, last_lines = part.lines_kept
+                transcript.compressed.append(
+                    f"{part.label} (first {first}, last {last_lines} lines)"
+                )
             else:
                 transcript.whole.append(part.label)
     transcript.view_chars = total
+
+
+def _widen(part: _Part, total: int, budget: int) -> int:
+    """The part that brought the transcript under `budget` takes back the lines that fit."""
+    assert part.lines_kept is not None
+    head, tail = part.lines_kept
+    room = budget - (total - len(part.view))
+    widest = widest_view(part.text, room, head=head, tail=tail)
+    if widest is None or len(widest[0]) <= len(part.view):
+        return total
+    view, kept = widest
+    total += len(view) - len(part.view)
+    part.shown["text"] = view
+    part.shown["compressed"] = view != part.text
+    part.lines_kept = kept if view != part.text else None
+    return total

@@ -20,6 +20,7 @@ from dreamcontext_council.engine.model_calls.accounting import ORCHESTRATOR_CALL
 from dreamcontext_council.engine.model_calls.caller import Caller
 from dreamcontext_council.engine.model_calls.progress import Progress
 from dreamcontext_council.engine.prompting import prompts
+from dreamcontext_council.engine.prompting.exchanges import exchanges_before
 from dreamcontext_council.engine.prompting.prompts import CheckMaterial
 from dreamcontext_council.engine.prompting.reviews import load_reviews
 from dreamcontext_council.engine.protocol.contract import review_score
@@ -120,12 +121,6 @@ def exchange_points(critique: str) -> list[str]:
     return points
 
 
-def answered(entry: Any, critic: str) -> bool:
-    """Whether a later answer takes up a critic's critique: its Reactions to peers name the critic."""
-    reactions = (entry.section("Reactions to peers") or "") if entry else ""
-    return re.search(rf"(?<![\w-]){re.escape(critic)}(?![\w-])", reactions) is not None
-
-
 def check_material(files: DebateFiles, number: int) -> CheckMaterial:
     """Read round 1, the round-2 cross-examinations and round N from the debate folder."""
     verdicts = files.verdicts()
@@ -176,16 +171,20 @@ def check_material(files: DebateFiles, number: int) -> CheckMaterial:
         points = exchange_points(latest.section("Open questions") or "") if latest else []
         if points:
             open_questions.append({"slug": slug, "points": points})
+    # A critique is answered once its target's reactions take it up (accepted, partly
+    # accepted or rejected); a critic that pressed the answer is owed another one.
     unanswered = []
-    for key, by_critic in load_reviews(files)["rounds"].items():
-        reviewed = int(key)
-        if reviewed > number:
-            continue
-        for critic, review in by_critic.items():
-            target = str(review.get("target", "?"))
-            later = [entry(target, r) for r in range(reviewed + 1, number + 1)]
-            if not any(answered(e, critic) for e in later):
-                unanswered.append({"round": reviewed, "critic": critic, "target": target})
+    for exchange in exchanges_before(files, number + 1, entries):
+        if exchange.owed_by == exchange.target:
+            pressed = exchange.turns[-1].round if exchange.turns else None
+            unanswered.append(
+                {
+                    "round": exchange.round,
+                    "critic": exchange.critic,
+                    "target": exchange.target,
+                    "pressed": pressed,
+                }
+            )
     return CheckMaterial(perspectives, exchanges, positions, unanswered, open_questions)
 
 

@@ -32,6 +32,7 @@ from dreamcontext_council.engine.protocol.contract import (
     parse_persona_answer,
     review_score,
 )
+from dreamcontext_council.engine.protocol.material import round_material
 from dreamcontext_council.engine.protocol.pairing import derangement
 from dreamcontext_council.engine.protocol.seat_watch import SeatDesk, answer_on_disk
 from dreamcontext_council.engine.providers.base import Completion, Prompt
@@ -97,57 +98,6 @@ def scored_reviews(
         if entry:
             found[critic] = (peer, review_score(entry.section("Cross-examination")))
     return found
-
-
-def round_material(
-    files: DebateFiles,
-    debate: Debate,
-    slug: str,
-    number: int,
-    roster: list[str],
-    context: PersonaContext,
-    verdicts: Verdicts,
-    *,
-    attachments: list[dict[str, object]],
-    transcript_budget: int,
-    pairs: dict[str, str],
-) -> prompts.RoundMaterial:
-    """What the persona sees in round N, for `run`'s prompt and `round-context` alike;
-    `verdicts` as they stood when the round began, `pairs` round 2's critic → peer."""
-    material = prompts.RoundMaterial(
-        debate_id=debate.id,
-        topic=debate.topic,
-        question=debate.section("Question") or debate.topic,
-        round=number,
-        rounds_planned=debate.rounds_planned,
-        facts=debate.facts(),
-        options=debate.options or verdicts.options,
-        personas=roster,
-        attachments=list(attachments),
-        directives=context.directives(number),
-    )
-    if number == 1:
-        return material  # blind: nothing from any peer
-    if number == 2:
-        # The critic reads the arguments: its own round-1 answer, then its peer's whole
-        # answer, then the peers' summaries; no table of stances and convictions.
-        material.panel = context.panel(number) or ""
-        own = next((e for e in files.entries(slug) if e.round == 1), None)
-        if own is not None:
-            material.own_previous = {"round": 1, "text": own.body}
-        peer = pairs.get(slug)
-        entry = next((e for e in files.entries(peer) if e.round == 1), None) if peer else None
-        if peer and entry:
-            material.peer = {"slug": peer, "text": entry.body}
-        return material
-    seen = transcript.rebuttal_transcript(files, roster, slug, number, budget=transcript_budget)
-    material.transcript_rounds = seen.rounds
-    material.cross_examinations = seen.cross_examinations
-    material.own_answers = seen.own_answers
-    material.critiques = seen.critiques
-    material.transcript_log = seen.log_line(slug)
-    # No count of stances: a debater reads arguments, critiques and what is unanswered.
-    return material
 
 
 @dataclass

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,10 @@ from dreamcontext_council.engine.prompting import prompts
 from dreamcontext_council.engine.prompting.reviews import load_reviews
 from dreamcontext_council.engine.prompting.synthesis_input import (
     CompressionSettings,
-    build_answers,
+    answers_of,
+    decide_answers,
+    record_decision,
+    shown_answers,
 )
 from dreamcontext_council.engine.protocol.answer_cap import (
     DEFAULT_MAX_ANSWER_KB,
@@ -94,11 +98,12 @@ def synthesis_values(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Prompt values and the structured task for the synthesis call: what the synthesizer
     reads, whether `run` calls it or `synthesize` records it for a synthesizer by hand.
-    Over the gate the answers are compressed (compressed.md, round-log.md)."""
+    The gate counts the whole prompt: the answers get what the instructions, question,
+    attachments, research notes and records leave of it, and over that they are
+    compressed (compressed.md, round-log.md)."""
     snapshot = load_snapshot(root, files.id)
     debate = snapshot.debate
     number = debate.current_round
-    answers = build_answers(root, files, snapshot, compression)
 
     def note(persona: str, slug: str) -> str:
         path = files.persona_paths(persona).researches / f"{slug}.md"
@@ -135,7 +140,7 @@ def synthesis_values(
         "tally": tally_line(files, number),
         "attachments": attachments_for_prompt(files),
         "research": research,
-        "answers": answers,
+        "answers": [],
         "persons": [p.slug for p in snapshot.personas if p.context and is_person(p.context.model)],
         "reviews": reviews,
         "decisions": check_decisions(files.log(), number, debate.rounds_planned),
@@ -150,7 +155,28 @@ def synthesis_values(
         "options": values["options"],
         "verdicts": {s: {"stance": v.stance, "conviction": v.conviction} for s, v in final.items()},
     }
+    values["answers"] = fit_answers(files, snapshot, compression, values, task)
     return values, task
+
+
+def fit_answers(
+    files: DebateFiles,
+    snapshot: DebateSnapshot,
+    compression: CompressionSettings,
+    values: dict[str, Any],
+    task: dict[str, Any],
+) -> list[dict[str, Any]]:
+    """The answers as the synthesizer reads them: within what the rest of the prompt leaves
+    of the gate, compressed over it; the decision is recorded beside the originals."""
+    answers = answers_of(files, snapshot)
+    gate = compression.gate()
+
+    whole = decide_answers(answers, compression, sys.maxsize)
+    frame = prompts.synthesis_prompt({**values, "answers": shown_answers(whole, texts=False)}, task)
+    reserved = len(frame.system) + len(frame.user)
+    decided = decide_answers(answers, compression, max(0, gate - reserved))
+    record_decision(files, decided, gate, reserved)
+    return shown_answers(decided)
 
 
 @dataclass

@@ -81,9 +81,11 @@ def estimate_run(plan: RunPlan, files: DebateFiles | None) -> dict[str, Any]:
     for number in range(first, rounds + 1):
         for slug, model in personas:
             tokens_in = OPENING_INPUT + attached + (PER_PEER_INPUT * peers if number > 1 else 0)
-            if number > 2:  # the rebuttal transcript (prompting/transcript.py), up to its budget
+            if number > 2:  # the rebuttal transcript (prompting/transcript.py): the gate
+                # counts the whole call, so the transcript gets what the rest leaves of it
                 parts = 2 * seated + number - 2
-                tokens_in += min(TRANSCRIPT_BUDGET_CHARS // 4, parts * ANSWER_INPUT)
+                whole = tokens_in + parts * ANSWER_INPUT
+                tokens_in = max(tokens_in, min(TRANSCRIPT_BUDGET_CHARS // 4, whole))
             call: dict[str, Any] = {
                 "round": number,
                 "persona": slug,
