@@ -1,10 +1,11 @@
 """round-context: what a persona driven by hand reads, built as `run`'s prompt is built.
 
-The page holds the persona, then the round's material rendered by the very prompt `run`
+The page holds the system prompt `run` sends (the persona and the answer contract: the
+sections, the verdict block), then the round's material rendered by the very prompt `run`
 sends (engine/rounds.round_material and engine/prompts.persona_prompt: the question,
 facts, options, attachments, panel, landscape, round 2's peer answer, round 3's
 transcript and the critiques aimed at the persona, compressed by the same rules), then
-the commands that submit the answer in place of the prompt's machine-readable line.
+the command that submits the answer in place of the prompt's machine-readable line.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from dreamcontext_council.engine.protocol.rounds import cross_exam_pairs, round_
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.safe_read import inside
 from dreamcontext_council.rules.debate import Debate, bounded_round
-from dreamcontext_council.rules.report import REQUIRED_SECTIONS
 from dreamcontext_council.rules.run_settings import DEFAULT_WINDOW
 from dreamcontext_council.rules.verdicts import Verdicts
 
@@ -58,10 +58,10 @@ def page_round(debate: Debate) -> int:
 
 def round_message(
     files: DebateFiles, debate: Debate, slug: str, number: int, verdicts: Verdicts | None = None
-) -> tuple[str, str | None]:
-    """The user message `run` would send `slug` in round N, without its title line and its
-    machine-readable call line (the sections a persona driven by hand reads), and the peer
-    it cross-examines, if any."""
+) -> tuple[str, str, str | None]:
+    """The system prompt `run` would send `slug` in round N (its persona and the answer
+    contract), the user message without its title line and its machine-readable call line
+    (the sections a persona driven by hand reads), and the peer it cross-examines, if any."""
     context = files.context(slug)
     material = round_material(
         files,
@@ -81,8 +81,14 @@ def round_message(
     lines = prompt.user.split("\n")
     if lines and lines[0].startswith("# "):
         lines = lines[1:]
-    kept = [line for line in lines if not line.startswith(_CALL_LINE)]
-    return "\n".join(kept).strip("\n"), (str(material.peer["slug"]) if material.peer else None)
+    peer = str(material.peer["slug"]) if material.peer else None
+    return prompt.system.strip("\n"), without_call_line("\n".join(lines)), peer
+
+
+def without_call_line(text: str) -> str:
+    """A prompt's text as a page gives it: without the machine-readable call line."""
+    kept = [line for line in text.split("\n") if not line.startswith(_CALL_LINE)]
+    return "\n".join(kept).strip("\n")
 
 
 def round_context(root: Root, debate_id: str, slug: str) -> str:
@@ -94,7 +100,7 @@ def round_context(root: Root, debate_id: str, slug: str) -> str:
     # A file a merge left conflict markers in is left out of the page and named at its top.
     snapshot = load_snapshot(root, debate_id, around_conflicts=True)
     number = page_round(debate)
-    message, peer = round_message(files, debate, slug, number, snapshot.verdicts)
+    system, message, peer = round_message(files, debate, slug, number, snapshot.verdicts)
     status = debate.status
     last_finished = debate.current_round if status.phase != "running" else debate.current_round - 1
     new_facts = [
@@ -116,17 +122,12 @@ def round_context(root: Root, debate_id: str, slug: str) -> str:
         round=number,
         rounds_planned=debate.rounds_planned,
         status=str(status),
-        persona={
-            "slug": slug,
-            "model": context.model,
-            "aspects": context.aspects,
-            "text": context.persona_text,
-        },
+        persona={"slug": slug, "model": context.model, "aspects": context.aspects},
+        system=system,
         material=message,
         new_facts=new_facts,
         last_finished=last_finished,
         attachment_files=attachment_files,
         peer=peer,
-        sections=REQUIRED_SECTIONS,
         conflicts=snapshot.conflicts,
     )
