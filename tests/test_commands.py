@@ -503,3 +503,31 @@ def test_an_empty_topic_is_called_empty(council: Runner, root_path: Path) -> Non
         assert "empty" in line, line
         assert "not both" not in line
     assert not root_path.exists()
+
+
+def test_complete_refuses_a_malformed_claims_block_with_nothing_changed(
+    chair: Chair, cli: Runner
+) -> None:
+    debate_id = chair.new(rounds=1)
+    chair.play_round(
+        debate_id,
+        1,
+        {"risk-auditor": ("A", 60), "growth-cfo": ("A", 60), "user-advocate": ("B", 55)},
+    )
+    chair.ok("synthesize", debate_id)
+    report = chair.folder(debate_id) / "final-report.md"
+    report.write_text(
+        "## Verdict\n\nMigrate (A). Confidence: medium.\n\n"
+        "## Appendix: per-agent per-round summaries\n\n### risk-auditor — Round 1\nA.\n\n"
+        '```claims\n[{"claim": "x", "proposer": "nobody-here", "round": 1}]\n```\n',
+        encoding="utf-8",
+    )
+    before = report.read_bytes()
+
+    refused = cli("complete", debate_id)
+
+    assert refused.code != 0 and refused.err.strip().count("\n") == 0
+    assert "claims block is malformed" in refused.err
+    assert report.read_bytes() == before
+    assert not (chair.folder(debate_id) / "claims.json").exists()
+    assert "status: synthesizing" in (chair.folder(debate_id) / "debate.md").read_text("utf-8")
