@@ -34,6 +34,7 @@ COMMANDS = [
     ["round-context"],
     ["verdict"],
     ["report", "append"],
+    ["check"],
     ["research", "add"],
     ["research", "list"],
 ]
@@ -139,7 +140,7 @@ def test_orchestrator_and_persona_commands_walk_a_debate_to_knowledge(
         entry("third"),
         "--json",
     )
-    assert appended.json() == {"round": 1, "replaced": False, "warnings": []}
+    assert appended.json() == {"round": 1, "replaced": False, "warnings": [], "verdict": None}
 
     summaries = cli("summaries", debate_id, "1")
     assert "from stdin" in summaries.out and "stance=B conviction=55 (·)" in summaries.out
@@ -267,6 +268,159 @@ def test_report_append_warns_when_no_verdict_was_recorded(chair: Chair, cli: Run
     assert "No verdict recorded for risk-auditor in round 1" in result.err
 
 
+VERDICT_BLOCK = """
+```verdict
+stance: A
+conviction: 72
+headline: Migrate, with a rehearsed rollback
+concession: growth-cfo is right that the cutover costs a weekend
+```
+"""
+
+
+def test_report_append_records_the_verdict_block_an_answer_ends_with(
+    chair: Chair, cli: Runner
+) -> None:
+    debate_id = chair.new()
+    chair.ok("round", "start", debate_id, "1")
+
+    result = cli("report", "append", debate_id, "risk-auditor", input=entry() + VERDICT_BLOCK)
+
+    assert result.code == 0, result.err
+    assert result.err == ""  # the verdict came with the entry: no warning
+    assert "Verdict recorded: A 72" in result.out
+    folder = chair.folder(debate_id)
+    recorded = json.loads((folder / "verdicts.json").read_text("utf-8"))["rounds"]["1"]
+    assert recorded["risk-auditor"]["stance"] == "A"
+    assert recorded["risk-auditor"]["conviction"] == 72
+    assert recorded["risk-auditor"]["headline"] == "Migrate, with a rehearsed rollback"
+    assert recorded["risk-auditor"]["concession"].startswith("growth-cfo is right")
+    report = (folder / "risk-auditor" / "report.md").read_text("utf-8")
+    assert "### Executive Summary" in report
+    assert "```verdict" not in report and "conviction: 72" not in report
+
+
+@pytest.mark.parametrize(
+    ("block", "named"),
+    [
+        (VERDICT_BLOCK.replace("stance: A", "stance: Z"), "Stance 'Z'"),
+        (VERDICT_BLOCK.replace("headline: Migrate, with a rehearsed rollback\n", ""), "headline"),
+        (VERDICT_BLOCK.replace("conviction: 72", "conviction: 140"), "onviction"),
+    ],
+    ids=["unknown stance", "no headline", "conviction out of range"],
+)
+def test_a_broken_verdict_block_is_refused_in_one_line_with_nothing_recorded(
+    chair: Chair, cli: Runner, block: str, named: str
+) -> None:
+    debate_id = chair.new()
+    chair.ok("round", "start", debate_id, "1")
+    folder = chair.folder(debate_id)
+    verdicts_before = (folder / "verdicts.json").read_bytes()
+
+    result = cli("report", "append", debate_id, "risk-auditor", input=entry() + block)
+
+    assert result.code != 0
+    assert result.err.strip().count("\n") == 0, result.err
+    assert named in result.err and "report append" in result.err
+    assert (folder / "verdicts.json").read_bytes() == verdicts_before
+    assert not (folder / "risk-auditor" / "report.md").exists() or "Executive Summary" not in (
+        folder / "risk-auditor" / "report.md"
+    ).read_text("utf-8")
+
+
+def _two_rounds_of_three(chair: Chair) -> str:
+    debate_id = chair.new(rounds=3)
+    for number, votes in (
+        (1, {"risk-auditor": ("A", 60), "growth-cfo": ("A", 60), "user-advocate": ("B", 55)}),
+        (2, {"risk-auditor": ("A", 70), "growth-cfo": ("A", 65), "user-advocate": ("B", 50)}),
+    ):
+        chair.play_round(debate_id, number, votes)
+    return debate_id
+
+
+def test_check_answer_is_recorded_in_the_round_log_as_run_records_its_check(
+    chair: Chair, cli: Runner
+) -> None:
+    debate_id = _two_rounds_of_three(chair)
+
+    recorded = cli(
+        "check", debate_id, "2", "--answer", "converged",
+        "--reason", "both sides answered\x07 every critique\n",
+    )  # fmt: skip
+    assert recorded.code != 0 and "control characters" in recorded.err  # nothing recorded
+    recorded = cli(
+        "check", debate_id, "2", "--answer", "converged", "--reason", "both sides answered\n all"
+    )
+
+    assert recorded.code == 0, recorded.err
+    assert "CONVERGED → synthesis" in recorded.out and f"synthesize {debate_id}" in recorded.out
+    log = (chair.folder(debate_id) / "round-log.md").read_text("utf-8")
+    assert log.count("## Convergence check after round 2") == 1
+    check = log.split("## Convergence check after round 2 — CONVERGED\n", 1)[1]
+    assert check.split("\n")[:4] == [
+        "- Numeric convergence: 73% → A",
+        "- Answered by: the orchestrator (`council check --answer`)",
+        "- Reason: both sides answered all",
+        "- Decision: synthesis",
+    ]
+    again = cli("check", debate_id, "2", "--answer", "CONVERGED")
+    assert again.code == 0 and "already recorded" in again.out
+    other = cli("check", debate_id, "2", "--answer", "CONTINUE")
+    assert other.code != 0 and other.err.strip().count("\n") == 0
+    assert "already recorded as CONVERGED" in other.err
+    assert (chair.folder(debate_id) / "round-log.md").read_text("utf-8") == log
+    page = cli("check", debate_id, "2")
+    assert page.code == 0 and "Recorded already: CONVERGED." in page.out
+
+    # The synthesizer reads the recorded check, not "sent to synthesis without a check".
+    chair.ok("synthesize", debate_id)
+    record = (chair.folder(debate_id) / "synthesis-input.md").read_text("utf-8")
+    ended = record.split("## How the debating ended", 1)[1]
+    assert "After round 2: CONVERGED (the personas agree" in ended
+    assert "without a check" not in record
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (["1"], "after round 2"),
+        (["3"], "round_2_complete"),
+        (["2", "--answer", "MAYBE"], "MAYBE"),
+        (["2", "--reason", "why"], "--reason goes with --answer"),
+    ],
+    ids=["round 1", "a round not closed", "not a check word", "reason alone"],
+)
+def test_check_refuses_what_run_would_not_ask_in_one_line(
+    chair: Chair, cli: Runner, args: list[str], named: str
+) -> None:
+    debate_id = _two_rounds_of_three(chair)
+    log = (chair.folder(debate_id) / "round-log.md").read_bytes()
+
+    result = cli("check", debate_id, *args)
+
+    assert result.code != 0
+    assert named in result.err, result.err
+    assert (chair.folder(debate_id) / "round-log.md").read_bytes() == log
+
+
+def test_two_checks_answered_at_once_record_one(council: Runner, root_path: Path) -> None:
+    chair = Chair(council, root_path)
+    debate_id = _two_rounds_of_three(chair)
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(2) as pool:
+        results = list(
+            pool.map(
+                lambda answer: council("check", debate_id, "2", "--answer", answer),
+                ["CONTINUE", "DEADLOCKED"],
+            )
+        )
+
+    assert sorted(r.code == 0 for r in results) == [False, True]
+    log = (chair.folder(debate_id) / "round-log.md").read_text("utf-8")
+    assert log.count("## Convergence check after round 2") == 1
+
+
 def test_round_context_has_everything_a_persona_needs(chair: Chair, cli: Runner) -> None:
     debate_id = chair.new()
     chair.play_round(
@@ -349,3 +503,31 @@ def test_an_empty_topic_is_called_empty(council: Runner, root_path: Path) -> Non
         assert "empty" in line, line
         assert "not both" not in line
     assert not root_path.exists()
+
+
+def test_complete_refuses_a_malformed_claims_block_with_nothing_changed(
+    chair: Chair, cli: Runner
+) -> None:
+    debate_id = chair.new(rounds=1)
+    chair.play_round(
+        debate_id,
+        1,
+        {"risk-auditor": ("A", 60), "growth-cfo": ("A", 60), "user-advocate": ("B", 55)},
+    )
+    chair.ok("synthesize", debate_id)
+    report = chair.folder(debate_id) / "final-report.md"
+    report.write_text(
+        "## Verdict\n\nMigrate (A). Confidence: medium.\n\n"
+        "## Appendix: per-agent per-round summaries\n\n### risk-auditor — Round 1\nA.\n\n"
+        '```claims\n[{"claim": "x", "proposer": "nobody-here", "round": 1}]\n```\n',
+        encoding="utf-8",
+    )
+    before = report.read_bytes()
+
+    refused = cli("complete", debate_id)
+
+    assert refused.code != 0 and refused.err.strip().count("\n") == 0
+    assert "claims block is malformed" in refused.err
+    assert report.read_bytes() == before
+    assert not (chair.folder(debate_id) / "claims.json").exists()
+    assert "status: synthesizing" in (chair.folder(debate_id) / "debate.md").read_text("utf-8")

@@ -54,12 +54,8 @@ def record_verdict(
     concession: str | None = None,
 ) -> Verdict:
     """Record the persona's verdict for round N (one per round and persona; last write wins)."""
-    check_length(stance, limits.MAX_STANCE_CHARS, "The stance", "Give an option key.")
-    check_length(headline, limits.MAX_HEADLINE_CHARS, "The headline", "Sum it up in one line.")
-    check_length(
-        concession or "", limits.MAX_CONCESSION_CHARS, "The concession", "Say it in brief."
-    )
     given = GivenVerdict(stance, conviction, headline, concession)
+    check_verdict_text(given)
     return _record_verdict(DebateFiles(root, debate_id), slug, number, given)
 
 
@@ -71,6 +67,17 @@ class GivenVerdict:
     conviction: str | int
     headline: str
     concession: str | None
+
+
+def check_verdict_text(given: GivenVerdict) -> None:
+    """The stance, headline and concession within their limits, or one line saying which is not."""
+    check_length(given.stance, limits.MAX_STANCE_CHARS, "The stance", "Give an option key.")
+    check_length(
+        given.headline, limits.MAX_HEADLINE_CHARS, "The headline", "Sum it up in one line."
+    )
+    check_length(
+        given.concession or "", limits.MAX_CONCESSION_CHARS, "The concession", "Say it in brief."
+    )
 
 
 def _record_verdict(files: DebateFiles, slug: str, number: int, given: GivenVerdict) -> Verdict:
@@ -108,6 +115,8 @@ class ReportResult:
     round: int
     replaced: bool
     warnings: list[str]
+    verdict: dict[str, object] | None = None
+    """The verdict recorded with the entry (its ```verdict block), as verdicts.json holds it."""
 
 
 def append_report(
@@ -118,20 +127,23 @@ def append_report(
     *,
     number: int | None = None,
     vet: Callable[[RoundEntry], None] | None = None,
+    verdict: GivenVerdict | None = None,
 ) -> ReportResult:
     """Add the persona's round entry (newest on top); a later entry for the round replaces it.
 
     An entry left inside an open code fence is closed before it is stored, so it cannot hide
     the older entries below it; the warnings and the round log say so. `vet`, a rule of the
     protocol above this layer, sees the entry once the round and every file it reads are
-    checked, under the lock, and refuses it by raising: then nothing is written."""
+    checked, under the lock, and refuses it by raising: then nothing is written. `verdict`
+    (the block the answer ended with) is recorded for the round under the same hold of the
+    lock, after `vet` and before the entry, as `verdict` records it."""
     check_length(
         body,
         limits.MAX_ENTRY_CHARS,
         "The round entry",
         "Keep the entry to its sections and put long material in a research note.",
     )
-    return _append_report(DebateFiles(root, debate_id), slug, body, number, vet)
+    return _append_report(DebateFiles(root, debate_id), slug, body, number, vet, verdict)
 
 
 def _append_report(
@@ -140,6 +152,7 @@ def _append_report(
     body: str,
     number: int | None,
     vet: Callable[[RoundEntry], None] | None = None,
+    verdict: GivenVerdict | None = None,
 ) -> ReportResult:
     debate_id = files.id
     cleaned, named = clean_entry_body(body)
@@ -164,6 +177,11 @@ def _append_report(
         entry = RoundEntry(number, today(), cleaned)
         if vet is not None:
             vet(entry)
+        recorded = None
+        if verdict is not None:
+            check_verdict_text(verdict)
+            recorded = _record_verdict(files, slug, number, verdict).to_json()
+            has_verdict = True
         entries = with_entry(entries, entry)
         files.save_entries(slug, entries)
         _count_entries(files, slug, context, entries)
@@ -185,7 +203,7 @@ def _append_report(
                 f"verdict {debate_id} {slug} {number} --stance ... --conviction ... --headline ...`."
             )
     refresh_live(files.root, debate_id, transition=False)
-    return ReportResult(number, replaced, warnings)
+    return ReportResult(number, replaced, warnings, recorded)
 
 
 def record_answer(

@@ -36,6 +36,12 @@ MODULES.add(
     one_group="council",
 )
 MODULES.add(
+    "dreamcontext_council.cli.check",
+    {"council": ("check",)},
+    "register_check",
+    one_group="council",
+)
+MODULES.add(
     "dreamcontext_council.cli.reading",
     {"council": ("summaries", "board", "timeline", "list", "show", "prompt", "live")},
     "register_reading",

@@ -17,6 +17,7 @@ from dreamcontext_council.cli.base import (
     json_option,
     read_stdin_bytes,
     root_option,
+    warn,
 )
 from dreamcontext_council.cli.completion import complete_debate_id, complete_persona
 from dreamcontext_council.folder.paths import Root, root_for_new
@@ -352,8 +353,9 @@ def question(debate_id: str, slug: str, text: tuple[str, ...], as_json: bool) ->
 def synthesize(debate_id: str, as_json: bool) -> None:
     """Move to synthesizing, write synthesis-input.md and print what the synthesizer reads.
 
-    synthesis-input.md is the synthesizer's prompt as `run` sends it: every answer,
-    compressed over the gate by the same rules.
+    synthesis-input.md is the synthesizer's prompt as `run` sends it: its instructions and
+    every answer, compressed over the gate by the same rules. The report it asks for ends
+    with a ```claims block, which `complete` turns into the claims ledger.
 
     \b
     Example:
@@ -365,14 +367,13 @@ def synthesize(debate_id: str, as_json: bool) -> None:
 
     def text() -> str:
         lines = [
-            f"{debate_id} is synthesizing. The synthesizer reads synthesis-input.md first: the "
-            "record it weighs, every answer compressed over the gate as `run` gives it. Then, "
-            "relative to the debate folder:"
+            f"{debate_id} is synthesizing. The synthesizer reads synthesis-input.md: the "
+            "instructions and the record `run` sends its synthesizer, every answer compressed "
+            "over the gate. It writes final-report.md as they ask, ending with the ```claims "
+            "block; then run `dreamcontext council complete " + debate_id + "`. The record's "
+            "files, relative to the debate folder:"
         ]
         lines += [f"  {f}" for f in manifest.files]
-        lines.append(
-            "It writes final-report.md; then run `dreamcontext council complete " + debate_id + "`."
-        )
         return "\n".join(lines)
 
     emit(manifest.__dict__, as_json, text)
@@ -385,15 +386,25 @@ def synthesize(debate_id: str, as_json: bool) -> None:
 def complete(debate_id: str, as_json: bool) -> None:
     """Mark the debate complete (needs final-report.md with its Verdict and Appendix).
 
+    A report the synthesizer wrote by hand, ending with its ```claims block, is first
+    assembled as `run` assembles its synthesizer's: claims.json, the claims ledger, the
+    dissent flags, the position timeline and the debate measures.
+
     \b
     Example:
       dreamcontext council complete council_AbC12345
     """
-    changed = closing.complete_debate(current_root(), debate_id)
+    from dreamcontext_council.engine.protocol.by_hand import complete as finish
+
+    done = finish(current_root(), debate_id)
+    for message in done.warnings:
+        warn(message)
+    assembled = " final-report.md was assembled with its claims ledger." if done.assembled else ""
     emit(
-        {"debate": debate_id, "changed": changed},
+        {"debate": debate_id, "changed": done.changed, "assembled": done.assembled},
         as_json,
-        f"{debate_id} is complete." if changed else f"{debate_id} was already complete.",
+        (f"{debate_id} is complete." if done.changed else f"{debate_id} was already complete.")
+        + assembled,
     )
 
 

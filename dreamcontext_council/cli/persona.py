@@ -67,7 +67,10 @@ def verdict(
     concession: str | None,
     as_json: bool,
 ) -> None:
-    """Record the persona's verdict for round N (before its report).
+    """Record or correct the persona's verdict for round N.
+
+    An answer given to `report append` with its ```verdict block at the end records the
+    verdict already; this command corrects it.
 
     \b
     Example:
@@ -150,13 +153,16 @@ def report_append(
 ) -> None:
     """Add the persona's round entry; it must have every required ### section.
 
+    An entry that ends with its ```verdict block (stance, conviction, headline, concession
+    lines, as `run` asks a model for) records the verdict with it, or neither.
+
     \b
     Required: Executive Summary, Position, Reasoning, Reactions to peers, Open questions
     Round 2, with a cross-examination assignment: Cross-examination, ending `Score: N/10`
 
     \b
     Example:
-      dreamcontext council report append council_AbC12345 risk-auditor --round 1 < entry.md
+      dreamcontext council report append council_AbC12345 risk-auditor --round 1 < answer.md
     """
     text = read_body(body, read_stdin_bytes(body), "report")
     from dreamcontext_council.engine.protocol.cross_exam import append_entry
@@ -165,7 +171,10 @@ def report_append(
     for message in result.warnings:
         warn(message)
     verb = "replaced" if result.replaced else "added"
-    emit(result.__dict__, as_json, f"Round {result.round} entry {verb} for {slug}.")
+    message = f"Round {result.round} entry {verb} for {slug}."
+    if result.verdict is not None:
+        message += f" Verdict recorded: {result.verdict['stance']} {result.verdict['conviction']}."
+    emit(result.__dict__, as_json, message)
 
 
 @click.group()

@@ -1,13 +1,15 @@
 """Both drivers, one protocol: a debate held by `run` and the same debate held by hand
-(`round start`, `round-context`, `verdict`, `report append`, `round end`, `synthesize`)
-give every persona the same material, record the same reviews and hand the synthesizer
-the same record. A debate the Node tool started keeps its own protocol when held here.
+(`round start`, `round-context`, `report append`, `round end`, `check`, `synthesize`,
+`complete`) give every persona the same page, ask the same check, hand the synthesizer the
+same record and render the same claims ledger. A debate the Node tool started keeps its own
+protocol when held here.
 """
 
 from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 
 from dreamcontext_council.actions.files import DebateFiles
@@ -17,8 +19,8 @@ from .support import OPTIONS, TOPIC, Council, entry
 
 SLUGS = ("risk-auditor", "growth-cfo", "user-advocate")
 HAND_ONLY = {"Your persona", "Facts new since round", "Attachment files", "What to submit"}
-"""Sections a page has that no prompt has: who the persona is (run sends it as the system
-prompt), the files to open, and the commands that submit."""
+"""Sections a page has that no user message has: the system prompt (who the persona is and
+how it answers), the files to open, and the command that submits."""
 
 
 def h2_sections(text: str) -> list[tuple[str, str]]:
@@ -49,9 +51,63 @@ def sent_user_message(folder: Path, slug: str, number: int) -> str:
     return str(record["calls"][0]["user"])
 
 
-def test_round_context_gives_each_persona_what_run_sends_it(
+def sent_system_prompt(folder: Path, slug: str, number: int) -> str:
+    record = json.loads((folder / slug / "prompts" / f"round-{number}.json").read_text("utf-8"))
+    return str(record["calls"][0]["system"])
+
+
+# The check model and the synthesizer of `run`: a program that keeps the prompt it reads on
+# stdin and the answer it gives (the scripted stand-in's), one file per call.
+LOGGING_MODEL = """\
+import json, os, sys
+from dreamcontext_council.engine.providers.scripted import scripted_text, task_from_text
+prompt = sys.stdin.read()
+task = task_from_text(prompt)
+answer = scripted_text(task)
+name = "{}-{}-{}.json".format(task.get("phase"), task.get("round", 0), os.getpid())
+with open(os.path.join(sys.argv[1], name), "w", encoding="utf-8") as log:
+    json.dump({"phase": task.get("phase"), "round": task.get("round"), "prompt": prompt,
+               "answer": answer}, log)
+print(answer)
+"""
+
+
+def logged_calls(folder: Path, phase: str) -> list[dict[str, object]]:
+    calls = [json.loads(p.read_text("utf-8")) for p in sorted(folder.iterdir())]
+    return [c for c in calls if c["phase"] == phase]
+
+
+def answer_with_verdict(
+    body: str, stance: str, conviction: int, headline: str, concession: str | None
+) -> str:
+    """A persona's answer as `run` asks for it: the entry, then its verdict block."""
+    return (
+        f"{body.rstrip()}\n\n```verdict\nstance: {stance}\nconviction: {conviction}\n"
+        f"headline: {headline}\nconcession: {concession or 'none'}\n```\n"
+    )
+
+
+def page_part(page: str, title: str, next_title: str) -> str:
+    """The text of a check page between `## title` and `## next_title`."""
+    return page.split(f"\n## {title}\n\n", 1)[1].split(f"\n\n## {next_title}\n", 1)[0]
+
+
+def h2_section(text: str, title: str) -> str:
+    return dict(h2_sections(text))[title]
+
+
+def test_both_drivers_give_the_same_pages_and_decide_alike(
     council: Council, tmp_path: Path
 ) -> None:
+    """One debate by hand and the same with `run`: each persona's page is the prompt `run`
+    sends it (its system prompt, the answer contract, included), the check page is the check
+    prompt, the recorded check reads the same to the synthesizer, and a report finished by
+    hand with its claims block gives the claims.json, ledger and dissent flag `run` gives."""
+    logs = tmp_path / "calls"
+    logs.mkdir()
+    script = tmp_path / "logging_model.py"
+    script.write_text(LOGGING_MODEL, encoding="utf-8")
+    model = f"command:{sys.executable} {script} {logs}"
     debate_id = council.new(TOPIC, "--options", OPTIONS, "--rounds", "3")
     for slug in SLUGS:
         council.add_persona(debate_id, slug, model="scripted")
@@ -59,13 +115,16 @@ def test_round_context_gives_each_persona_what_run_sends_it(
     by_hand = Council(tmp_path / "hand" / "_dream_context", council.workdir, council.env)
     shutil.copytree(council.root, by_hand.root)
 
-    ran = council("run", debate_id)
+    ran = council("run", debate_id, "--check-model", model, "--synth-model", model)
     assert ran.code == 0, ran.err
     by_run = council.folder(debate_id)
     run_files = DebateFiles(Root(council.root), debate_id)
     assert all(run_files.entries(s)[0].round == 3 for s in SLUGS)  # the check said CONTINUE
+    [run_check] = logged_calls(logs, "check")
+    assert run_check["round"] == 2 and run_check["answer"] == "CONTINUE"
 
     pages: dict[tuple[str, int], str] = {}
+    check_page = ""
     for number in (1, 2, 3):
         if number > 1:
             assert by_hand("round", "start", debate_id, str(number)).code == 0
@@ -73,30 +132,44 @@ def test_round_context_gives_each_persona_what_run_sends_it(
             page = by_hand("round-context", debate_id, slug)
             assert page.code == 0, page.err
             pages[slug, number] = page.out
-        # Each persona answers by hand what its model answered under `run`.
+        # Each persona answers by hand, in one command, what its model answered under `run`.
         verdicts = run_files.verdicts().round(number)
         for slug in SLUGS:
             v = verdicts[slug]
-            args = [
-                "--stance",
-                v.stance,
-                "--conviction",
-                str(v.conviction),
-                "--headline",
-                v.headline,
-            ]
-            assert by_hand("verdict", debate_id, slug, str(number), *args).code == 0
             body = next(e.body for e in run_files.entries(slug) if e.round == number)
+            answer = answer_with_verdict(body, v.stance, v.conviction, v.headline, v.concession)
             appended = by_hand(
-                "report", "append", debate_id, slug, "--round", str(number), input=body
+                "report", "append", debate_id, slug, "--round", str(number), input=answer
             )
             assert appended.code == 0, appended.err
+            assert appended.err == ""  # entry and verdict recorded together
         assert by_hand("round", "end", debate_id, str(number)).code == 0
+        if number == 2:
+            shown = by_hand("check", debate_id, "2")
+            assert shown.code == 0, shown.err
+            check_page = shown.out
+            recorded = by_hand(
+                "check", debate_id, "2", "--answer", str(run_check["answer"]),
+                "--reason", "the round-2 critiques are not answered yet",
+            )  # fmt: skip
+            assert recorded.code == 0, recorded.err
+
+    # The check page is the check prompt `run` sent, system prompt and message.
+    system = page_part(check_page, "System prompt", "User message")
+    user = page_part(check_page, "User message", "What to record")
+    assert "## Round 2 critiques revealed" in user and "## Still unanswered" in user
+    sent = str(run_check["prompt"]).strip("\n")  # system, blank line(s), user
+    assert sent.startswith(system + "\n\n")
+    assert sent[len(system) :].lstrip("\n") == user
 
     for (slug, number), page in pages.items():
         sent = h2_sections(sent_user_message(by_run, slug, number))
-        shown = [(t, b) for t, b in h2_sections(page) if not hand_only(t)]
-        assert shown == sent, (slug, number)
+        shown_sections = [(t, b) for t, b in h2_sections(page) if not hand_only(t)]
+        assert shown_sections == sent, (slug, number)
+        # The answer contract `run` sends as the system prompt is on the page, whole.
+        contract = sent_system_prompt(by_run, slug, number).strip("\n")
+        assert h2_section(page, "Your persona and how you answer") == contract
+        assert "```verdict" in contract
     # Each phase's material is there, so the comparison above compares something.
     titles = {key: [t for t, _ in h2_sections(page)] for key, page in pages.items()}
     peer = council.meta(debate_id)["cross_examination"]["growth-cfo"]
@@ -115,19 +188,58 @@ def test_round_context_gives_each_persona_what_run_sends_it(
     assert json.loads((hand_folder / "reviews.json").read_text("utf-8")) == json.loads(
         (by_run / "reviews.json").read_text("utf-8")
     )
+    assert json.loads((hand_folder / "verdicts.json").read_text("utf-8"))["rounds"].keys() == {
+        "1", "2", "3"
+    }  # fmt: skip
     synthesized = by_hand("synthesize", debate_id)
     assert synthesized.code == 0, synthesized.err
     assert "synthesis-input.md" in synthesized.out
-    # The same record, but for the check decisions: `run` logged its check's CONTINUE after
-    # round 2; by hand the orchestrator decided and only the end of the rounds is recorded.
-    by_hand_input = dict(h2_sections((hand_folder / "synthesis-input.md").read_text("utf-8")))
-    by_run_input = dict(h2_sections((by_run / "synthesis-input.md").read_text("utf-8")))
+    # The same record, the check decisions included: the recorded check reads the same.
+    by_hand_record = (hand_folder / "synthesis-input.md").read_text("utf-8")
+    by_run_record = (by_run / "synthesis-input.md").read_text("utf-8")
     ended = "How the debating ended"
-    assert by_hand_input.pop(ended) == "- After round 3: the 3 planned rounds were run."
-    assert by_run_input.pop(ended).startswith("- After round 2: CONTINUE")
-    assert by_hand_input == by_run_input
+    assert (
+        h2_section(by_hand_record, ended)
+        == h2_section(by_run_record, ended)
+        == (
+            "- After round 2: CONTINUE (productive tension remained: open challenges, new "
+            "evidence, positions still moving) → another round.\n"
+            "- After round 3: the 3 planned rounds were run."
+        )
+    )
+    assert by_hand_record == by_run_record
     latest = run_files.entries("growth-cfo")[0].body  # round 3, under the gate: whole
-    assert latest.strip() in "\n".join(by_hand_input.values())
+    assert latest.strip() in by_hand_record
+
+    # The synthesizer by hand answers what `run`'s did to the same prompt; `complete` then
+    # renders what `run` renders.
+    [run_synthesis] = logged_calls(logs, "synthesis")
+    assert "```claims" in str(run_synthesis["answer"])
+    (hand_folder / "final-report.md").write_text(str(run_synthesis["answer"]), "utf-8")
+    completed = by_hand("complete", debate_id)
+    assert completed.code == 0, completed.err
+    resynthesized = council("run", debate_id, "--resynthesize")
+    assert resynthesized.code == 0, resynthesized.err
+
+    run_claims = json.loads((by_run / "claims.json").read_text("utf-8"))
+    assert run_claims["claims"] and run_claims["flags"]  # the comparison compares something
+    assert json.loads((hand_folder / "claims.json").read_text("utf-8")) == run_claims
+    hand_report = (hand_folder / "final-report.md").read_text("utf-8")
+    run_report = (by_run / "final-report.md").read_text("utf-8")
+    for title in (
+        "Claims ledger",
+        "Position timeline",
+        "Why",
+        "Appendix: per-agent per-round summaries",
+    ):
+        assert h2_section(hand_report, title) == h2_section(run_report, title), title
+    assert h2_section(hand_report, "Verdict") == h2_section(run_report, "Verdict")
+    assert "```claims" not in hand_report
+    dissent = [f for f in by_hand.meta(debate_id)["flags"] if f.startswith("dissent: ")]
+    assert dissent and dissent == [
+        f for f in council.meta(debate_id)["flags"] if f.startswith("dissent: ")
+    ]
+    assert by_hand.status(debate_id) == "complete"
 
 
 def test_a_round_two_critique_without_its_score_is_refused_with_what_to_add(

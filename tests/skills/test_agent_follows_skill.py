@@ -8,10 +8,13 @@ way the skill tells it to:
 - from `round start` to `synthesize` is one round, repeated for N = 1, 2, …; a run
   of consecutive commands naming `<slug>` is one persona sub-agent's script and
   runs once per persona (the sub-agents in parallel, as the skill dispatches them);
+- `check` is the convergence check, played after each round from 2 that is not the
+  last planned (as `run` asks it), answered CONTINUE;
 - `inject`, `question` and `round extend` are the interlude, played once after
   round 1; `round extend` adds the round the agent then runs;
 - at `synthesize` it dispatches the synthesizer, which runs the commands of
-  council-synthesizer.md and writes final-report.md; then the rest of the flow.
+  council-synthesizer.md, reads synthesis-input.md and writes final-report.md ending
+  with its claims block; then the rest of the flow.
 Every command must exit 0.
 """
 
@@ -61,8 +64,11 @@ BASE_VALUES = {
     "preset": "engineering",
     "dollars": "1",
     "score": "6",
+    "answer": "CONTINUE",
+    "reason": "the rollback critique is still unanswered",
 }
 BETWEEN_ROUNDS = {("council", "inject"), ("council", "question"), ("council", "round", "extend")}
+CHECK = ("council", "check")
 SHELL_UNSAFE = set('"$`\\')
 
 
@@ -154,36 +160,27 @@ class Agent:
             list(pool.map(subagent, PERSONAS))
 
     def play_steps(self, commands: list[PackCommand], number: int) -> None:
+        checked = 2 <= number < self.rounds_to_run  # `run` checks after these rounds only
         for step in persona_blocks(commands):
             if isinstance(step, list):
                 self.persona_subagents(step, number)
-            else:
+            elif path_of(step) != CHECK or checked:
                 self.run(step, {"N": str(number)})
 
     def synthesizer(self) -> None:
-        """A clean sub-agent: it knows only the id, runs its commands, writes the report."""
-        timeline = ""
+        """A clean sub-agent: it knows only the id, runs its commands, reads the prompt
+        `synthesize` wrote and writes its answer as final-report.md."""
         for command in bash_commands(SYNTHESIZER_MD):
-            out = self.run(command, {"id": self.values["id"]})
-            if path_of(command) == ("council", "timeline"):
-                timeline = out
-        assert "| Persona |" in timeline, "timeline printed no table for the synthesizer to copy"
-        report = final_report(self.values["id"], timeline)
-        path = self.shell.cwd / "_dream_context" / "council" / self.values["id"] / "final-report.md"
-        path.write_text(report, encoding="utf-8")
+            self.run(command, {"id": self.values["id"]})
+        folder = self.shell.cwd / "_dream_context" / "council" / self.values["id"]
+        prompt = (folder / "synthesis-input.md").read_text(encoding="utf-8")
+        assert "## System prompt" in prompt and "```claims" in prompt
+        (folder / "final-report.md").write_text(final_report(), encoding="utf-8")
 
 
-def final_report(debate_id: str, timeline: str) -> str:
-    slugs = ", ".join(PERSONAS)
-    return f"""---
-debate_id: "{debate_id}"
-topic: "{QUESTION}"
-synthesized_at: "2026-11-30"
-personas: [{slugs}]
-rounds: 3
----
-
-## Verdict
+def final_report() -> str:
+    """A synthesizer's answer as synthesis-input.md asks for it, its claims block last."""
+    return """## Verdict
 
 Migrate now (A). Confidence: medium.
 
@@ -196,10 +193,6 @@ Migrate now (A). Confidence: medium.
 ## Why
 
 - **Ops cost** drops with one fewer datastore. *— risk-auditor R1, growth-cfo R2*
-
-## Position timeline
-
-{timeline.strip()}
 
 ## What was debated
 
@@ -217,6 +210,12 @@ user-advocate: stay on Redis if p99 latency goes above 20ms. *— user-advocate 
 
 ### risk-auditor — Round 1
 Backs A with a rollback plan.
+
+```claims
+[{"claim": "One fewer datastore lowers the operating cost.", "proposer": "risk-auditor",
+  "round": 1, "supporters": ["growth-cfo"], "challengers": ["user-advocate"],
+  "retracted": false, "research": [], "attachments": []}]
+```
 """
 
 
@@ -259,11 +258,9 @@ def test_skill_flow_names_the_whole_agent_driven_debate() -> None:
         ("council", "agent", "create"),
         ("council", "round", "start"),
         ("council", "round-context"),
-        ("council", "verdict"),
         ("council", "report", "append"),
         ("council", "round", "end"),
-        ("council", "summaries"),
-        ("council", "board"),
+        ("council", "check"),
         ("council", "synthesize"),
         ("council", "complete"),
         ("council", "promote"),
@@ -272,6 +269,9 @@ def test_skill_flow_names_the_whole_agent_driven_debate() -> None:
     assert positions == sorted(positions), f"the flow runs these out of order: {paths}"
     for needed in (("council", "research", "add"), *BETWEEN_ROUNDS):
         assert needed in paths
+    # The persona answers in one command; the orchestrator decides from the check page.
+    for left_out in (("council", "verdict"), ("council", "summaries"), ("council", "board")):
+        assert left_out not in paths
 
 
 def test_persona_agent_runs_the_same_script_as_skill_md() -> None:
@@ -322,8 +322,19 @@ def test_agent_following_skill_md_runs_a_whole_debate(shell: Shell) -> None:
     round_contexts = agent.outputs[("council", "round-context")]
     assert any("Critiques aimed at you" in out for out in round_contexts)
     assert any("What does the migration cost in engineer-weeks?" in out for out in round_contexts)
-    board = agent.outputs[("council", "board")][-1]
-    assert "risk-auditor" in board and "\x1b[" not in board
+    # The check after round 2 is recorded as `run` records its own; none after round 3.
+    log = (folder / "round-log.md").read_text(encoding="utf-8")
+    assert "## Convergence check after round 2 — CONTINUE" in log
+    assert "- Reason: the rollback critique is still unanswered" in log
+    assert "Convergence check after round 3" not in log
+    check_page = agent.outputs[("council", "check")][0]
+    assert "## Round 2 critiques revealed" in check_page
+    # `complete` rendered the synthesizer's claims block as `run` would.
+    claims = json.loads((folder / "claims.json").read_text(encoding="utf-8"))
+    assert [c["proposer"] for c in claims["claims"]] == ["risk-auditor"]
+    report = (folder / "final-report.md").read_text(encoding="utf-8")
+    assert "## Claims ledger" in report and "## Position timeline" in report
+    assert "```claims" not in report
 
     knowledge = shell.cwd / "_dream_context" / "knowledge"
     promoted = knowledge / "decision-should-we-migrate-the-session-store-from-redis-to-postgres.md"
@@ -398,7 +409,7 @@ def _complete_debate(shell: Shell) -> str:
     root = _root(shell)
     rounds.end_round(root, debate_id, 1, excused=[MISSING])
     closing.begin_synthesis(root, debate_id)
-    report = final_report(debate_id, "| Persona | R1 |\n|---|---|\n")
+    report = final_report()
     (root.council / debate_id / "final-report.md").write_text(report, encoding="utf-8")
     closing.complete_debate(root, debate_id)
     closing.promote(root, debate_id)

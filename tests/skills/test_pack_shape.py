@@ -9,6 +9,7 @@ import pytest
 import yaml
 from debate_story import FINAL_REPORT_SECTIONS
 
+from dreamcontext_council.resources import render
 from dreamcontext_council.rules.report import OPTIONAL_SECTIONS, REQUIRED_SECTIONS
 
 from .pack_commands import PERSONA_MD, PROTOCOL_MD, SKILL_MD, SYNTHESIZER_MD
@@ -56,10 +57,25 @@ def test_protocol_has_a_conviction_rubric_covering_0_to_100() -> None:
         assert int(low) == int(high) + 1
 
 
-def test_synthesizer_report_sections_are_in_the_format_order() -> None:
-    order = list(FINAL_REPORT_SECTIONS)
+def test_the_synthesizer_follows_the_synthesis_prompt_run_sends() -> None:
+    """One synthesis contract for both drivers: the sub-agent reads the prompt `run` sends
+    (synthesis-input.md) and holds to it; its own file sets no rule of its own against it."""
     text = SYNTHESIZER_MD.read_text(encoding="utf-8")
-    found = [line[3:] for line in text.splitlines() if line.startswith("## ")]
+    flat = " ".join(text.split())
+    assert "`synthesis-input.md`" in flat
+    assert "is the one contract for both drivers" in flat
+    assert "Weigh the arguments, not the count" in flat
+    assert "`claims` block" in flat
+    # What the old contract had and the prompt does not: the tally, its own sections.
+    assert "Final round:" not in text and "tally" not in text
+    assert "not what you would conclude" not in text
+    assert "```markdown" not in text
+    assert [line for line in text.splitlines() if line.startswith("## Position timeline")] == []
+    system = render("prompts/synthesis-system.md.j2")
+    assert "Weigh the arguments, not the count" in system
+    assert "```claims" in system
+    order = [t for t in FINAL_REPORT_SECTIONS if t != "Position timeline"]
+    found = [line[3:] for line in system.splitlines() if line.startswith("## ")]
     assert [t for t in found if t in order] == order
 
 

@@ -43,6 +43,11 @@ class ContractError(ValueError):
     """The answer breaks the contract; the message is quoted back in the repair request."""
 
 
+def has_verdict_block(text: str) -> bool:
+    """Whether the answer holds a ```verdict block (a model's answer, or an entry given whole)."""
+    return _BLOCK.search(text) is not None
+
+
 def _fields(block: str) -> dict[str, str]:
     values: dict[str, str] = {}
     current: str | None = None

@@ -24,6 +24,7 @@ from dreamcontext_council.engine.prompting.exchanges import exchanges_before
 from dreamcontext_council.engine.prompting.prompts import CheckMaterial
 from dreamcontext_council.engine.prompting.reviews import load_reviews
 from dreamcontext_council.engine.protocol.contract import review_score
+from dreamcontext_council.engine.providers.base import Prompt
 from dreamcontext_council.engine.providers.models import parse_model
 from dreamcontext_council.errors import CouncilError
 from dreamcontext_council.rules import metrics
@@ -85,6 +86,33 @@ def check_decisions(log: str, last_round: int, rounds_planned: int) -> list[str]
                 f"After round {last_round}: the debate was sent to synthesis without a check."
             )
     return lines
+
+
+EARLY_STOP_NOTE = "Early stop (--early-stop): 90% or more in two rounds in a row."
+
+
+def check_prompt_after(files: DebateFiles, number: int) -> Prompt:
+    """The check after round N as `run` asks it and `council check` prints it."""
+    debate = files.debate()
+    return prompts.check_prompt(
+        debate.section("Question") or debate.topic,
+        number,
+        debate.rounds_planned,
+        check_material(files, number),
+    )
+
+
+def record_check(files: DebateFiles, number: int, answer: str, notes: list[str]) -> list[str]:
+    """Write the check after round N to round-log.md, whoever answered it: the answer in the
+    heading (what the synthesizer is told), the numeric convergence, `notes` (who answered,
+    and why), then the decision. Returns the bullets written."""
+    verdicts = files.verdicts()
+    lead = metrics.leading(verdicts.round(number))
+    level = metrics.convergence(verdicts.round(number))
+    bullets = [f"Numeric convergence: {level}%" + (f" → {lead}" if lead else ""), *notes]
+    bullets.append("Decision: another round" if is_continue(answer) else "Decision: synthesis")
+    files.append_log(check_heading(number, answer), bullets)
+    return bullets
 
 
 def check_heading(number: int, answer: str) -> str:
@@ -214,35 +242,22 @@ async def ask_check(
         return is_continue(logged.answer)
     verdicts = files.verdicts()
     levels = [metrics.convergence(verdicts.round(r)) for r in range(1, number + 1)]
-    lead = metrics.leading(verdicts.round(number))
-    bullets = [f"Numeric convergence: {levels[-1]}%" + (f" → {lead}" if lead else "")]
     line: str | None = None
     stopped_early = allow_early_stop and early_stop(levels)
     if stopped_early:
-        answer, bullets = (
-            "CONVERGED",
-            [*bullets, "Early stop (--early-stop): 90% or more in two rounds in a row."],
-        )
+        answer, notes = "CONVERGED", [EARLY_STOP_NOTE]
     else:
-        debate = files.debate()
-        prompt = prompts.check_prompt(
-            debate.section("Question") or debate.topic,
-            number,
-            debate.rounds_planned,
-            check_material(files, number),
-        )
         completion, line = await caller.ask(
             parse_model(check_model),
-            prompt,
+            check_prompt_after(files, number),
             persona=ORCHESTRATOR_CALLER,
             round=number,
             phase="check",
         )
         answer = completion.text.strip() or "(empty)"
-        bullets.append(f"Answered by: {completion.provider}:{completion.model}")
+        notes = [f"Answered by: {completion.provider}:{completion.model}"]
     going_on = is_continue(answer)
-    bullets.append("Decision: another round" if going_on else "Decision: synthesis")
-    files.append_log(check_heading(number, answer), bullets)
+    bullets = record_check(files, number, answer, notes)
     if line:
         await caller.append(line)  # `ok` once the answer is in round-log.md
     # What the check said (an early stop: that it was one); the figure stays in round-log.md.

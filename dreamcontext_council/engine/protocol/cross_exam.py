@@ -14,7 +14,12 @@ from dreamcontext_council.actions import submissions
 from dreamcontext_council.actions.files import DebateFiles
 from dreamcontext_council.actions.rounds import RoundChange, participants, start_round
 from dreamcontext_council.engine.prompting.reviews import record_reviews
-from dreamcontext_council.engine.protocol.contract import review_score
+from dreamcontext_council.engine.protocol.contract import (
+    ContractError,
+    has_verdict_block,
+    parse_persona_answer,
+    review_score,
+)
 from dreamcontext_council.engine.protocol.pairing import new_seed
 from dreamcontext_council.engine.protocol.rounds import (
     CROSS_EXAM_DIRECTIVE,
@@ -47,11 +52,16 @@ def append_entry(
     """`report append`: the round entry, as `submissions.append_report` adds it, and for a
     round-2 critic its review in reviews.json, as `run` records it.
 
-    A critic's round-2 entry without a `### Cross-examination` ending in `Score: N/10` is
-    refused with nothing written, as `run` refuses such an answer (engine/protocol/contract.py),
-    once the round and the files are checked as for any entry."""
+    An entry that ends with a ```verdict block is an answer as `run` asks for it: it is read
+    by the contract a model's answer is read by (engine/protocol/contract.py), and its verdict
+    and its entry are recorded together, or neither. A critic's round-2 entry without a
+    `### Cross-examination` ending in `Score: N/10` is refused with nothing written, as
+    `run` refuses such an answer, once the round and the files are checked as for any entry."""
     files = DebateFiles(root, debate_id)
     pairs: dict[str, str] = {}
+    given = None
+    if has_verdict_block(body):
+        body, given = _answer_parts(files, body)
 
     def vet(entry: RoundEntry) -> None:
         if entry.round != 2:
@@ -67,9 +77,30 @@ def append_entry(
             )
 
     with files.lock():
-        result = submissions.append_report(root, debate_id, slug, body, number=number, vet=vet)
+        result = submissions.append_report(
+            root, debate_id, slug, body, number=number, vet=vet, verdict=given
+        )
         if slug in pairs:
             # Every critic's review so far, in the pairs' order: the record `run` writes
             # at once for the round, whatever order the entries came in.
             record_reviews(files, 2, scored_reviews(files, pairs), whole_round=True)
     return result
+
+
+def _answer_parts(files: DebateFiles, answer: str) -> tuple[str, submissions.GivenVerdict]:
+    """The entry and the verdict of an answer that ends with its ```verdict block; a broken
+    one is refused in one line that says what to fix."""
+    try:
+        parsed = parse_persona_answer(answer, files.debate().options, files.verdicts().options)
+    except ContractError as problem:
+        raise UsageError(
+            f"Nothing was recorded: {problem} Fix the answer and run `report append` again."
+        ) from None
+    verdict = parsed.verdict
+    given = submissions.GivenVerdict(
+        verdict.stance_text or verdict.stance,
+        verdict.conviction,
+        verdict.headline,
+        verdict.concession,
+    )
+    return parsed.body, given

@@ -1,10 +1,11 @@
 """round-context: what a persona driven by hand reads, built as `run`'s prompt is built.
 
-The page holds the persona, then the round's material rendered by the very prompt `run`
-sends (engine/rounds.round_material and engine/prompts.persona_prompt: the question,
+The page holds the system prompt `run` sends (the persona and the answer contract: the
+sections, the verdict block), then the round's material rendered by the very prompt `run`
+sends (engine/protocol/material.round_material and engine/prompts.persona_prompt: the question,
 facts, options, attachments, panel, round 2's peer answer, round 3's
 transcript and the critiques aimed at the persona, compressed by the same rules), then
-the commands that submit the answer.
+the command that submits the answer.
 """
 
 from __future__ import annotations
@@ -16,11 +17,11 @@ from dreamcontext_council.actions.snapshot import load_snapshot
 from dreamcontext_council.engine.prompting import prompts
 from dreamcontext_council.engine.prompting.attachments import attachments_for_prompt
 from dreamcontext_council.engine.prompting.synthesis_input import CompressionSettings
-from dreamcontext_council.engine.protocol.rounds import cross_exam_pairs, round_material
+from dreamcontext_council.engine.protocol.material import round_material
+from dreamcontext_council.engine.protocol.rounds import cross_exam_pairs
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.safe_read import inside
 from dreamcontext_council.rules.debate import Debate, bounded_round
-from dreamcontext_council.rules.report import REQUIRED_SECTIONS
 from dreamcontext_council.rules.run_settings import DEFAULT_WINDOW
 from dreamcontext_council.rules.verdicts import Verdicts
 
@@ -56,9 +57,10 @@ def page_round(debate: Debate) -> int:
 
 def round_message(
     files: DebateFiles, debate: Debate, slug: str, number: int, verdicts: Verdicts | None = None
-) -> tuple[str, str | None]:
-    """The user message `run` would send `slug` in round N, without its title line (the
-    sections a persona driven by hand reads), and the peer it cross-examines, if any."""
+) -> tuple[str, str, str | None]:
+    """The system prompt `run` would send `slug` in round N (its persona and the answer
+    contract), the user message without its title line (the sections a persona driven by
+    hand reads), and the peer it cross-examines, if any."""
     context = files.context(slug)
     material = round_material(
         files,
@@ -78,7 +80,8 @@ def round_message(
     lines = prompt.user.split("\n")
     if lines and lines[0].startswith("# "):
         lines = lines[1:]
-    return "\n".join(lines).strip("\n"), (str(material.peer["slug"]) if material.peer else None)
+    peer = str(material.peer["slug"]) if material.peer else None
+    return prompt.system.strip("\n"), "\n".join(lines).strip("\n"), peer
 
 
 def round_context(root: Root, debate_id: str, slug: str) -> str:
@@ -90,7 +93,7 @@ def round_context(root: Root, debate_id: str, slug: str) -> str:
     # A file a merge left conflict markers in is left out of the page and named at its top.
     snapshot = load_snapshot(root, debate_id, around_conflicts=True)
     number = page_round(debate)
-    message, peer = round_message(files, debate, slug, number, snapshot.verdicts)
+    system, message, peer = round_message(files, debate, slug, number, snapshot.verdicts)
     status = debate.status
     last_finished = debate.current_round if status.phase != "running" else debate.current_round - 1
     new_facts = [
@@ -112,17 +115,12 @@ def round_context(root: Root, debate_id: str, slug: str) -> str:
         round=number,
         rounds_planned=debate.rounds_planned,
         status=str(status),
-        persona={
-            "slug": slug,
-            "model": context.model,
-            "aspects": context.aspects,
-            "text": context.persona_text,
-        },
+        persona={"slug": slug, "model": context.model, "aspects": context.aspects},
+        system=system,
         material=message,
         new_facts=new_facts,
         last_finished=last_finished,
         attachment_files=attachment_files,
         peer=peer,
-        sections=REQUIRED_SECTIONS,
         conflicts=snapshot.conflicts,
     )

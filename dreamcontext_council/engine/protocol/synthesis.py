@@ -287,70 +287,79 @@ class Synthesizer:
         )
 
     def parse(self, text: str) -> SynthesisDraft:
-        from dreamcontext_council.engine.prompting.ledger import parse_claims
-
-        body, claims, problem = parse_claims(text, self.files.debate().personas)
-        found = split_sections(body)
-        not_middle = {normalize_title(t) for t in (*REQUIRED, *ENGINE_SECTIONS)}
-        middle = [
-            (s.title, s.body.strip("\n"))
-            for s in sections(body, 2)
-            if normalize_title(s.title) not in not_middle and s.body.strip()
-        ]
-        return SynthesisDraft(found, middle, claims, problem)
+        return parse_draft(self.files, text)
 
     def write(self, draft: SynthesisDraft, model: str) -> None:
-        """Assemble final-report.md: the Verdict, the synthesizer's middle sections in its own
-        order with the claims ledger and position timeline after Why, then the Appendix."""
-        from dreamcontext_council.engine.prompting.ledger import apply_claims
+        write_report(self.root, self.files, draft, model)
 
-        snapshot = load_snapshot(self.root, self.files.id)
-        debate = snapshot.debate
-        number = debate.current_round
-        models = snapshot.persona_models()
-        # A person's seat has no model family: agreement with it is never "one family".
-        families = {slug: family_of(m) for slug, m in models.items() if not is_person(m)}
-        ledger = apply_claims(self.root, self.files, draft.claims, families)
-        verdict = draft.sections.get(normalize_title(VERDICT), "").strip("\n")
-        mix = diversity(models.values())
-        verdict += f"\n\nModel diversity: {mix.line()}."
-        short = short_council_sentence(absences(self.files, debate))
-        if short:
-            verdict += f"\n\n{short}"
-        if ledger.flag_lines:
-            verdict += "\n\n" + "\n".join(ledger.flag_lines)
-        verdict += "\n\nDebate measures (from the record, no model call):\n" + "\n".join(
-            f"- {line}." for line in snapshot.measures().lines()
-        )
-        timeline = render_timeline(snapshot).rstrip("\n") + "\n\n" + tally_line(self.files, number)
-        rendered = [ledger.section.rstrip("\n"), f"## Position timeline\n\n{timeline}"]
-        solo = solo_section(snapshot)
-        if solo:
-            rendered.append(solo)
-        middle = [f"## {title}\n\n{body}" for title, body in draft.middle]
-        why = next(
-            (i for i, (t, _) in enumerate(draft.middle) if normalize_title(t) == "why"), None
-        )
-        at = 0 if why is None else why + 1
-        middle[at:at] = rendered
-        appendix = draft.sections.get(normalize_title(APPENDIX), "").strip("\n") or NOT_WRITTEN
-        parts = [f"## {VERDICT}\n\n{verdict}", *middle, f"## {APPENDIX}\n\n{appendix}"]
-        meta = {
-            "debate_id": debate.id,
-            "topic": debate.topic,
-            "synthesized_at": dt.datetime.now(dt.UTC)
-            .isoformat(timespec="seconds")
-            .replace("+00:00", "Z"),
-            "synthesized_by": model,
-            "personas": debate.personas,
-            "rounds": number,
-        }
-        atomic_write_text(
-            self.files.paths.final_report,
-            frontmatter_io.render(meta, "\n\n".join(parts)),
-            within=self.root.path,
-        )
-        self.files.append_log(f"Synthesis written — {today()}", [f"Synthesizer: {model}"])
+
+def parse_draft(files: DebateFiles, text: str) -> SynthesisDraft:
+    """The synthesizer's answer, whichever driver asked for it: its sections, the middle
+    ones in its order, and its claims block (or why there is none)."""
+    from dreamcontext_council.engine.prompting.ledger import parse_claims
+
+    body, claims, problem = parse_claims(text, files.debate().personas)
+    found = split_sections(body)
+    not_middle = {normalize_title(t) for t in (*REQUIRED, *ENGINE_SECTIONS)}
+    middle = [
+        (s.title, s.body.strip("\n"))
+        for s in sections(body, 2)
+        if normalize_title(s.title) not in not_middle and s.body.strip()
+    ]
+    return SynthesisDraft(found, middle, claims, problem)
+
+
+def write_report(root: Root, files: DebateFiles, draft: SynthesisDraft, model: str) -> None:
+    """Assemble final-report.md, whichever driver synthesized: the Verdict, the synthesizer's
+    middle sections in its own order with the claims ledger and position timeline after
+    Why, then the Appendix; claims.json and the dissent flags in debate.md beside it."""
+    from dreamcontext_council.engine.prompting.ledger import apply_claims
+
+    snapshot = load_snapshot(root, files.id)
+    debate = snapshot.debate
+    number = debate.current_round
+    models = snapshot.persona_models()
+    # A person's seat has no model family: agreement with it is never "one family".
+    families = {slug: family_of(m) for slug, m in models.items() if not is_person(m)}
+    ledger = apply_claims(root, files, draft.claims, families)
+    verdict = draft.sections.get(normalize_title(VERDICT), "").strip("\n")
+    mix = diversity(models.values())
+    verdict += f"\n\nModel diversity: {mix.line()}."
+    short = short_council_sentence(absences(files, debate))
+    if short:
+        verdict += f"\n\n{short}"
+    if ledger.flag_lines:
+        verdict += "\n\n" + "\n".join(ledger.flag_lines)
+    verdict += "\n\nDebate measures (from the record, no model call):\n" + "\n".join(
+        f"- {line}." for line in snapshot.measures().lines()
+    )
+    timeline = render_timeline(snapshot).rstrip("\n") + "\n\n" + tally_line(files, number)
+    rendered = [ledger.section.rstrip("\n"), f"## Position timeline\n\n{timeline}"]
+    solo = solo_section(snapshot)
+    if solo:
+        rendered.append(solo)
+    middle = [f"## {title}\n\n{body}" for title, body in draft.middle]
+    why = next((i for i, (t, _) in enumerate(draft.middle) if normalize_title(t) == "why"), None)
+    at = 0 if why is None else why + 1
+    middle[at:at] = rendered
+    appendix = draft.sections.get(normalize_title(APPENDIX), "").strip("\n") or NOT_WRITTEN
+    parts = [f"## {VERDICT}\n\n{verdict}", *middle, f"## {APPENDIX}\n\n{appendix}"]
+    meta = {
+        "debate_id": debate.id,
+        "topic": debate.topic,
+        "synthesized_at": dt.datetime.now(dt.UTC)
+        .isoformat(timespec="seconds")
+        .replace("+00:00", "Z"),
+        "synthesized_by": model,
+        "personas": debate.personas,
+        "rounds": number,
+    }
+    atomic_write_text(
+        files.paths.final_report,
+        frontmatter_io.render(meta, "\n\n".join(parts)),
+        within=root.path,
+    )
+    files.append_log(f"Synthesis written — {today()}", [f"Synthesizer: {model}"])
 
 
 def solo_section(snapshot: DebateSnapshot) -> str | None:
