@@ -6,6 +6,7 @@ has answered. Once she answers and round 1 closes, every reader shows it all aga
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import queue
@@ -25,11 +26,15 @@ from council_run import Council, roster_file
 from debate_story import OPTIONS, TOPIC, council_argv, entry
 from mcp import Client, StdioServerParameters
 from offline import clean_environment
+from rich.console import Console
 
 from dreamcontext_council.dashboard.server import bind, build_server
 from dreamcontext_council.dashboard.watch import watched_board
+from dreamcontext_council.engine.model_calls.progress import LiveProgress
 from dreamcontext_council.folder.in_flight import WAITING, read_in_flight
 from dreamcontext_council.folder.paths import Root
+from dreamcontext_council.rules.debate import Status
+from dreamcontext_council.rules.sealing import pending_people, round_one_sealed, sealed_log
 
 PERSON = "alice"
 MODELS = ("risk-auditor", "growth-cfo")
@@ -142,6 +147,9 @@ class Readers:
             "board": ("board", "--plain", "--round", "1"),
             "board --json": ("board", "--json", "--round", "1"),
             "summaries": ("summaries", "1"),
+            "timeline": ("timeline",),
+            "export": ("export", "--format", "json", "-o", "-"),
+            "round-context": ("round-context", PERSON),  # the page the person answers from
         }.items():
             done = self.council.proc(*args[:1], self.debate_id, *args[1:])
             assert done.code == 0, done.err
@@ -329,3 +337,56 @@ def test_no_reader_shows_a_peer_stance_until_the_persons_round_1_answer_is_in(
             writer.wait()
         run.kill()
         run.wait()
+
+
+def rendered(progress: LiveProgress) -> str:
+    console = Console(file=io.StringIO(), width=120)
+    with console.capture() as capture:
+        console.print(progress._shown())
+    return capture.get()
+
+
+def test_the_live_table_counts_a_sealed_seats_text_and_shows_none_of_it() -> None:
+    progress = LiveProgress(io.StringIO())
+    progress.round_started(1, "blind opening", ["contrarian", PERSON])
+    progress.seal_text(["contrarian", PERSON])
+    progress.persona("contrarian", "thinking")
+    progress.call_started("contrarian")
+    progress.streamed("contrarian", "### Executive Summary\nWe should wait.\n")
+    screen = rendered(progress)
+    assert "We should wait" not in screen and re.search(r"contrarian.*thinking.* 38 ", screen)
+
+    progress.round_started(2, "cross-examination", ["contrarian", PERSON])  # not sealed
+    progress.persona("contrarian", "thinking")
+    progress.streamed("contrarian", "### Executive Summary\nWe should wait.\n")
+    assert "We should wait" in rendered(progress)
+
+
+def test_round_one_is_sealed_only_while_it_runs_and_a_person_has_not_answered() -> None:
+    running, closed = Status("running", 1), Status("round_complete", 1)
+    answered = {"alice": object()}
+    assert pending_people(["alice"], answered, reported=[]) == ["alice"]  # verdict, no entry
+    assert pending_people(["alice"], {}, reported=["alice"]) == ["alice"]  # entry, no verdict
+    assert pending_people(["alice"], answered, reported=["alice"]) == []
+    assert round_one_sealed(running, ["alice"])
+    assert not round_one_sealed(running, [])
+    assert not round_one_sealed(closed, ["alice"])  # excused when round 1 closed without her
+    assert not round_one_sealed(Status("running", 2), ["alice"])
+
+
+def test_the_round_log_keeps_who_answered_round_one_and_seals_what_they_said() -> None:
+    log = (
+        "# Round log — council_AbC12345\n\n"
+        "## Round 1 started — 2026-01-02\n- Personas: bob, alice\n\n"
+        "## Report submitted — bob in round 1 — 2026-01-02T10:00:00Z\n"
+        "- Executive summary: Migrate now: the pool is saturated.\n\n"
+        "## Report replaced — bob in round 1 — 2026-01-02T10:01:00Z\n"
+        "- Executive summary: Migrate this week.\n\n"
+        "## Report submitted — bob in round 2 — 2026-01-03T10:00:00Z\n"
+        "- Executive summary: Still migrate.\n"
+    )
+    sealed = sealed_log(log)
+    assert "Migrate now" not in sealed and "Migrate this week" not in sealed
+    assert sealed.count("- Executive summary: sealed until round 1 closes") == 2
+    assert "## Report replaced — bob in round 1 — 2026-01-02T10:01:00Z" in sealed
+    assert "- Personas: bob, alice" in sealed and "- Executive summary: Still migrate." in sealed
