@@ -11,10 +11,12 @@ from contextlib import contextmanager
 from typing import Any
 
 from dreamcontext_council.actions.files import DebateFiles
+from dreamcontext_council.actions.sealed import round_one_sealed_in
 from dreamcontext_council.folder.live import write_live
 from dreamcontext_council.folder.machine_local import keep_out_of_git
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.rules import metrics
+from dreamcontext_council.rules.sealing import SEALED_ROUND
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +42,8 @@ def live_state(
     number = debate.current_round
     current = verdicts.round(number)
     previous = verdicts.round(number - 1)
+    if number == SEALED_ROUND and round_one_sealed_in(files):
+        current = {}  # a person's seat has yet to answer round 1: its stances are sealed
     personas = []
     for slug in debate.personas:
         entry: dict[str, Any] = {"slug": slug}

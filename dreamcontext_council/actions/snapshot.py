@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, TypeVar
 
 from dreamcontext_council.actions.files import DebateFiles
 from dreamcontext_council.actions.run_state import RunState, debate_run_state
+from dreamcontext_council.actions.sealed import sealed_calls
 from dreamcontext_council.errors import CouncilError
 from dreamcontext_council.folder.in_flight import InFlight, read_in_flight
 from dreamcontext_council.folder.paths import DebatePaths, Root
@@ -24,6 +25,13 @@ from dreamcontext_council.rules.conformity import DebateMeasures, measure
 from dreamcontext_council.rules.debate import Debate
 from dreamcontext_council.rules.persona import PersonaContext
 from dreamcontext_council.rules.report import RoundEntry
+from dreamcontext_council.rules.sealing import (
+    SEALED_ENTRY,
+    SEALED_ROUND,
+    pending_people,
+    round_one_sealed,
+    sealed_log,
+)
 from dreamcontext_council.rules.seats import HUMAN_MODEL, is_person
 from dreamcontext_council.rules.solo import SoloAnswer, SoloComparison, compare, parse_solo
 from dreamcontext_council.rules.usage import calls_of
@@ -63,6 +71,9 @@ class DebateSnapshot:
     log: str
     # One line per file left out for git conflict markers (read with `around_conflicts`).
     conflicts: list[str] = field(default_factory=list)
+    # The seats whose round-1 answer is on disk but sealed (rules/sealing.py): round 1 runs
+    # and a person's seat has yet to answer it. Empty once round 1 is complete.
+    sealed: list[str] = field(default_factory=list)
 
     @property
     def id(self) -> str:
@@ -81,8 +92,20 @@ class DebateSnapshot:
         return debate_run_state(self.paths.folder, self.id, str(self.debate.status))
 
     def in_flight(self) -> list[InFlight]:
-        """The calls a live `council run` is making right now, with their text so far."""
-        return read_in_flight(self.paths.folder)
+        """The calls a live `council run` is making right now, with their text so far (none
+        of the text of a round-1 call while round 1 is sealed)."""
+        calls = read_in_flight(self.paths.folder)
+        return sealed_calls(calls) if self.sealed_round_one else calls
+
+    @property
+    def sealed_round_one(self) -> bool:
+        """Whether round 1's answers are sealed for a person's seat (rules/sealing.py)."""
+        return round_one_sealed(self.debate.status, self.pending_people())
+
+    def pending_people(self) -> list[str]:
+        """The person's seats with no round-1 answer recorded (entry and verdict)."""
+        reported = [p.slug for p in self.personas if p.entry(SEALED_ROUND)]
+        return pending_people(self.people(), self.verdicts.round(SEALED_ROUND), reported)
 
     def final_report(self) -> str | None:
         path = self.paths.final_report
@@ -208,7 +231,11 @@ def load_snapshot(root: Root, debate_id: str, *, around_conflicts: bool = False)
 
     With `around_conflicts` (the read commands, the dashboard), a file holding git conflict
     markers is left out instead, as if empty, and named in `conflicts`; debate.md's
-    frontmatter cannot be left out (ConflictMarkers says so)."""
+    frontmatter cannot be left out (ConflictMarkers says so).
+
+    While round 1 is sealed for a person's seat the snapshot holds of round 1 only who has
+    answered (`seal_round_one`): every view and the synthesis read it after round 1 closes,
+    when it is whole."""
     files = DebateFiles(root, debate_id)
     debate = files.debate()
     conflicts: list[str] = []
@@ -237,4 +264,38 @@ def load_snapshot(root: Root, debate_id: str, *, around_conflicts: bool = False)
         usage = files.paths.usage
         if usage.exists() and holds_conflict(files.read(usage)):
             conflicts.append(conflict_line(files.relative(usage)))
-    return DebateSnapshot(files.paths, debate, verdicts, personas, log, conflicts)
+    return seal_round_one(DebateSnapshot(files.paths, debate, verdicts, personas, log, conflicts))
+
+
+def seal_round_one(snapshot: DebateSnapshot) -> DebateSnapshot:
+    """The snapshot as a person may see it: while round 1 is sealed (rules/sealing.py), its
+    verdicts, the options its stances added, what its entries say and what the round log
+    quotes of them are left out, and `sealed` names the seats that answered; else as it is."""
+    if not snapshot.sealed_round_one:
+        return snapshot
+    verdicts = Verdicts(
+        list(snapshot.debate.options),
+        {n: votes for n, votes in snapshot.verdicts.rounds.items() if n != SEALED_ROUND},
+    )
+    answered = [
+        p.slug
+        for p in snapshot.personas
+        if p.entry(SEALED_ROUND) or p.slug in snapshot.verdicts.round(SEALED_ROUND)
+    ]
+    personas = [
+        replace(
+            p,
+            entries=[
+                RoundEntry(e.round, e.date, SEALED_ENTRY) if e.round == SEALED_ROUND else e
+                for e in p.entries
+            ],
+        )
+        for p in snapshot.personas
+    ]
+    return replace(
+        snapshot,
+        verdicts=verdicts,
+        personas=personas,
+        log=sealed_log(snapshot.log),
+        sealed=answered,
+    )

@@ -20,10 +20,14 @@ import logging
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager, suppress
 
+from dreamcontext_council.actions.files import DebateFiles
+from dreamcontext_council.actions.sealed import round_one_sealed_in, sealed_calls
 from dreamcontext_council.dashboard.changes import in_flight_of, in_flight_topic, wakes
 from dreamcontext_council.dashboard.watches import Watches
+from dreamcontext_council.errors import CouncilError
 from dreamcontext_council.folder.in_flight import read_in_flight
 from dreamcontext_council.folder.paths import Root
+from dreamcontext_council.rules.sealing import SEALED_ROUND
 from dreamcontext_council.views.contained import is_inside
 from dreamcontext_council.views.in_flight import page_calls
 
@@ -182,7 +186,19 @@ class ChangeFeed:
         if not is_inside(folder, self.root.council):
             return ""  # a debate folder that links out of the root is not read (nor shown)
         calls = await asyncio.to_thread(read_in_flight, folder)
+        if any(call.round == SEALED_ROUND for call in calls):
+            files = DebateFiles(self.root, debate_id)
+            if await asyncio.to_thread(_sealed, files):
+                calls = sealed_calls(calls)  # a person's seat has yet to answer round 1
         return _calls_event(page_calls(calls)) if calls else ""
+
+
+def _sealed(files: DebateFiles) -> bool:
+    """Whether round 1 is sealed; a debate that cannot be read now is, to be safe."""
+    try:
+        return round_one_sealed_in(files)
+    except (CouncilError, OSError, UnicodeDecodeError):
+        return True
 
 
 def _calls_event(calls: list[dict[str, object]]) -> str:

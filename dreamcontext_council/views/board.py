@@ -1,7 +1,8 @@
 """The chamber board: convergence meter, one row per persona, options tally.
 
 A seat a person answers is marked `(person)` on its row and `person: true` in the JSON;
-while the run waits on it the top says `round 2 of 3: waiting for alice`.
+while the run waits on it the top says `round 2 of 3: waiting for alice`. While round 1 is
+sealed for it (rules/sealing.py) a seat that answered shows only that (`sealed: true`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from rich.cells import cell_len
 from dreamcontext_council.actions.snapshot import DebateSnapshot
 from dreamcontext_council.folder.names import slugify
 from dreamcontext_council.rules import metrics
+from dreamcontext_council.rules.sealing import SEALED, SEALED_ROUND
 from dreamcontext_council.views.terminal import printable
 
 WIDTH = 94  # the board where no terminal says otherwise: exports, pipes
@@ -54,6 +56,7 @@ class BoardRow(NamedTuple):
     headline: str | None
     shift: str
     person: bool = False  # a person answers this seat, not a model
+    sealed: bool = False  # answered round 1, which is sealed for a person's seat
 
 
 class BoardFigures(NamedTuple):
@@ -86,6 +89,7 @@ def board_figures(snapshot: DebateSnapshot, number: int | None = None) -> BoardF
     votes = verdicts.round(number)
     previous = verdicts.round(number - 1)
     people = set(snapshot.people())
+    sealed = set(snapshot.sealed) if number == SEALED_ROUND else set()
     rows = []
     for slug in sorted(set(debate.personas) | set(votes)):
         current = votes.get(slug)
@@ -97,6 +101,7 @@ def board_figures(snapshot: DebateSnapshot, number: int | None = None) -> BoardF
                 current.headline if current else None,
                 metrics.shift(previous.get(slug), current) if current else "·",
                 slug in people,
+                slug in sealed and current is None,
             )
         )
     lead = metrics.leading(votes)
@@ -188,7 +193,8 @@ def _persona_rows(rows: list[BoardRow], inner: int, *, bars: bool) -> list[str]:
     for row, name in zip(rows, names, strict=True):
         slug = _pad(name, slug_width)
         if row.stance is None or row.conviction is None:
-            lines += _wrap(f"⬦ {slug}  — no verdict yet", inner)
+            said = f"answered, {SEALED}" if row.sealed else "no verdict yet"
+            lines += _wrap(f"⬦ {slug}  — {said}", inner)
             continue
         meter = f"{bar(row.conviction)} " if bars else ""
         lead = (

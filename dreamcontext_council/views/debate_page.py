@@ -18,6 +18,7 @@ from dreamcontext_council.rules.debate import MAX_ROUNDS
 from dreamcontext_council.rules.diversity import diversity
 from dreamcontext_council.rules.markdown import normalize_title, sections
 from dreamcontext_council.rules.report import RoundEntry
+from dreamcontext_council.rules.sealing import SEALED, SEALED_ROUND
 from dreamcontext_council.rules.usage import UsageTotals, usage_totals
 from dreamcontext_council.views.board import board_figures
 from dreamcontext_council.views.persona_page import (
@@ -66,6 +67,7 @@ class BoardLine:
     headline: str | None
     shift: str
     person: bool = False  # a person answers this seat
+    sealed: bool = False  # answered round 1, which is sealed for a person's seat
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,8 @@ class MatrixCell:
     sections: list[Section]
     tool_calls: list[ResearchNote] = field(default_factory=list)
     """The persona's tool calls of this round, oldest first, as their research notes."""
+    sealed: bool = False
+    """Answered, in round 1 while it is sealed for a person's seat: nothing of it is shown."""
 
 
 @dataclass(frozen=True)
@@ -156,6 +160,7 @@ class DebatePage:
     solo: str = ""  # solo answer vs council verdict (`run --baseline`)
     solo_lacking: list[str] = field(default_factory=list)  # ledger claims the solo answer lacks
     conflicts: list[str] = field(default_factory=list)  # files left out: git conflict markers
+    sealed: str = SEALED  # what a sealed round-1 answer shows in place of its verdict
 
     @property
     def complete(self) -> bool:
@@ -300,7 +305,9 @@ def _matrix(
         for number in rounds:
             verdict = verdicts.round(number).get(slug)
             previous = verdicts.round(number - 1).get(slug)
-            entry = persona.entry(number) if persona else None
+            sealed = number == SEALED_ROUND and slug in snapshot.sealed
+            # A sealed answer's entry says only that it is sealed, as the cell's head does.
+            entry = persona.entry(number) if persona and not sealed else None
             summary = entry.executive_summary if entry else None
             cells.append(
                 MatrixCell(
@@ -320,6 +327,7 @@ def _matrix(
                         for note in reversed(research.get(slug, []))
                         if note.call is not None and note.call.round == number
                     ],
+                    sealed=sealed,
                 )
             )
         rows.append(MatrixRow(slug, persona_anchor(slug), cells))
@@ -402,6 +410,7 @@ def build_debate_page(snapshot: DebateSnapshot, *, on_demand: bool = False) -> D
                 row.headline,
                 row.shift,
                 row.person,
+                row.sealed,
             )
             for row in figures.rows
         ],

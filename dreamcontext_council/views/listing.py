@@ -31,6 +31,8 @@ def show_data(snapshot: DebateSnapshot) -> dict[str, Any]:
         "rounds_planned": debate.rounds_planned,
         "personas": debate.personas,
         "people": snapshot.people(),
+        # Round 1 sealed for a person's seat: who answered it; nothing of what they said.
+        "sealed": snapshot.sealed,
         "options": snapshot.verdicts.options or debate.options,
         "verdict": statement.to_json() if (statement := verdict_of(snapshot)) else None,
         "promoted_to_knowledge": debate.promoted,
@@ -63,6 +65,10 @@ def render_show(snapshot: DebateSnapshot) -> str:
         ("round", f"{data['current_round']}/{data['rounds_planned']}"),
         ("personas", ", ".join(personas) or "(none)"),
     ]
+    if data["sealed"]:
+        answered = ", ".join(data["sealed"])
+        why = "a person's seat has yet to answer"
+        rows.append(("sealed", f"round 1, until it closes ({why}); answered: {answered}"))
     if data["verdict"]:
         rows.append(("verdict", VerdictStatement(**data["verdict"]).line()))
     if data["options"]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TextIO
 
@@ -105,6 +105,9 @@ class PlainProgress:
         """One line per retry: `  contrarian: 429 rate limited, retry 2/4 in 8 s`."""
         self.note(f"  {slug}: {notice.text()}")
 
+    def seal_text(self, slugs: Collection[str]) -> None:
+        """These seats' answers are sealed this round; lines never show answer text."""
+
     def call_started(self, slug: str) -> None:
         """A call begins; lines show only its outcome."""
 
@@ -133,6 +136,8 @@ class LiveProgress:
     clock: Callable[[], float] = time.monotonic
     # Rows of the calls running outside the round's table, by who is asked.
     calls: dict[str, PersonaLine] = field(default_factory=dict)
+    # The round's seats whose text is counted, never shown (round 1 sealed for a person).
+    sealed: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         from rich.console import Console
@@ -211,6 +216,7 @@ class LiveProgress:
         self._close_round()
         self.title = f"Round {number} — {title}"
         self.lines = {p: PersonaLine() for p in personas}
+        self.sealed = frozenset()
         self.live.refresh()
 
     def _close_round(self) -> None:
@@ -255,12 +261,18 @@ class LiveProgress:
         self.calls[slug] = PersonaLine(state="thinking", started=self.clock())
         self.live.refresh()
 
+    def seal_text(self, slugs: Collection[str]) -> None:
+        """These seats' answers are sealed this round: their rows count the characters
+        received and show none of the text."""
+        self.sealed = frozenset(slugs)
+
     def streamed(self, slug: str, piece: str) -> None:
         """Count a piece of answer text in the call's row; the next refresh shows it."""
         line = self.calls.get(slug) or self.lines.get(slug)
         if line is not None:
             line.chars += len(piece)
-            line.tail = (line.tail + piece)[-TAIL_KEPT:]
+            if slug not in self.sealed or slug in self.calls:
+                line.tail = (line.tail + piece)[-TAIL_KEPT:]
 
     def call_ended(self, slug: str) -> None:
         """A call outside the round's table is over: its row goes."""

@@ -27,6 +27,7 @@ from typing import TextIO
 
 from dreamcontext_council import resources
 from dreamcontext_council.actions.files import DebateFiles
+from dreamcontext_council.actions.sealed import round_one_sealed_in
 from dreamcontext_council.engine.model_calls.progress import WAITING_FOR_YOU, Progress
 from dreamcontext_council.engine.prompting import prompts
 from dreamcontext_council.engine.protocol import entry_form
@@ -35,6 +36,7 @@ from dreamcontext_council.errors import CouncilError
 from dreamcontext_council.folder.in_flight import WAITING, InFlightCall, remove_leftover_in_flight
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.rules.report import REQUIRED_SECTIONS
+from dreamcontext_council.rules.sealing import SEALED, SEALED_ROUND
 from dreamcontext_council.views.terminal import printable
 
 
@@ -99,6 +101,8 @@ class PersonDesk:
     def _done(self, slug: str, number: int, how: str) -> None:
         verdict = self.files.verdicts().round(number).get(slug)
         shown = f"{verdict.stance} {verdict.conviction}" if verdict else ""
+        if shown and number == SEALED_ROUND and round_one_sealed_in(self.files):
+            shown = SEALED  # another person's seat has yet to answer round 1
         detail = " · ".join(part for part in (how, shown, "a person") if part)
         self.progress.persona(slug, "done", detail=detail)
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from dreamcontext_council.actions import received, submissions
 from dreamcontext_council.actions.files import DebateFiles, today
 from dreamcontext_council.actions.rounds import participants
+from dreamcontext_council.actions.sealed import round_one_sealed_in
 from dreamcontext_council.engine.model_calls.accounting import (
     BROKEN,
     DISCARDED,
@@ -43,6 +44,7 @@ from dreamcontext_council.folder.safe_write import folders_ready
 from dreamcontext_council.folder.storage import atomic_write_text
 from dreamcontext_council.rules.debate import Debate
 from dreamcontext_council.rules.persona import PersonaContext
+from dreamcontext_council.rules.sealing import SEALED, SEALED_ROUND
 from dreamcontext_council.rules.seats import is_person
 from dreamcontext_council.rules.verdicts import Verdict, Verdicts
 from dreamcontext_council.views.failures import shorten_at_word
@@ -65,6 +67,8 @@ class RoundResult:
     """Personas whose hand-written verdict or entry was kept over the model's answer."""
     skipped: list[str] = field(default_factory=list)
     budget: str | None = None
+    sealed: bool = False
+    """Round 1 began sealed for a person's seat: its stances were not shown as they landed."""
 
 
 PAIRS_KEY = "cross_examination"
@@ -120,6 +124,7 @@ class RoundRunner:
     # on each other's file lock.
     _writer: DiskQueue = field(default_factory=DiskQueue, init=False, repr=False)
     _pairing: dict[str, str] | None = field(default=None, init=False, repr=False)
+    _sealed: bool = field(default=False, init=False, repr=False)  # see RoundResult.sealed
 
     def model_for(self, context: PersonaContext) -> ModelSpec:
         return parse_model(context.model or self.default_model)
@@ -172,6 +177,9 @@ class RoundRunner:
             prompts.PHASE_TITLES[prompts.phase_of(number)],
             roster if only is None else [s for s in roster if s in only],
         )
+        # A person's seat answers round 1 blind: no stance, and no text as it arrives.
+        result.sealed = self._sealed = number == SEALED_ROUND and round_one_sealed_in(self.files)
+        self.caller.progress.seal_text(roster if self._sealed else ())
         for slug in result.skipped:
             self.caller.progress.persona(slug, "done", detail="on disk")
         verdicts = self.files.verdicts()  # read once: the round's personas share it
@@ -302,9 +310,8 @@ class RoundRunner:
             progress.persona(slug, "kept", tokens=tokens, detail=KEPT_DETAIL)
             return False
         verdict = answer.verdict
-        progress.persona(
-            slug, "done", tokens=tokens, detail=f"{verdict.stance} {verdict.conviction}"
-        )
+        shown = SEALED if self._sealed else f"{verdict.stance} {verdict.conviction}"
+        progress.persona(slug, "done", tokens=tokens, detail=shown)
         return True
 
     async def _person(self, slug: str, number: int, material: prompts.RoundMaterial) -> bool:

@@ -46,6 +46,7 @@ from dreamcontext_council.folder.safe_write import file_ready
 from dreamcontext_council.folder.storage import locked
 from dreamcontext_council.rules.final_report import verdict_statement
 from dreamcontext_council.rules.roundlog import persona_failures
+from dreamcontext_council.rules.sealing import stances_line
 from dreamcontext_council.rules.seats import is_person
 from dreamcontext_council.views.failures import absence_lines, grouped_reasons, shorten_at_word
 
@@ -338,6 +339,11 @@ class CouncilRun:
             s for s in result.kept if not any(e.round == number for e in self.files.entries(s))
         ]
         end_round(self.root, self.id, number, excused=[*result.failed, *unreported])
+        if result.sealed:  # round 1 is closed: the stances kept back while it was sealed
+            verdicts = self.files.verdicts().round(number)
+            self.progress.note(
+                stances_line({s: (v.stance, v.conviction) for s, v in verdicts.items()})
+            )
 
     def _transcript_budget(self) -> int:
         """The rebuttal transcript's budget: the synthesis gate (--gate, else 0.6 × --window)."""
