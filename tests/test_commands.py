@@ -380,6 +380,21 @@ def test_check_answer_is_recorded_in_the_round_log_as_run_records_its_check(
     assert "without a check" not in record
 
 
+def test_check_stop_ends_the_debating_for_the_reason_given(chair: Chair, cli: Runner) -> None:
+    debate_id = _two_rounds_of_three(chair)
+
+    recorded = cli("check", debate_id, "2", "--answer", "stop", "--reason", "the budget is spent")
+
+    assert recorded.code == 0, recorded.err
+    assert "STOP → synthesis" in recorded.out
+    log = (chair.folder(debate_id) / "round-log.md").read_text("utf-8")
+    assert "- Reason: the budget is spent\n- Decision: synthesis" in log
+    chair.ok("synthesize", debate_id)
+    record = (chair.folder(debate_id) / "synthesis-input.md").read_text("utf-8")
+    ended = record.split("## How the debating ended", 1)[1]
+    assert "After round 2: STOP (the orchestrator ended the debating" in ended
+
+
 @pytest.mark.parametrize(
     ("args", "named"),
     [

@@ -20,8 +20,9 @@ def register_check(council: click.Group) -> None:
 @click.argument("number", type=ROUND_NUMBER)
 @click.option(
     "--answer",
-    type=click.Choice(["CONTINUE", "CONVERGED", "DEADLOCKED"], case_sensitive=False),
-    help="Record the check's answer; only CONTINUE debates another round.",
+    type=click.Choice(["CONTINUE", "CONVERGED", "DEADLOCKED", "STOP"], case_sensitive=False),
+    help="Record the check's answer; only CONTINUE debates another round (STOP: end the "
+    "debating for the reason given with --reason).",
 )
 @click.option("--reason", help="Why, in one line (recorded with --answer).")
 @root_option

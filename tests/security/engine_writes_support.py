@@ -49,8 +49,8 @@ from dreamcontext_council.engine.providers.scripted import scripted_text, task_f
 out = Path(sys.argv[1])
 task = task_from_text(sys.stdin.read())
 text = scripted_text(task)
-filler = "```python\\n" + "x = 1  # a line of a long listing\\n" * 50000 + "```\\n"
-filler += "A long paragraph of reasoning, said again and again.\\n" * 10000
+filler = "```python\\n" + "x = 1  # a line of a long listing\\n" * 1500 + "```\\n"
+filler += "A long paragraph of reasoning, said again and again.\\n" * 300
 heading = "## Why\\n" if task.get("phase") == "synthesis" else "### Reasoning\\n"
 text = text.replace(heading, heading + filler, 1)
 name = task.get("persona") or "synthesizer"
@@ -59,9 +59,14 @@ print(text)
 """
 
 
+LONG_CAP_KB = 40
+
+
 def long_command(folder: Path) -> str:
-    """A `command:` model that answers every call with ~2 MB: a valid answer whose
-    Reasoning (or the synthesis's Why) holds a long code listing and long prose. Each
+    """A `command:` model that answers every call with ~70 KB: a valid answer whose
+    Reasoning (or the synthesis's Why) holds a long code listing and long prose; over a
+    `--max-answer-kb` of LONG_CAP_KB and within the budget that is read whole (the cap
+    plus `answer_read.ANSWER_ROOM`), so it is cut as the cap says. Each
     answer is also written to `folder / "<persona or synthesizer>-<phase>.md"`."""
     script = folder / "long_model.py"
     script.write_text(LONG_SCRIPT, encoding="utf-8")

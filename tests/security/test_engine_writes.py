@@ -23,7 +23,7 @@ from dreamcontext_council.folder.storage import locked
 from dreamcontext_council.rules.report import REQUIRED_SECTIONS
 from dreamcontext_council.rules.usage import calls_of, usage_totals
 
-from .engine_writes_support import gated_command, long_command, wait_for
+from .engine_writes_support import LONG_CAP_KB, gated_command, long_command, wait_for
 
 
 @pytest.fixture
@@ -150,7 +150,7 @@ def test_a_verdict_and_report_written_by_hand_while_the_model_answers_are_kept(
 
 # -- answers have a size cap -----------------------------------------------------------
 
-CAP = 200_000
+CAP = LONG_CAP_KB * 1000
 SLACK = 2_000  # the marker, the entry's heading, the frontmatter
 
 
@@ -162,7 +162,17 @@ def test_an_answer_over_the_cap_is_cut_and_kept_whole_beside_it(
     model = long_command(said)
 
     done = council.proc(
-        "run", "--topic", TOPIC, "--options", OPTIONS, "--rounds", "1", "--model", model
+        "run",
+        "--topic",
+        TOPIC,
+        "--options",
+        OPTIONS,
+        "--rounds",
+        "1",
+        "--model",
+        model,
+        "--max-answer-kb",
+        str(LONG_CAP_KB),
     )
 
     assert done.code == 0, done.err
@@ -170,7 +180,7 @@ def test_an_answer_over_the_cap_is_cut_and_kept_whole_beside_it(
     folder = council.folder(debate_id)
     for slug in council.meta(debate_id)["personas"]:
         answer = (said / f"{slug}-opening.md").read_text(encoding="utf-8").rstrip()
-        assert len(answer.encode()) > 2_000_000
+        assert len(answer.encode()) > CAP
         report = (folder / slug / "report.md").read_text(encoding="utf-8")
         assert len(report.encode()) <= CAP + SLACK
         assert f"This answer was {len(answer.encode()):,} bytes" in report

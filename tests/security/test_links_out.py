@@ -21,7 +21,7 @@ from starlette.testclient import TestClient
 from dreamcontext_council.dashboard import create_app
 from dreamcontext_council.folder.paths import Root
 
-from .engine_writes_support import long_command
+from .engine_writes_support import LONG_CAP_KB, long_command
 from .hostile_folders_support import MARKER
 
 
@@ -196,7 +196,15 @@ def test_a_capped_answer_is_not_kept_through_a_raw_link(
     link_out(raw, outside)
     before = contents(outside)
 
-    result = council("run", debate_id, "--model", long_command(said), "--yes")
+    result = council(
+        "run",
+        debate_id,
+        "--model",
+        long_command(said),
+        "--max-answer-kb",
+        str(LONG_CAP_KB),
+        "--yes",
+    )
 
     assert contents(outside) == before
     refused(result, raw)

@@ -83,8 +83,9 @@ def close_round(
     return RoundEnded(change, early_stop=True)
 
 
-CHECK_ANSWERS = ("CONTINUE", "CONVERGED", "DEADLOCKED")
-"""The words the check model is asked for (templates/prompts/check-system.md.j2)."""
+CHECK_ANSWERS = tuple(conv.CHECK_REASONS)
+"""The words the check model is asked for (templates/prompts/check-system.md.j2), and STOP:
+the orchestrator ends the debating for another reason, given with --reason."""
 BY_HAND = "Answered by: the orchestrator (`council check --answer`)"
 MAX_REASON_CHARS = 500
 

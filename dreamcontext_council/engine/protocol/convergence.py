@@ -67,6 +67,8 @@ CHECK_REASONS = {
     "CONTINUE": "productive tension remained: open challenges, new evidence, positions still moving",
     "CONVERGED": "the personas agree, or their disagreement is settled and stated",
     "DEADLOCKED": "positions are fixed and another round would only repeat them",
+    # Only an orchestrator answering by hand (`council check --answer STOP`) says this one.
+    "STOP": "the orchestrator ended the debating for the reason it gave",
 }
 
 
