@@ -40,8 +40,10 @@ class HostileServer:
         content_type: str = "text/event-stream",
         headers: Mapping[str, str] | None = None,
         ceiling: int = 64 * 1024 * 1024,
+        status: str = "200 OK",
     ) -> None:
         self.body = body
+        self.status = status
         self.content_type = content_type
         self.headers = dict(headers or {})
         self.ceiling = ceiling
@@ -107,7 +109,7 @@ class HostileServer:
                 length = int(value.strip())
         rfile.read(length)  # type: ignore[attr-defined]
         head = [
-            "HTTP/1.1 200 OK",
+            f"HTTP/1.1 {self.status}",
             f"Content-Type: {self.content_type}",
             "Transfer-Encoding: chunked",
             "Connection: close",

@@ -54,12 +54,15 @@ def test_the_default_stack_is_the_sdks_own_aiohttp_client(kind: str) -> None:
 
 
 @pytest.mark.parametrize("kind", sorted(SDKS))
-def test_httpx_leaves_the_sdk_its_default_client(kind: str) -> None:
-    cls, _ = SDKS[kind]
+def test_httpx_is_the_sdks_own_httpx_client(kind: str) -> None:
+    cls, sdk = SDKS[kind]
     provider = cls(api_key=TEST_KEY, env={HTTP_ENV: "httpx"})
 
+    options = provider.client_options()
+
     assert provider.http_stack == "httpx"
-    assert "http_client" not in provider.client_options()
+    assert isinstance(options["http_client"], sdk.DefaultAsyncHttpxClient)
+    assert not isinstance(options["http_client"], sdk.DefaultAioHttpClient)
 
 
 @pytest.mark.parametrize("value", ["curl", "AIOHTTP", "httpx "])
@@ -215,11 +218,13 @@ def test_a_proxy_named_in_the_environment_is_used(
 
 @pytest.mark.parametrize("kind", sorted(SDKS))
 def test_a_server_url_with_credentials_keeps_the_httpx_client(kind: str) -> None:
-    cls, _ = SDKS[kind]
+    cls, sdk = SDKS[kind]
     provider = cls(api_key=TEST_KEY, base_url="https://gateway:pw@models.invalid/v1", env={})
 
+    client = provider.client_options()["http_client"]
     assert provider.http_stack == "httpx"
-    assert "http_client" not in provider.client_options()
+    assert isinstance(client, sdk.DefaultAsyncHttpxClient)
+    assert not isinstance(client, sdk.DefaultAioHttpClient)
 
 
 def test_credentials_in_the_server_url_go_as_basic_auth(stub: StubServer) -> None:

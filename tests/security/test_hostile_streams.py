@@ -109,6 +109,35 @@ def test_an_endless_json_body_is_refused_once_past_the_budget(streamed: bool) ->
 
 
 @pytest.mark.timeout(60)
+@pytest.mark.parametrize("model", ["openai:gpt-4o-mini", "anthropic:claude-haiku-4-5"])
+@pytest.mark.parametrize("compressed", [False, True], ids=["plain", "gzip"])
+def test_an_endless_error_body_is_read_only_in_part(model: str, compressed: bool) -> None:
+    # The SDK reads an error response's body whole to say what the server said.
+    body, headers = (
+        (gzip_bomb(), {"Content-Encoding": "gzip"})
+        if compressed
+        else (
+            endless_chat_json(),
+            {},
+        )
+    )
+    with HostileServer(
+        body,
+        content_type="application/json",
+        headers=headers,
+        status="500 Internal Server Error",
+        ceiling=CEILING,
+    ) as server:
+        with pytest.raises(CouncilError) as caught:
+            _complete(server, model)
+        server.wait_for(1)
+
+    assert "500" in str(caught.value)
+    assert server.gave_up == [True]
+    assert server.sent[0] < SENT_BOUND
+
+
+@pytest.mark.timeout(60)
 def test_a_gzip_body_is_counted_as_it_inflates() -> None:
     """Each byte sent inflates to about a thousand: the server sends 48 KB, a 48 MB body."""
     bomb = HostileServer(

@@ -25,6 +25,10 @@ DEFAULT_MAX_ANSWER_KB = 200
 ANSWER_ROOM = 64 * 1024
 # The most one decompression step puts out, and so the most a body piece holds.
 PIECE_BYTES = 64 * 1024
+# The most of an error response's body that is read, as sent (compressed or not): the
+# SDK reads an error body whole to say what the server said, so the body is cut before it.
+ERROR_BODY_MOST = 64 * 1024
+ENCODED_ERROR_BODY_MOST = 8 * 1024  # a compressed one inflates up to about 1000 times
 
 
 def read_limit(max_answer_kb: int) -> int:
@@ -105,6 +109,37 @@ async def read_plain(response: Any, limit: int) -> bytearray:
         if len(body) > limit:
             raise AttemptFailed(body_too_long(limit))
     return body
+
+
+def _first_bytes(stream: Any, most: int) -> Any:
+    """`stream` (a response body as sent) ending after its first `most` bytes, the rest
+    closed: an `httpx2.AsyncByteStream`, as the SDK's HTTP client reads one."""
+    import httpx2  # the SDKs' HTTP stack, imported with them
+
+    class FirstBytes(httpx2.AsyncByteStream):
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            room = most
+            async for data in stream:
+                yield data[:room]
+                room -= len(data)
+                if room <= 0:
+                    break
+
+        async def aclose(self) -> None:
+            await stream.aclose()
+
+    return FirstBytes()
+
+
+async def cap_error_body(response: Any) -> None:
+    """An HTTP client's response hook: an error status's body is read up to
+    ERROR_BODY_MOST bytes as sent (ENCODED_ERROR_BODY_MOST when compressed), whatever the
+    server sends after; an answer's body is read by the provider within its budget."""
+    if response.status_code < 400:
+        return
+    encoded = str(response.headers.get("content-encoding", "")).strip().lower()
+    most = ENCODED_ERROR_BODY_MOST if encoded not in ("", "identity") else ERROR_BODY_MOST
+    response.stream = _first_bytes(response.stream, most)
 
 
 class TextParts:

@@ -47,10 +47,12 @@ class AnthropicProvider(SdkProvider):
 
         return anthropic.AsyncAnthropic(**options)
 
-    def aiohttp_client(self) -> Any:
+    def http_client(self, stack: str, **options: Any) -> Any:
         import anthropic
 
-        return anthropic.DefaultAioHttpClient()
+        if stack == "aiohttp":
+            return anthropic.DefaultAioHttpClient(**options)
+        return anthropic.DefaultAsyncHttpxClient(**options)
 
     def sdk_errors(self) -> SdkErrors:
         import anthropic

@@ -57,10 +57,12 @@ class OpenAIProvider(SdkProvider):
 
         return openai.AsyncOpenAI(**options)
 
-    def aiohttp_client(self) -> Any:
+    def http_client(self, stack: str, **options: Any) -> Any:
         import openai
 
-        return openai.DefaultAioHttpClient()
+        if stack == "aiohttp":
+            return openai.DefaultAioHttpClient(**options)
+        return openai.DefaultAsyncHttpxClient(**options)
 
     def sdk_errors(self) -> SdkErrors:
         import httpx2  # the SDK's HTTP stack; a stream's body is read from it directly

@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 from dreamcontext_council.engine.providers.answer_read import (
     DEFAULT_MAX_ANSWER_KB,
     body_pieces,
+    cap_error_body,
     read_limit,
     read_plain,
 )
@@ -247,20 +248,22 @@ class SdkProvider:
         """The SDK's async client for `options` (`client_options`)."""
         raise NotImplementedError
 
-    def aiohttp_client(self) -> Any:
-        """The SDK's own HTTP client on aiohttp (its `DefaultAioHttpClient`)."""
+    def http_client(self, stack: str, **options: Any) -> Any:
+        """The SDK's own HTTP client with its defaults, on `stack` (httpx or aiohttp: its
+        `DefaultAsyncHttpxClient` or `DefaultAioHttpClient`), given `options`."""
         raise NotImplementedError
 
     def client_options(self) -> dict[str, Any]:
         """What the client is built with: no retries of the SDK's own, the timeout, the key
-        and server when given, and the HTTP client when the stack is not the SDK's default."""
+        and server when given, and the SDK's HTTP client on the chosen stack, whose error
+        bodies are read within `answer_read.ERROR_BODY_MOST` (the SDK reads one whole)."""
         options: dict[str, Any] = {"max_retries": 0, "timeout": self.timeout_s}
         if self._api_key:
             options["api_key"] = self._api_key
         if self.base_url:
             options["base_url"] = self.base_url
-        if self.http_stack == "aiohttp":
-            options["http_client"] = self.aiohttp_client()
+        hooks = {"response": [cap_error_body]}
+        options["http_client"] = self.http_client(self.http_stack, event_hooks=hooks)
         return options
 
     def sdk_errors(self) -> SdkErrors:
