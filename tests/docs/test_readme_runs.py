@@ -23,7 +23,7 @@ from offline import clean_environment
 from stub_server import StubServer
 
 README = REPO / "README.md"
-_BLOCK = re.compile(r"^```bash\n(.*?)^```", re.MULTILINE | re.DOTALL)
+_BLOCK = re.compile(r"^(`{3,})bash\n(.*?)^\1$", re.MULTILINE | re.DOTALL)
 _LOCAL_BASE_URL = re.compile(r"--base-url http://(?:localhost|127\.0\.0\.1):(\d+)")
 _ATTACHED = re.compile(r"--attach (\S+)")
 # The one block not run here, and why.
@@ -38,7 +38,7 @@ ATTACHMENT_TEXT = {
 
 
 def readme_blocks() -> list[str]:
-    return [b for b in _BLOCK.findall(README.read_text(encoding="utf-8")) if b.strip()]
+    return [b for _, b in _BLOCK.findall(README.read_text(encoding="utf-8")) if b.strip()]
 
 
 def _name(block: str) -> str:

@@ -53,20 +53,8 @@ def waits_in(council: Council, number: int, process: subprocess.Popen[bytes]) ->
 
 
 def answer(council: Council, debate_id: str, number: int, stance: str = "B") -> None:
-    """The person answers round N from another process, with the hand-driven commands."""
-    verdict = council.proc(
-        "verdict",
-        debate_id,
-        PERSON,
-        str(number),
-        "--stance",
-        stance,
-        "--conviction",
-        "65",
-        "--headline",
-        "Stay on Redis until the cutover is rehearsed",
-    )
-    assert verdict.code == 0, verdict.err
+    """The person answers round N from another process, as the run tells them: one
+    `report append` whose entry ends with its verdict block."""
     body = entry("Stay on Redis: the cutover has never been rehearsed.", position="Option B.")
     if number == 2:
         peer = council.meta(debate_id)["cross_examination"][PERSON]
@@ -74,6 +62,10 @@ def answer(council: Council, debate_id: str, number: int, stance: str = "B") -> 
             f"\n### Cross-examination\n> {peer} says the migration is cheap.\n"
             "It leaves out the dual-write period.\nScore: 5/10\n"
         )
+    body += (
+        f"\n```verdict\nstance: {stance}\nconviction: 65\n"
+        "headline: Stay on Redis until the cutover is rehearsed\nconcession: none\n```\n"
+    )
     report = council.proc(
         "report", "append", debate_id, PERSON, "--round", str(number), "--body", body
     )
@@ -103,7 +95,9 @@ def test_the_run_waits_for_the_person_each_round_and_goes_on_when_they_answer(
     assert (council.folder(debate_id) / "final-report.md").exists()
     # Told once a round, with the exact commands.
     assert text.count(f"dreamcontext council round-context {debate_id} {PERSON}") == 2
-    assert f"dreamcontext council verdict {debate_id} {PERSON} 1 --stance" in text
+    assert f"dreamcontext council report append {debate_id} {PERSON} --round 1" in text
+    assert "then the verdict block the entry ends with: ```verdict" in text
+    assert f"dreamcontext council verdict {debate_id}" not in text  # one command per answer
     assert f"dreamcontext council report append {debate_id} {PERSON} --round 2" in text
     # No model call for the person, ever; the others answered both rounds.
     usage = council.usage(debate_id)

@@ -165,9 +165,9 @@ class PersonDesk:
             while True:
                 self.progress.note(
                     f"{slug}: press Enter to write your round {number} entry in {name}, or "
-                    f"answer with `dreamcontext council verdict {self.files.id} {slug} "
-                    f"{number} …` and `dreamcontext council report append {self.files.id} "
-                    f"{slug} --round {number}`; the run waits."
+                    f"answer with `dreamcontext council report append {self.files.id} "
+                    f"{slug} --round {number}` (the sections, then the verdict block); the "
+                    "run waits."
                 )
                 if not await self._enter_pressed():
                     # No keyboard after all (stdin ended): the commands remain.
