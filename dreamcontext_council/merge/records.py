@@ -63,7 +63,10 @@ def _entry_age(entry: dict[str, Any]) -> tuple[str, tuple[int, ...], str]:
 def merge_verdicts(base: str, ours: str, theirs: str) -> str | None:
     """The union of the verdicts by (round, persona), and of the options by key.
 
-    The same persona and round recorded differently on both sides is a real conflict: None.
+    Each round's verdicts in the order they were recorded (`at`, then the persona), and
+    options in the ancestor's order then each side's new ones: the same file in either
+    merge direction. The same persona and round recorded differently on both sides is a
+    real conflict: None.
     """
     same = unchanged_side(base, ours, theirs)
     if same is not None:
@@ -78,7 +81,7 @@ def merge_verdicts(base: str, ours: str, theirs: str) -> str | None:
     except Conflict:
         return None
     merged = Verdicts(options=list(options.values()))
-    for (number, slug), verdict in by_key.items():
+    for (number, slug), verdict in sorted(by_key.items(), key=_recorded_order):
         merged.rounds.setdefault(number, {})[slug] = verdict
     return render_verdicts(merged)
 
@@ -93,3 +96,8 @@ def _by_key(verdicts: Verdicts) -> dict[tuple[int, str], Verdict]:
         for number in sorted(verdicts.rounds)
         for slug, verdict in verdicts.rounds[number].items()
     }
+
+
+def _recorded_order(item: tuple[tuple[int, str], Verdict]) -> tuple[int, str, str]:
+    (number, slug), verdict = item
+    return number, verdict.at or "", slug

@@ -23,12 +23,12 @@ from dreamcontext_council.engine.prompting import prompts
 from dreamcontext_council.engine.prompting.exchanges import exchanges_before
 from dreamcontext_council.engine.prompting.prompts import CheckMaterial
 from dreamcontext_council.engine.prompting.reviews import load_reviews
-from dreamcontext_council.engine.protocol.contract import review_score
 from dreamcontext_council.engine.providers.base import Prompt
 from dreamcontext_council.engine.providers.models import parse_model
 from dreamcontext_council.errors import CouncilError
 from dreamcontext_council.rules import metrics
 from dreamcontext_council.rules.debate import bounded_round
+from dreamcontext_council.rules.reviews import review_score
 from dreamcontext_council.rules.seats import is_person
 from dreamcontext_council.views.failures import shorten_at_word
 
