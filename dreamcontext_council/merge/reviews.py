@@ -50,7 +50,8 @@ def review_disagreements(base: str, ours: str, theirs: str) -> list[str]:
         side = "ours" if kept == mine[key] else "theirs"
         found.append(
             f"{key[1]}'s round {key[0]} review was recorded two ways ({_shown(mine[key])} "
-            f"in ours, {_shown(other[key])} in theirs); kept {side}'s. Keep the round-{key[0]} "
+            f"in ours, {_shown(other[key])} in theirs); kept the one from {side}. Keep the "
+            f"round-{key[0]} "
             f"entry of {key[1]} that stands, then run `dreamcontext council doctor --repair` "
             "to set reviews.json from it"
         )
@@ -85,10 +86,16 @@ def _shown(review: Any) -> str:
 
 def _by_key(data: dict[str, Any]) -> dict[Key, Any]:
     return {
-        (int(number), critic): review
+        (int(number), critic): _fields_in_order(review)
         for number, by_critic in data["rounds"].items()
         for critic, review in by_critic.items()
     }
+
+
+def _fields_in_order(review: dict[str, Any]) -> dict[str, Any]:
+    """A review's fields as the tool writes them (`target`, `score`), then any others by name."""
+    first = [k for k in ("target", "score") if k in review]
+    return {k: review[k] for k in [*first, *sorted(k for k in review if k not in first)]}
 
 
 def _rest(data: dict[str, Any]) -> dict[str, Any]:
