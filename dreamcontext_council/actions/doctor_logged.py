@@ -101,16 +101,21 @@ def _context_writes(
 ) -> list[Finding]:
     """Panels, round 2's directives and queued directives the file lacks, per persona."""
     missing: dict[str, list[tuple[str, int, str]]] = {}
-    # Rounds from 2 on start with a panel each: those the log or debate.md says started.
+    # Rounds from 2 on start with a panel each: those the log or debate.md says started,
+    # for the personas the log seats then (without that, those that answered the round before).
     begun = set(started_rounds(log)) | set(range(1, debate.current_round + 1))
     for number in sorted(n for n in begun if n >= 2):
-        seated = roundlog.round_participants(log, number) or debate.personas
+        seated = roundlog.round_participants(log, number)
+        if seated is None:
+            seated = [s for s in slugs if any(e.round == number - 1 for e in files.entries(s))]
         for slug in seated:
             if slug in slugs and number not in files.context(slug).panel_rounds():
                 missing.setdefault(slug, []).append(("panel", number, ""))
     for critic, peer in recorded_pairs(debate.meta).items():
         text = CROSS_EXAM_DIRECTIVE.format(peer=peer)
-        if critic in slugs and text not in files.context(critic).directives(REVIEW_ROUND):
+        held = files.context(critic).directives(REVIEW_ROUND) if critic in slugs else [text]
+        # Any wording of the assignment counts: an older version may have queued another.
+        if not any(d.startswith(f"Cross-examine {peer}:") for d in held):
             missing.setdefault(critic, []).append(("directive", REVIEW_ROUND, text))
     for queued in queued_directives(log):
         if queued.slug in slugs:

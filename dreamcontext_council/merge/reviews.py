@@ -81,7 +81,7 @@ def _shown(review: Any) -> str:
         return "an unreadable review"
     score = review.get("score")
     shown = f"{score:g}/10" if _scored(review) else "no score"
-    return f"{review.get('target', '?')} {shown}"
+    return f"{str(review.get('target', '?'))[:80]} {shown}"
 
 
 def _by_key(data: dict[str, Any]) -> dict[Key, Any]:
