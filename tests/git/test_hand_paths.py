@@ -118,6 +118,23 @@ def test_doctor_rebuilds_reviews_json_a_kept_side_dropped(repo: Repo) -> None:
     assert critics_named(round_three_page(repo, debate_id, "ops-lead")) == set(PERSONAS)
 
 
+def test_doctors_advice_for_conflicted_reviews_merges_them_again(repo: Repo) -> None:
+    debate_id = round_two_started(repo, drivers=False)
+    critics_on_two_branches(repo, debate_id)
+    assert repo.git("merge", "--no-edit", "by-a", check=False).returncode != 0
+    conflicted = repo.git("diff", "--name-only", "--diff-filter=U").stdout.split()
+    assert f"_dream_context/council/{debate_id}/reviews.json" in conflicted
+    advice = repo.council.proc("doctor")
+    assert "git checkout -m --" in advice.out, advice.out
+
+    repo.git_setup()  # what the advice says, while the merge is open
+    repo.git("checkout", "-m", "--", *conflicted)
+    repo.commit("merge, the council files merged again")
+
+    assert reviews_of(repo, debate_id) == {c: float(s) for c, s in SCORES.items()}
+    assert repo.council.proc("doctor").code == 0
+
+
 def test_one_review_recorded_two_ways_is_settled_alike_both_ways_and_said(repo: Repo) -> None:
     debate_id = round_two_started(repo)
     for branch, score in (("by-a", 3), ("by-b", 9)):
@@ -244,6 +261,28 @@ def test_answers_merged_either_way_give_the_same_files(repo: Repo) -> None:
     differs = repo.git("diff", "--stat", "merge-by-a", "merge-by-b").stdout
 
     assert differs == "", differs
+
+
+def test_critiques_merged_either_way_give_the_same_files(repo: Repo) -> None:
+    debate_id = round_two_started(repo)
+    critics_on_two_branches(repo, debate_id)
+    for into, other in (("by-a", "by-b"), ("by-b", "by-a")):
+        repo.git("checkout", "-q", "-b", f"merge-{into}", into)
+        merged = repo.git("merge", "--no-edit", other, check=False)
+        assert merged.returncode == 0, merged.stdout + merged.stderr
+
+    differs = repo.git("diff", "--stat", "merge-by-a", "merge-by-b").stdout
+
+    assert differs == "", differs
+    repo.ok("round", "end", debate_id, "2")
+    repo.ok("round", "start", debate_id, "3")
+    pages = {slug: round_three_page(repo, debate_id, slug) for slug in PERSONAS}
+    repo.commit("round 3 started")
+    repo.git("checkout", "-q", "merge-by-a")
+    repo.ok("round", "end", debate_id, "2")
+    repo.ok("round", "start", debate_id, "3")
+    for slug in PERSONAS:
+        assert round_three_page(repo, debate_id, slug) == pages[slug]
 
 
 def test_round_three_prompts_do_not_follow_the_order_a_merge_left_reviews_in(
