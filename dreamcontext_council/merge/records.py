@@ -8,7 +8,13 @@ from typing import Any
 from dreamcontext_council.errors import FormatError
 from dreamcontext_council.merge import MISSING, Conflict, merge_keyed, unchanged_side
 from dreamcontext_council.merge.debate import status_rank
-from dreamcontext_council.rules.verdicts import Verdict, Verdicts, parse_verdicts, render_verdicts
+from dreamcontext_council.rules.verdicts import (
+    Verdict,
+    Verdicts,
+    parse_verdicts,
+    recorded_order,
+    render_verdicts,
+)
 
 
 def merge_index(base: str, ours: str, theirs: str) -> str | None:
@@ -80,9 +86,13 @@ def merge_verdicts(base: str, ours: str, theirs: str) -> str | None:
         by_key = merge_keyed(_by_key(old), _by_key(mine), _by_key(other))
     except Conflict:
         return None
-    merged = Verdicts(options=list(options.values()))
-    for (number, slug), verdict in sorted(by_key.items(), key=_recorded_order):
-        merged.rounds.setdefault(number, {})[slug] = verdict
+    rounds: dict[int, dict[str, Verdict]] = {}
+    for (number, slug), verdict in by_key.items():
+        rounds.setdefault(number, {})[slug] = verdict
+    merged = Verdicts(
+        options=list(options.values()),
+        rounds={n: {s: votes[s] for s in recorded_order(votes)} for n, votes in rounds.items()},
+    )
     return render_verdicts(merged)
 
 
@@ -96,8 +106,3 @@ def _by_key(verdicts: Verdicts) -> dict[tuple[int, str], Verdict]:
         for number in sorted(verdicts.rounds)
         for slug, verdict in verdicts.rounds[number].items()
     }
-
-
-def _recorded_order(item: tuple[tuple[int, str], Verdict]) -> tuple[int, str, str]:
-    (number, slug), verdict = item
-    return number, verdict.at or "", slug

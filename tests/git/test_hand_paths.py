@@ -285,22 +285,32 @@ def test_critiques_merged_either_way_give_the_same_files(repo: Repo) -> None:
         assert round_three_page(repo, debate_id, slug) == pages[slug]
 
 
-def test_round_three_prompts_do_not_follow_the_order_a_merge_left_reviews_in(
+def test_round_three_prompts_do_not_follow_the_order_a_merge_left_records_in(
     repo: Repo,
 ) -> None:
     debate_id = round_two_started(repo)
     for slug in PERSONAS:
         critique(repo, debate_id, slug, SCORES[slug])
     repo.ok("round", "end", debate_id, "2")
-    repo.ok("round", "start", debate_id, "3")
-    pages = {slug: round_three_page(repo, debate_id, slug) for slug in PERSONAS}
-    path = repo.council.folder(debate_id) / "reviews.json"
-    data = json.loads(path.read_text(encoding="utf-8"))
-    data["rounds"]["2"] = dict(reversed(list(data["rounds"]["2"].items())))
-    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")  # as a hand merge may
+    repo.commit("round 2 closed")
 
-    for slug in PERSONAS:
-        assert round_three_page(repo, debate_id, slug) == pages[slug]
+    def pages() -> dict[str, str]:
+        shown = {"check": repo.ok("check", debate_id, "2")}
+        repo.ok("round", "start", debate_id, "3")
+        shown |= {slug: round_three_page(repo, debate_id, slug) for slug in PERSONAS}
+        return shown
+
+    as_written = pages()
+    repo.git("reset", "-q", "--hard")
+    # The records in reverse order, as a merge resolved by hand may leave them.
+    for name, rounds in (("reviews.json", ["2"]), ("verdicts.json", ["1", "2"])):
+        path = repo.council.folder(debate_id) / name
+        data = json.loads(path.read_text(encoding="utf-8"))
+        for number in rounds:
+            data["rounds"][number] = dict(reversed(list(data["rounds"][number].items())))
+        path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+
+    assert pages() == as_written
 
 
 def test_doctor_names_a_fact_injected_into_a_debate_the_other_clone_completed(

@@ -30,6 +30,7 @@ from dreamcontext_council.rules import metrics
 from dreamcontext_council.rules.debate import bounded_round
 from dreamcontext_council.rules.reviews import review_score
 from dreamcontext_council.rules.seats import is_person
+from dreamcontext_council.rules.verdicts import recorded_order
 from dreamcontext_council.views.failures import shorten_at_word
 
 EARLY_STOP = 90
@@ -161,7 +162,7 @@ def check_material(files: DebateFiles, number: int) -> CheckMaterial:
 
     # Who answered each round comes from the verdicts; what the check reads is their prose.
     perspectives = []
-    for slug in verdicts.round(1):
+    for slug in recorded_order(verdicts.round(1)):
         opening = entry(slug, 1)
         perspectives.append(
             {
@@ -187,7 +188,7 @@ def check_material(files: DebateFiles, number: int) -> CheckMaterial:
         )
     positions = []
     open_questions = []
-    for slug in verdicts.round(number):
+    for slug in recorded_order(verdicts.round(number)):
         latest = entry(slug, number)
         positions.append(
             {
