@@ -16,6 +16,7 @@ from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.storage import atomic_write_text, read_text
 from dreamcontext_council.rules.debate import Debate, Status
 from dreamcontext_council.rules.final_report import APPENDIX, VERDICT, missing_sections
+from dreamcontext_council.rules.logged_writes import weighed_bullets
 from dreamcontext_council.rules.markdown import normalize_title, sections
 
 KNOWLEDGE_SLUG_LIMIT = 80
@@ -133,7 +134,11 @@ def complete_debate(root: Root, debate_id: str) -> bool:
             raise StateError(refusal)
         debate.meta["status"] = "complete"
         files.save_debate(debate)
-        files.append_log(f"Debate complete — {today()}", ["Final report written."], once=True)
+        # The facts it closed on: one a merge brings in later is named by `doctor`.
+        weighed = weighed_bullets(debate.facts())
+        files.append_log(
+            f"Debate complete — {today()}", ["Final report written.", *weighed], once=True
+        )
     refresh_live(root, debate_id, phase="done")
     return True
 

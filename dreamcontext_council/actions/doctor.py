@@ -5,7 +5,10 @@ Repaired (the files that hold the record win over the files that sum it up):
 - a persona's `round_entries` that does not count its report's entries;
 - a debate.md status (and `rounds_planned`) behind the state its round log records;
 - verdicts and round-log lines a kept side dropped, from the round entries
-  (actions/doctor_records.py, which also reports lost usage lines and doubled entries).
+  (actions/doctor_records.py, which also reports lost usage lines and doubled entries);
+- reviews.json from the round-2 entries, and panels and directives a context file lost
+  that round-log.md records (actions/doctor_logged.py, which also names facts a complete
+  debate's final report never weighed).
 
 Only reported, with the command that fixes it: merge drivers this clone registered whose
 program is gone or that another version registered (see actions/git_setup.py).
@@ -22,6 +25,7 @@ import os
 from pathlib import Path
 
 from dreamcontext_council.actions.closing import completion_refusal, synthesis_refusal
+from dreamcontext_council.actions.doctor_logged import logged_findings
 from dreamcontext_council.actions.doctor_records import record_findings
 from dreamcontext_council.actions.files import DebateFiles
 from dreamcontext_council.actions.findings import Finding
@@ -87,6 +91,7 @@ def _examine_debate(root: Root, debate_id: str, *, repair: bool) -> list[Finding
     except (CouncilError, OSError, UnicodeDecodeError) as exc:
         return [Finding(debate_id, f"a file does not parse ({exc})", "fix it by hand", False)]
     findings = record_findings(files, debate, list(contexts), repair=repair)
+    findings += logged_findings(files, debate, list(contexts), repair=repair)
     for slug, recorded in contexts.items():
         if recorded != counts[slug]:
             found = Finding(

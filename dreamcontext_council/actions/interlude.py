@@ -5,8 +5,10 @@ from __future__ import annotations
 from dreamcontext_council.actions.files import DebateFiles
 from dreamcontext_council.actions.live_state import refresh_live
 from dreamcontext_council.errors import StateError, UsageError
+from dreamcontext_council.folder.live import utc_second
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.rules.debate import append_fact
+from dreamcontext_council.rules.logged_writes import directive_entry
 
 
 def _clean(text: str, what: str) -> str:
@@ -47,4 +49,6 @@ def queue_directive(root: Root, debate_id: str, slug: str, directive: str) -> tu
         added = context.add_directive(number, directive)
         if added:
             files.save_context(slug, context)
+            # Logged too: a merge that keeps one side of the context file can drop it.
+            files.append_log(*directive_entry(slug, number, directive, utc_second()))
     return number, added

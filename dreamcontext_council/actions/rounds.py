@@ -104,25 +104,39 @@ def _start_hint(debate: Debate, number: int) -> str:
 def _inject_panels(
     files: DebateFiles, debate: Debate, number: int, directives: Mapping[str, str]
 ) -> None:
-    previous = number - 1
-    summaries = {}
-    for slug in debate.personas:
-        entry = next((e for e in files.entries(slug) if e.round == previous), None)
-        summaries[slug] = (entry.executive_summary or "").strip() if entry else ""
+    summaries = round_summaries(files, debate.personas, number - 1)
     # Every context is read before any is written: one that does not parse changes nobody's.
     contexts = {slug: files.context(slug) for slug in debate.personas}
     for slug, context in contexts.items():
         # The directive first, then the panel: the order queue_directive then start_round gave.
         changed = slug in directives and context.add_directive(number, directives[slug])
         if number not in context.panel_rounds():
-            peers = [{"slug": p, "summary": summaries[p]} for p in debate.personas if p != slug]
-            panel = resources.render(
-                "files/cross-context-panel.md.j2", peers=peers, previous_round=previous
-            )
-            context.append_section(f"Round {number} — Cross-context loaded", panel)
+            panel = panel_text(summaries, slug, number)
+            context.append_section(panel_heading(number), panel)
             changed = True
         if changed:
             files.save_context(slug, context)
+
+
+def round_summaries(files: DebateFiles, personas: list[str], number: int) -> dict[str, str]:
+    """Each persona's round-`number` executive summary ("" for none): what a panel shows."""
+    summaries = {}
+    for slug in personas:
+        entry = next((e for e in files.entries(slug) if e.round == number), None)
+        summaries[slug] = (entry.executive_summary or "").strip() if entry else ""
+    return summaries
+
+
+def panel_heading(number: int) -> str:
+    return f"Round {number} — Cross-context loaded"
+
+
+def panel_text(summaries: Mapping[str, str], slug: str, number: int) -> str:
+    """The round-`number` cross-context panel `slug` reads: its peers' previous summaries."""
+    peers = [{"slug": p, "summary": text} for p, text in summaries.items() if p != slug]
+    return resources.render(
+        "files/cross-context-panel.md.j2", peers=peers, previous_round=number - 1
+    )
 
 
 def participants(files: DebateFiles, debate: Debate, number: int) -> list[str]:

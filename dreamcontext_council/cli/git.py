@@ -67,7 +67,7 @@ def git_setup(as_json: bool) -> None:
 @click.argument(
     "kind",
     type=click.Choice(
-        ["index", "verdicts", "debate", "round-log", "usage", "report", "context"]
+        ["index", "verdicts", "debate", "round-log", "usage", "report", "context", "reviews"]
     ),  # the kinds of merge/driver.py's DRIVERS (a test keeps them in step)
 )
 @click.argument("base", type=click.Path(dir_okay=False, path_type=Path))
@@ -84,7 +84,13 @@ def merge_driver(kind: str, base: Path, ours: Path, theirs: Path, path: str | No
         texts = [file.read_bytes().decode("utf-8") for file in (base, ours, theirs)]
     except (OSError, UnicodeDecodeError):
         texts = None
-    if not merge_file(kind, base, ours, theirs, path):
+    merged = merge_file(kind, base, ours, theirs, path)
+    if merged and ours_file and texts:
+        from dreamcontext_council.merge.explain import settled_choices
+
+        for line in settled_choices(kind, *texts):
+            echo(f"council {kind} merge: {line}.", err=True)
+    if not merged:
         if ours_file:
             from dreamcontext_council.merge.explain import why_conflicted
 

@@ -55,10 +55,12 @@ def merge_keyed(
     side and untouched on the other goes, and a value changed on both sides goes to
     `resolve(key, base, ours, theirs)` (MISSING stands for an absent side) or raises Conflict.
 
-    Keys keep ours' order, then theirs' new keys in theirs' order.
+    Keys keep the ancestor's order, then come the keys each side added, each side's in its
+    own order, the side whose new keys sort first (by repr) first: merging A into B gives
+    the same order as merging B into A.
     """
     merged: dict[K, V] = {}
-    for key in _ordered_keys(ours, theirs):
+    for key in _ordered_keys(base, ours, theirs):
         old = base.get(key, MISSING)
         value = merge_value(
             old,
@@ -76,7 +78,8 @@ def _bound(resolve: Callable[[K, V, V, V], V], key: K, old: V) -> Callable[[V, V
 
 
 def merge_list(base: list[V], ours: list[V], theirs: list[V]) -> list[V]:
-    """A union of list items as a set, three ways, in ours' order then theirs' new items."""
+    """A union of list items as a set, three ways: the ancestor's items in its order, then
+    each side's new items in its order (in the order `merge_keyed` gives keys)."""
     keyed = merge_keyed(
         {_key(v): v for v in base}, {_key(v): v for v in ours}, {_key(v): v for v in theirs}
     )
@@ -87,8 +90,13 @@ def _key(value: Any) -> Hashable:
     return repr(value)
 
 
-def _ordered_keys(ours: Iterable[K], theirs: Iterable[K]) -> list[K]:
-    keys = list(dict.fromkeys(ours))
+def _ordered_keys(base: Iterable[K], ours: Iterable[K], theirs: Iterable[K]) -> list[K]:
+    keys = list(dict.fromkeys(base))
     seen = set(keys)
-    keys.extend(k for k in theirs if k not in seen)
+    mine = [k for k in dict.fromkeys(ours) if k not in seen]
+    other = [k for k in dict.fromkeys(theirs) if k not in seen]
+    first, second = sorted((mine, other), key=lambda side: [repr(k) for k in side])
+    keys += first
+    seen.update(first)
+    keys.extend(k for k in second if k not in seen)
     return keys

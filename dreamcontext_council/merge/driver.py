@@ -21,6 +21,7 @@ from dreamcontext_council.merge.logs import merge_round_log, merge_usage
 from dreamcontext_council.merge.persona import merge_context
 from dreamcontext_council.merge.records import merge_index, merge_verdicts
 from dreamcontext_council.merge.report import merge_report
+from dreamcontext_council.merge.reviews import merge_reviews
 
 # The kind a driver is registered under, its pure merge, and the files it is for (as
 # `.gitattributes` patterns relative to the `_dream_context/` folder).
@@ -29,6 +30,11 @@ DRIVERS: dict[str, tuple[Driver, str, str]] = {
     "verdicts": (merge_verdicts, "council/*/verdicts.json", "the union by (round, persona)"),
     "debate": (merge_debate, "council/*/debate.md", "the frontmatter field by field"),
     "round-log": (merge_round_log, "council/*/round-log.md", "both sides' entries in time order"),
+    "reviews": (
+        merge_reviews,
+        "council/*/reviews.json",
+        "the union of the scores by (round, critic)",
+    ),
     "usage": (merge_usage, "council/*/usage.jsonl", "both sides' lines by time"),
     "report": (merge_report, "council/*/*/report.md", "both sides' entries, newest first"),
     "context": (

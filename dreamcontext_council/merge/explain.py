@@ -12,7 +12,9 @@ from typing import Any
 
 from dreamcontext_council.errors import FormatError
 from dreamcontext_council.folder import frontmatter_io
+from dreamcontext_council.merge.reviews import review_disagreements
 from dreamcontext_council.rules.report import parse_report
+from dreamcontext_council.rules.reviews import parse_reviews
 from dreamcontext_council.rules.verdicts import parse_verdicts
 
 _SIDES = ("ours", "theirs")
@@ -31,6 +33,14 @@ def why_conflicted(kind: str, base: str, ours: str, theirs: str) -> str:
         if _unreadable(kind, text):
             return f"{side} is not a {kind} file this tool can read (conflict markers left in it?)"
     return "both sides changed the same record"
+
+
+def settled_choices(kind: str, base: str, ours: str, theirs: str) -> list[str]:
+    """After a merge the driver completed: one sentence (no trailing period) per record both
+    sides wrote differently that it settled by its rule rather than by keeping both."""
+    if kind == "reviews":
+        return review_disagreements(base, ours, theirs)
+    return []
 
 
 def _clash(
@@ -119,6 +129,8 @@ def _unreadable(kind: str, text: str) -> bool:
             parse_report(text)
         elif kind == "debate":
             frontmatter_io.parse(text, "debate.md")
+        elif kind == "reviews":
+            parse_reviews(text)
     except FormatError:
         return True
     return False

@@ -8,7 +8,13 @@ from typing import Any
 from dreamcontext_council.errors import FormatError
 from dreamcontext_council.merge import MISSING, Conflict, merge_keyed, unchanged_side
 from dreamcontext_council.merge.debate import status_rank
-from dreamcontext_council.rules.verdicts import Verdict, Verdicts, parse_verdicts, render_verdicts
+from dreamcontext_council.rules.verdicts import (
+    Verdict,
+    Verdicts,
+    parse_verdicts,
+    recorded_order,
+    render_verdicts,
+)
 
 
 def merge_index(base: str, ours: str, theirs: str) -> str | None:
@@ -63,7 +69,10 @@ def _entry_age(entry: dict[str, Any]) -> tuple[str, tuple[int, ...], str]:
 def merge_verdicts(base: str, ours: str, theirs: str) -> str | None:
     """The union of the verdicts by (round, persona), and of the options by key.
 
-    The same persona and round recorded differently on both sides is a real conflict: None.
+    Each round's verdicts in the order they were recorded (`at`, then the persona), and
+    options in the ancestor's order then each side's new ones: the same file in either
+    merge direction. The same persona and round recorded differently on both sides is a
+    real conflict: None.
     """
     same = unchanged_side(base, ours, theirs)
     if same is not None:
@@ -77,9 +86,13 @@ def merge_verdicts(base: str, ours: str, theirs: str) -> str | None:
         by_key = merge_keyed(_by_key(old), _by_key(mine), _by_key(other))
     except Conflict:
         return None
-    merged = Verdicts(options=list(options.values()))
+    rounds: dict[int, dict[str, Verdict]] = {}
     for (number, slug), verdict in by_key.items():
-        merged.rounds.setdefault(number, {})[slug] = verdict
+        rounds.setdefault(number, {})[slug] = verdict
+    merged = Verdicts(
+        options=list(options.values()),
+        rounds={n: {s: votes[s] for s in recorded_order(votes)} for n, votes in rounds.items()},
+    )
     return render_verdicts(merged)
 
 

@@ -160,3 +160,9 @@ def resolve_stance(
             return option["key"], None
     key = slugify(text, STANCE_KEY_LIMIT) or text[:STANCE_KEY_LIMIT]
     return key, {"key": key, "label": text}
+
+
+def recorded_order(votes: dict[str, Verdict]) -> list[str]:
+    """The personas of one round's verdicts in the order they were recorded (`at`, then the
+    slug): what a merge writes, and what a prompt lists, whatever order a file was left in."""
+    return sorted(votes, key=lambda slug: (votes[slug].at or "", slug))

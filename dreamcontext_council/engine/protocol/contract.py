@@ -8,12 +8,12 @@ from dataclasses import dataclass
 from dreamcontext_council.errors import UsageError
 from dreamcontext_council.rules.markdown import headings, normalize_title, sections
 from dreamcontext_council.rules.report import clean_entry_body, missing_sections
+from dreamcontext_council.rules.reviews import review_score
 from dreamcontext_council.rules.verdicts import parse_conviction, resolve_stance
 
 _BLOCK = re.compile(
     r"^[ ]{0,3}(`{3,}|~{3,})[ \t]*verdict[ \t]*\n(.*?)\n[ ]{0,3}\1[ \t]*$", re.S | re.M | re.I
 )
-_SCORE = re.compile(r"score\s*[:=]?\s*\**\s*(\d{1,2}(?:\.\d+)?)\s*\**\s*/\s*10", re.I)
 _FIELDS = ("stance", "conviction", "headline", "concession")
 
 
@@ -135,13 +135,3 @@ def _cross_examination(body: str) -> str | None:
     wanted = normalize_title("Cross-examination")
     found = [s.body for s in sections(body, 3) if normalize_title(s.title) == wanted]
     return found[0] if found else None
-
-
-def review_score(cross_examination: str | None) -> float | None:
-    """The `Score: N/10` a critic gave, clamped to 1-10; None when there is none."""
-    if not cross_examination:
-        return None
-    found = _SCORE.findall(cross_examination)
-    if not found:
-        return None
-    return min(10.0, max(1.0, float(found[-1])))

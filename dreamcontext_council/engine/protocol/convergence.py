@@ -23,13 +23,14 @@ from dreamcontext_council.engine.prompting import prompts
 from dreamcontext_council.engine.prompting.exchanges import exchanges_before
 from dreamcontext_council.engine.prompting.prompts import CheckMaterial
 from dreamcontext_council.engine.prompting.reviews import load_reviews
-from dreamcontext_council.engine.protocol.contract import review_score
 from dreamcontext_council.engine.providers.base import Prompt
 from dreamcontext_council.engine.providers.models import parse_model
 from dreamcontext_council.errors import CouncilError
 from dreamcontext_council.rules import metrics
 from dreamcontext_council.rules.debate import bounded_round
+from dreamcontext_council.rules.reviews import review_score
 from dreamcontext_council.rules.seats import is_person
+from dreamcontext_council.rules.verdicts import recorded_order
 from dreamcontext_council.views.failures import shorten_at_word
 
 EARLY_STOP = 90
@@ -163,7 +164,7 @@ def check_material(files: DebateFiles, number: int) -> CheckMaterial:
 
     # Who answered each round comes from the verdicts; what the check reads is their prose.
     perspectives = []
-    for slug in verdicts.round(1):
+    for slug in recorded_order(verdicts.round(1)):
         opening = entry(slug, 1)
         perspectives.append(
             {
@@ -189,7 +190,7 @@ def check_material(files: DebateFiles, number: int) -> CheckMaterial:
         )
     positions = []
     open_questions = []
-    for slug in verdicts.round(number):
+    for slug in recorded_order(verdicts.round(number)):
         latest = entry(slug, number)
         positions.append(
             {

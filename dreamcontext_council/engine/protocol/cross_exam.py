@@ -18,17 +18,13 @@ from dreamcontext_council.engine.protocol.contract import (
     ContractError,
     has_verdict_block,
     parse_persona_answer,
-    review_score,
 )
 from dreamcontext_council.engine.protocol.pairing import new_seed
-from dreamcontext_council.engine.protocol.rounds import (
-    CROSS_EXAM_DIRECTIVE,
-    cross_exam_pairs,
-    scored_reviews,
-)
+from dreamcontext_council.engine.protocol.rounds import cross_exam_pairs, scored_reviews
 from dreamcontext_council.errors import UsageError
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.rules.report import RoundEntry
+from dreamcontext_council.rules.reviews import CROSS_EXAM_DIRECTIVE, review_score
 
 
 def open_round(root: Root, debate_id: str, number: int) -> RoundChange:

@@ -31,7 +31,6 @@ from dreamcontext_council.engine.protocol.contract import (
     ContractError,
     PersonaAnswer,
     parse_persona_answer,
-    review_score,
 )
 from dreamcontext_council.engine.protocol.material import round_material
 from dreamcontext_council.engine.protocol.pairing import derangement
@@ -44,6 +43,10 @@ from dreamcontext_council.folder.safe_write import folders_ready
 from dreamcontext_council.folder.storage import atomic_write_text
 from dreamcontext_council.rules.debate import Debate
 from dreamcontext_council.rules.persona import PersonaContext
+from dreamcontext_council.rules.reviews import (
+    entry_reviews,
+    recorded_pairs,
+)
 from dreamcontext_council.rules.sealing import SEALED, SEALED_ROUND
 from dreamcontext_council.rules.seats import is_person
 from dreamcontext_council.rules.verdicts import Verdict, Verdicts
@@ -52,10 +55,6 @@ from dreamcontext_council.views.failures import shorten_at_word
 if TYPE_CHECKING:  # the MCP client is loaded only by a run with research tools
     from dreamcontext_council.engine.research.session import ResearchSession
 
-CROSS_EXAM_DIRECTIVE = (
-    "Cross-examine {peer}: find the factual errors, logical gaps and missing perspectives in its "
-    "round 1 answer (not matters of opinion) and score it 1-10."
-)
 KEPT_DETAIL = "hand-written entry kept; the model's answer was not saved"
 
 
@@ -71,10 +70,6 @@ class RoundResult:
     """Round 1 began sealed for a person's seat: its stances were not shown as they landed."""
 
 
-PAIRS_KEY = "cross_examination"
-"""debate.md's record of round 2's pairs, critic → peer, written as round 2 starts."""
-
-
 def cross_exam_pairs(files: DebateFiles, debate: Debate, roster: list[str]) -> dict[str, str]:
     """critic → peer for round 2: the pairs debate.md records, else those the seed gives.
 
@@ -82,9 +77,9 @@ def cross_exam_pairs(files: DebateFiles, debate: Debate, roster: list[str]) -> d
     at the interlude has nothing to be critiqued on. A debate with no seed (one the Node
     tool started) has no cross-examination: it keeps its own protocol.
     """
-    recorded = debate.meta.get(PAIRS_KEY)
-    if isinstance(recorded, dict) and recorded:
-        return {str(c): str(p) for c, p in recorded.items() if isinstance(p, str)}
+    recorded = recorded_pairs(debate.meta)
+    if recorded:
+        return recorded
     if not debate.meta.get("seed"):
         return {}
     answered = [s for s in roster if any(e.round == 1 for e in files.entries(s))]
@@ -96,12 +91,8 @@ def scored_reviews(
 ) -> dict[str, tuple[str, float | None]]:
     """critic → (peer, the `Score: N/10` of its round-2 `### Cross-examination`), for each
     critic with a round-2 entry: what reviews.json records, from `run` or by hand alike."""
-    found: dict[str, tuple[str, float | None]] = {}
-    for critic, peer in pairs.items():
-        entry = next((e for e in files.entries(critic) if e.round == 2), None)
-        if entry:
-            found[critic] = (peer, review_score(entry.section("Cross-examination")))
-    return found
+    round_two = {c: next((e for e in files.entries(c) if e.round == 2), None) for c in pairs}
+    return entry_reviews(pairs, round_two)
 
 
 @dataclass
