@@ -5,16 +5,18 @@ sections of an entry (and round 2's cross-examination for a critic) and the verd
 model ends its answer with. Saved, it is read by the contract a model's answer is read by
 (engine/protocol/contract.py: the sections, the verdict, a critic's `Score: N/10`) and
 recorded by the functions `verdict` and `report append` call, so the same checks apply. A
-form that breaks the contract comes back with the error on top; one left as it was, or
-emptied, records nothing: the person answers with the commands instead.
+form that breaks the contract comes back as the person saved it, the error on top; one left
+as it was, or emptied, records nothing: the person answers with the commands instead.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import tempfile
 from collections.abc import Callable, Mapping
@@ -72,6 +74,10 @@ class EntryForm:
             options=self.options,
             context=_inside_comment(context.rstrip("\n")),
         )
+
+    def refusal(self, error: str) -> str:
+        """The lines put above a person's refused entry: why it was not recorded."""
+        return resources.render("views/person-entry-refused.md.j2", error=_inside_comment(error))
 
     def record(self, saved: str) -> bool:
         """Record the saved form as the seat's verdict and round entry; False when it was
@@ -136,28 +142,78 @@ def edit_entry(
     editor: Editor = run_editor,
     notify: Callable[[str], None] = lambda _line: None,
 ) -> bool:
-    """Open the editor on the form until it is recorded (True) or left (False): a form
-    that breaks the contract is opened again with the error on top."""
+    """Open the editor on the form until it is recorded (True) or left (False).
+
+    A form that breaks the contract is opened again on what the person saved, the error
+    above it. What a person wrote is never thrown away: a refused entry closed unchanged
+    and refused as before, or anything but the blank form left by an editor that failed,
+    stays in its file, and `notify` gives the path."""
+    folder = Path(tempfile.mkdtemp(prefix="council-entry-"))
+    path = folder / f"{form.slug}-round-{form.round}.md"
+    blank = form.text().encode("utf-8")
+    header = b""
     error: str | None = None
-    with tempfile.TemporaryDirectory(prefix="council-entry-") as folder:
-        path = Path(folder) / f"{form.slug}-round-{form.round}.md"
+    reopened = b""  # the digest of the file as it was last opened again
+    kept = False
+    try:
+        path.write_bytes(blank)
         while True:
-            path.write_text(form.text(error), encoding="utf-8")
             code = editor(command, path)
             if code != 0:
                 notify(f"The editor ({command[0]}) exited with {code}; nothing was recorded.")
+                kept = _digest(path) != _digest_of(blank)
                 return False
             try:
-                saved = _read_saved(path)
-                return form.record(saved)
+                return form.record(_read_saved(path))
             except (ContractError, CouncilError) as problem:
+                again = str(problem) == error and _digest(path) == reopened
                 error = str(problem)
                 notify(f"{form.slug}'s entry was not recorded: {error}")
+                if again:
+                    kept = True  # closed as it was opened again, and refused as before
+                    return False
+                header = _reopen(path, form, error, header)
+                reopened = _digest(path)
+    finally:
+        if kept:
+            notify(f"{form.slug}'s text is kept in {path}.")
+        else:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _reopen(path: Path, form: EntryForm, error: str, previous: bytes) -> bytes:
+    """Put the error above what the person saved, every byte of it kept (the last error put
+    there is replaced); returns the error's lines as written."""
+    header = form.refusal(error).encode("utf-8")
+    spare = path.with_name(path.name + ".new")
+    with open(path, "rb") as saved, open(spare, "wb") as reopened:
+        start = saved.read(len(previous)) if previous else b""
+        reopened.write(header)
+        if start != previous:
+            reopened.write(start)  # the person edited the last error: theirs now
+        shutil.copyfileobj(saved, reopened)
+    os.replace(spare, path)
+    return header
+
+
+def _digest(path: Path) -> bytes:
+    hashed = hashlib.sha256()
+    with contextlib.suppress(OSError), open(path, "rb") as saved:
+        for block in iter(lambda: saved.read(1 << 16), b""):
+            hashed.update(block)
+    return hashed.digest()
+
+
+def _digest_of(data: bytes) -> bytes:
+    return hashlib.sha256(data).digest()
 
 
 def _read_saved(path: Path) -> str:
-    with open(path, "rb") as stream:
-        data = stream.read(MAX_FORM_BYTES + 1)
+    try:
+        with open(path, "rb") as stream:
+            data = stream.read(MAX_FORM_BYTES + 1)
+    except FileNotFoundError:
+        return ""  # the editor removed it: as emptied, nothing to record
     if len(data) > MAX_FORM_BYTES:
         raise ContractError(f"the entry is over {MAX_FORM_BYTES // 1024 // 1024} MB; shorten it.")
     try:
