@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import pty
-import shutil
 import subprocess
 import sys
 import threading
@@ -16,7 +15,7 @@ from pathlib import Path
 import pytest
 from debate_story import council_argv
 
-from dreamcontext_council.engine.protocol.entry_form import EntryForm, edit_entry
+from dreamcontext_council.engine.protocol.entry_form import Drafts, EntryForm, edit_entry
 from dreamcontext_council.folder.paths import Root
 
 from .support import OPTIONS, TOPIC, Council, entry, roster_file, wait_for
@@ -231,22 +230,30 @@ def test_a_refused_entry_is_opened_again_with_the_persons_text_under_the_error(
     assert (verdict["stance"], verdict["conviction"]) == ("B", 70)
 
 
-def test_a_refused_entry_closed_unchanged_is_kept_and_its_file_named(
+def test_a_refused_entry_closed_unchanged_is_kept_and_opened_next_time(
     council: Council, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     debate_id, draft = drafting_person(council, tmp_path, monkeypatch, "leave")
     editor = tmp_path / "editor.py"
     editor.write_text(DRAFTING_EDITOR, encoding="utf-8")
     form = EntryForm.of(Root(council.root), debate_id, PERSON, 1)
+    drafts = Drafts()
     said: list[str] = []
 
-    recorded = edit_entry(form, [sys.executable, str(editor)], notify=said.append)
+    recorded = edit_entry(form, [sys.executable, str(editor)], notify=said.append, drafts=drafts)
 
     assert not recorded
     assert len(opened_forms(tmp_path)) == 2  # opened once again, not for ever
     kept = said[-1]
     assert kept.startswith(f"{PERSON}'s text is kept in ") and kept.endswith(".md.")
     path = Path(kept.removeprefix(f"{PERSON}'s text is kept in ").removesuffix("."))
-    assert path.read_bytes().endswith(draft)  # under the error, every byte of it
-    shutil.rmtree(path.parent)
+    held = path.read_bytes()
+    assert held.endswith(draft)  # under the error, every byte of it
     assert not (council.folder(debate_id) / PERSON / "report.md").exists()
+
+    # The run offers the editor again: it opens on the kept text, which the person fixes.
+    monkeypatch.setenv("AFTER_REFUSAL", "fix")
+    assert edit_entry(form, [sys.executable, str(editor)], drafts=drafts)
+    assert opened_forms(tmp_path)[-1] == held.decode()
+    assert not path.parent.exists()  # recorded: the kept file is gone
+    assert "My own words" in council.text(debate_id, f"{PERSON}/report.md")

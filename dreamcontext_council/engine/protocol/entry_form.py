@@ -135,28 +135,55 @@ def run_editor(command: list[str], path: Path) -> int:
 Editor = Callable[[list[str], Path], int]
 
 
+@dataclass
+class Draft:
+    """A person's refused entry between two openings of the editor: its file, the error
+    put above it, and the file's digest as it was opened again."""
+
+    path: Path
+    header: bytes = b""
+    error: str | None = None
+    reopened: bytes = b""
+
+
+class Drafts:
+    """The refused entries a run keeps, by seat and round: the next opening of the editor
+    for that round starts from the person's text, not from a blank form."""
+
+    def __init__(self) -> None:
+        self._kept: dict[tuple[str, int], Draft] = {}
+
+    def take(self, form: EntryForm) -> Draft | None:
+        draft = self._kept.pop((form.slug, form.round), None)
+        return draft if draft is not None and draft.path.is_file() else None
+
+    def keep(self, form: EntryForm, draft: Draft) -> None:
+        self._kept[(form.slug, form.round)] = draft
+
+
 def edit_entry(
     form: EntryForm,
     command: list[str],
     *,
     editor: Editor = run_editor,
     notify: Callable[[str], None] = lambda _line: None,
+    drafts: Drafts | None = None,
 ) -> bool:
     """Open the editor on the form until it is recorded (True) or left (False).
 
     A form that breaks the contract is opened again on what the person saved, the error
     above it. What a person wrote is never thrown away: a refused entry closed unchanged
     and refused as before, or anything but the blank form left by an editor that failed,
-    stays in its file, and `notify` gives the path."""
-    folder = Path(tempfile.mkdtemp(prefix="council-entry-"))
-    path = folder / f"{form.slug}-round-{form.round}.md"
+    stays in its file, `notify` gives the path, and `drafts` opens it next time."""
     blank = form.text().encode("utf-8")
-    header = b""
-    error: str | None = None
-    reopened = b""  # the digest of the file as it was last opened again
+    draft = drafts.take(form) if drafts is not None else None
+    if draft is None:
+        folder = Path(tempfile.mkdtemp(prefix="council-entry-"))
+        draft = Draft(folder / f"{form.slug}-round-{form.round}.md")
+        draft.path.write_bytes(blank)
+    path = draft.path
     kept = False
     try:
-        path.write_bytes(blank)
         while True:
             code = editor(command, path)
             if code != 0:
@@ -166,19 +193,21 @@ def edit_entry(
             try:
                 return form.record(_read_saved(path))
             except (ContractError, CouncilError) as problem:
-                again = str(problem) == error and _digest(path) == reopened
-                error = str(problem)
-                notify(f"{form.slug}'s entry was not recorded: {error}")
+                again = str(problem) == draft.error and _digest(path) == draft.reopened
+                draft.error = str(problem)
+                notify(f"{form.slug}'s entry was not recorded: {draft.error}")
                 if again:
                     kept = True  # closed as it was opened again, and refused as before
                     return False
-                header = _reopen(path, form, error, header)
-                reopened = _digest(path)
+                draft.header = _reopen(path, form, draft.error, draft.header)
+                draft.reopened = _digest(path)
     finally:
         if kept:
             notify(f"{form.slug}'s text is kept in {path}.")
+            if drafts is not None:
+                drafts.keep(form, draft)
         else:
-            shutil.rmtree(folder, ignore_errors=True)
+            shutil.rmtree(path.parent, ignore_errors=True)
 
 
 def _reopen(path: Path, form: EntryForm, error: str, previous: bytes) -> bytes:
