@@ -5,11 +5,11 @@ A hand-resolved merge can keep one side of verdicts.json and the other side of a
 
 - no verdict in verdicts.json: restored whole (stance, conviction, headline, concession,
   time) from a side of the merge that holds it, read from git (actions/git_history.py:
-  MERGE_HEAD while the merge is open, else the parents of the last merges), when that side
-  holds this very entry or its verdict agrees with what the entry states; else restored
-  from what the entry states (the option its Position names, its conviction there, its
-  summary's first sentence as the headline), naming what could not be restored; else the
-  persona named with the command that records it again;
+  MERGE_HEAD while the merge is open, else the parents of the last merges), when it agrees
+  with what the entry states and the entry states it all or that side holds this very
+  entry; else restored from what the entry states (the option its Position names, its
+  conviction there, its summary's first sentence as the headline), naming what could not
+  be restored; else the persona named with the command that records it again;
 - a verdict that contradicts the option or the conviction the entry's Position states (the
   verdict of the answer a kept side dropped): replaced the same way, from a side of the
   merge, else from the entry.
@@ -107,8 +107,9 @@ def _whole(verdict: Verdict) -> str:
 def _held(
     history: DebateHistory, slug: str, entry: RoundEntry, stated: EntryVerdict, keys: list[str]
 ) -> Held | None:
-    """The verdict a side of the merge recorded with this entry: the side holds the same
-    entry, or its verdict names the option and conviction the entry states."""
+    """The verdict a side of the merge recorded with this entry: one that contradicts
+    nothing the entry states, where the entry states both option and conviction or the
+    side holds the same entry."""
     for side in history.sides():
         text = history.text(side, "verdicts.json")
         if text is None:
@@ -120,9 +121,10 @@ def _held(
         verdict = theirs.round(entry.round).get(slug)
         if verdict is None:
             continue
-        agrees = stated.whole and not _contradicts(verdict, stated)
-        if not agrees and not _same_entry(history, side, slug, entry):
-            continue
+        if _contradicts(verdict, stated):
+            continue  # the verdict of another answer, or one at odds with this entry
+        if not stated.whole and not _same_entry(history, side, slug, entry):
+            continue  # the entry says too little to vouch for it, and the side holds another
         option = next((o for o in theirs.options if o["key"] == verdict.stance), None)
         if verdict.stance not in keys and option is None:
             continue  # an option this debate does not know and the side does not name

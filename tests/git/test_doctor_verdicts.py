@@ -237,3 +237,34 @@ def test_a_side_too_big_to_read_is_not_read(tmp_path: Path, monkeypatch: Any) ->
     assert history.text(theirs, "../../../.gitignore") is None  # only the debate's files
     monkeypatch.setattr(git_history, "MAX_BLOB_BYTES", 100)
     assert git_history.DebateHistory(history.folder).text(theirs, "verdicts.json") is None
+
+
+def test_a_side_holding_the_same_contradicting_verdict_is_not_restored_for_ever(
+    tmp_path: Path,
+) -> None:
+    """An entry whose Position states an option its own verdict does not: every side of the
+    merge holds that verdict with that entry, so none vouches for it; the persona is named."""
+    alice, bob = team(tmp_path, "alice", "bob", drivers=False)
+    debate_id = shared_debate([alice, bob])
+    alice.ok("verdict", debate_id, "risk-auditor", "1", "--stance", "B", "--conviction", "60",
+             "--headline", "B after all")  # fmt: skip
+    alice.ok("report", "append", debate_id, "risk-auditor", "--round", "1",
+             input=entry("Migrate.", position="Option A."))  # fmt: skip
+    alice.commit("risk-auditor: an entry for A, a verdict for B")
+    alice.git("push", "-q")
+    answer(bob, debate_id, "ops-lead", "B", 55)
+    bob.commit("ops-lead")
+    conflicted = pull_in_conflict(bob)
+    bob.git("checkout", "--theirs", "--", *conflicted)  # alice's verdicts.json
+    bob.commit("merged")
+
+    for args in (("doctor",), ("doctor", "--repair")):
+        found = bob.council.proc(*args)
+        assert found.code == 1
+        assert (
+            f"{debate_id}: risk-auditor's round 1 verdict (B, conviction 60) contradicts the "
+            "entry that stands, whose Position states option A; its Position does not state "
+            "a conviction: risk-auditor must give it again, `dreamcontext council verdict "
+            f'{debate_id} risk-auditor 1 --stance A --conviction <0-100> --headline "<one line>"`'
+        ) in found.out
+    assert verdicts(bob, debate_id)["risk-auditor"]["stance"] == "B"
