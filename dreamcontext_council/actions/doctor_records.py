@@ -5,9 +5,7 @@ usage.jsonl record the same answer elsewhere. A hand-resolved merge that kept on
 one of those files (`git checkout --ours verdicts.json`) loses the other side's records,
 and `run` then takes the personas whose entries stand as answered. Checked here:
 
-- an entry with no verdict: restored from what the entry states (the option its Position
-  names, its conviction there, its summary's first sentence as the headline), or the
-  persona named with the command that records it again;
+- an entry with no verdict, or a verdict that contradicts it (actions/doctor_verdicts.py);
 - an entry holding a section twice: two versions of one answer run together;
 - round-log.md without an entry's submission though it logs the round's others (a
   `Report submitted` entry is added), or whose last submission of an entry quotes a summary
@@ -20,17 +18,15 @@ from __future__ import annotations
 import json
 import re
 
+from dreamcontext_council.actions.doctor_verdicts import verdict_findings
 from dreamcontext_council.actions.files import DebateFiles
 from dreamcontext_council.actions.findings import Finding
-from dreamcontext_council.actions.live_state import refresh_live
-from dreamcontext_council.errors import CouncilError
-from dreamcontext_council.folder.live import now_iso, utc_second
+from dreamcontext_council.folder.live import utc_second
 from dreamcontext_council.rules import roundlog
 from dreamcontext_council.rules.debate import Debate
-from dreamcontext_council.rules.entry_verdict import EntryVerdict, doubled_sections, entry_verdict
+from dreamcontext_council.rules.entry_verdict import doubled_sections
 from dreamcontext_council.rules.report import RoundEntry
 from dreamcontext_council.rules.usage import calls_of
-from dreamcontext_council.rules.verdicts import Verdict, resolve_stance
 
 _PERSONA_PHASES = ("opening", "cross-exam", "rebuttal", "repair")
 _SUBMISSION = re.compile(
@@ -49,7 +45,7 @@ def record_findings(
         findings += _doubled(files, slug, mine)
     if any(f.problem.endswith("run together") for f in findings):
         return findings  # one version must be chosen first: nothing is restored from two
-    findings += _verdicts(files, debate, entries, repair=repair)
+    findings += verdict_findings(files, debate, entries, repair=repair)
     findings += _submissions(files, entries, repair=repair)
     findings += _usage(files, entries)
     return findings
@@ -74,79 +70,6 @@ def _doubled(files: DebateFiles, slug: str, entries: list[RoundEntry]) -> list[F
                 )
             )
     return found
-
-
-def _verdicts(
-    files: DebateFiles, debate: Debate, entries: dict[str, list[RoundEntry]], *, repair: bool
-) -> list[Finding]:
-    verdicts = files.verdicts()
-    keys = [o["key"] for o in verdicts.options or debate.options]
-    found = []
-    for slug, mine in entries.items():
-        for entry in sorted(mine, key=lambda e: e.round):
-            if slug in verdicts.round(entry.round):
-                continue
-            problem = f"{slug}'s round {entry.round} entry has no verdict in verdicts.json"
-            stated = entry_verdict(entry, keys)
-            if not stated.whole:
-                fix = _answer_again(files, debate, slug, entry.round, stated)
-                found.append(Finding(files.id, problem, fix, repairable=False))
-                continue
-            fix = (
-                f"verdict restored from the entry: {stated.stance}, conviction "
-                f"{stated.conviction}, headline from its Executive Summary"
-            )
-            repaired = repair and _restore_verdict(files, debate, slug, entry.round, stated)
-            found.append(Finding(files.id, problem, fix, repairable=True, repaired=repaired))
-    return found
-
-
-def _answer_again(
-    files: DebateFiles, debate: Debate, slug: str, number: int, stated: EntryVerdict
-) -> str:
-    missing = " and ".join(
-        what
-        for what, value in (
-            ("the option it backs", stated.stance),
-            ("a conviction", stated.conviction),
-        )
-        if value is None
-    )
-    if debate.status.phase == "complete":
-        return (
-            f"its Position does not state {missing}, and the debate is complete: restore "
-            f"{files.relative(files.paths.verdicts)} from the branch that recorded it "
-            "(`git show <branch>:<path>`), keeping every verdict both sides recorded"
-        )
-    stance = stated.stance or "<option>"
-    return (
-        f"its Position does not state {missing}: {slug} must give it again, "
-        f"`dreamcontext council verdict {files.id} {slug} {number} --stance {stance} "
-        '--conviction <0-100> --headline "<one line>"`'
-    )
-
-
-def _restore_verdict(
-    files: DebateFiles, debate: Debate, slug: str, number: int, stated: EntryVerdict
-) -> bool:
-    assert stated.stance is not None and stated.conviction is not None
-    with files.lock():
-        verdicts = files.verdicts()
-        if slug in verdicts.round(number):
-            return False  # recorded since it was examined
-        try:
-            key, new_option = resolve_stance(stated.stance, debate.options, verdicts.options)
-        except CouncilError:
-            return False
-        if new_option:
-            verdicts.options.append(new_option)
-        elif debate.options and not verdicts.options:
-            verdicts.options = debate.options
-        verdict = Verdict(key, stated.conviction, stated.headline, None, now_iso())
-        verdicts.rounds.setdefault(number, {})[slug] = verdict
-        files.save_verdicts(verdicts)
-    refresh_live(files.root, files.id, transition=False)
-    return True
 
 
 def _submissions(

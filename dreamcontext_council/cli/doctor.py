@@ -26,8 +26,10 @@ def doctor(debate_ids: tuple[str, ...], repair: bool, as_json: bool) -> None:
 
     The files that hold the record win: index.json is rebuilt from the debate folders, a
     persona's round_entries recounted from its report, a status behind round-log.md moved
-    forward to it, a verdict a kept side dropped restored from what its round entry states
-    (or the persona named to give it again), and a dropped or stale submission line logged.
+    forward to it, a verdict a kept side dropped, or one that contradicts the entry that
+    stands, restored whole from the side of the merge that holds it (else from what the
+    entry states, or the persona named to give it again), and a dropped or stale
+    submission line logged.
     Conflict markers, an entry holding two answers, lost usage lines and files that do not
     parse are only reported, each with the commands that resolve it.
 

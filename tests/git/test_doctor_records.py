@@ -63,10 +63,14 @@ def split_round_kept_one_side(repo: Repo, side: str, *, main_by_run: bool = Fals
     return debate_id
 
 
-def test_doctor_restores_the_verdicts_a_kept_side_dropped_from_the_entries(repo: Repo) -> None:
+def test_doctor_restores_the_verdicts_a_kept_side_dropped_whole_from_the_merge(
+    repo: Repo,
+) -> None:
     debate_id = split_round_kept_one_side(repo, "ours")
     assert set(verdicts_of(repo, debate_id)) == set(BY_HAND)  # two of four, for good
     theirs = verdicts_of(repo, debate_id, "theirs")
+    merge = repo.git("rev-parse", "--short=7", "HEAD").stdout.strip()
+    parent = repo.git("rev-parse", "--short=7", "theirs").stdout.strip()
 
     found = repo.council.proc("doctor")
     assert found.code == 1
@@ -74,16 +78,15 @@ def test_doctor_restores_the_verdicts_a_kept_side_dropped_from_the_entries(repo:
         stance, conviction = theirs[slug]["stance"], theirs[slug]["conviction"]
         assert (
             f"{debate_id}: {slug}'s round 1 entry has no verdict in verdicts.json; verdict "
-            f"restored from the entry: {stance}, conviction {conviction}, headline from its "
-            "Executive Summary"
+            f"restored whole from commit {parent} (parent 2 of merge {merge}): {stance}, "
+            f"conviction {conviction}, its headline and concession"
         ) in found.out
     repaired = repo.council.proc("doctor", "--repair")
     assert repaired.code == 0, repaired.out + repaired.err
     restored = verdicts_of(repo, debate_id)
     assert set(restored) == {*BY_HAND, *BY_RUN}
     for slug in BY_RUN:
-        kept = (restored[slug]["stance"], restored[slug]["conviction"])
-        assert kept == (theirs[slug]["stance"], theirs[slug]["conviction"])
+        assert restored[slug] == theirs[slug]  # headline, concession and time too
     assert repo.council.proc("doctor").code == 0
 
 
@@ -106,8 +109,29 @@ def test_doctor_finds_the_model_calls_a_kept_usage_jsonl_dropped(repo: Repo) -> 
     assert repo.council.proc("doctor").code == 0
 
 
+def test_doctor_restores_a_dropped_verdict_from_our_side_of_the_merge(repo: Repo) -> None:
+    debate_id = split_round_kept_one_side(repo, "theirs")
+    assert set(verdicts_of(repo, debate_id)) == set(BY_RUN)
+    ours = verdicts_of(repo, debate_id, "HEAD^1")
+    merge = repo.git("rev-parse", "--short=7", "HEAD").stdout.strip()
+    parent = repo.git("rev-parse", "--short=7", "HEAD^1").stdout.strip()
+
+    repaired = repo.council.proc("doctor", "--repair")
+    assert repaired.code == 0, repaired.out + repaired.err
+    for slug in BY_HAND:  # "Option A." states no conviction: the merge's side says it all
+        assert (
+            f"{debate_id}: {slug}'s round 1 entry has no verdict in verdicts.json; verdict "
+            f"restored whole from commit {parent} (parent 1 of merge {merge}): A, conviction "
+            "60, its headline (no concession) (repaired)"
+        ) in repaired.out
+    restored = verdicts_of(repo, debate_id)
+    assert {slug: restored[slug] for slug in BY_HAND} == {slug: ours[slug] for slug in BY_HAND}
+
+
 def test_doctor_names_the_persona_that_must_answer_again(repo: Repo) -> None:
     debate_id = split_round_kept_one_side(repo, "theirs")
+    repo.git("checkout", "-q", "--orphan", "squashed")  # history without the merge
+    repo.commit("squashed")
     assert set(verdicts_of(repo, debate_id)) == set(BY_RUN)
 
     for args in (("doctor",), ("doctor", "--repair")):

@@ -98,7 +98,8 @@ def answer_by_hand(repo: Repo, debate_id: str, slug: str, stance: str, convictio
         "verdict", debate_id, slug, "1", "--stance", stance,
         "--conviction", str(conviction), "--headline", f"{slug} says {stance}",
     )  # fmt: skip
-    repo.ok("report", "append", debate_id, slug, "--round", "1", input=entry(f"{slug}: {stance}."))
+    body = entry(f"{slug}: {stance}.", position=f"Option {stance}.")  # as its verdict says
+    repo.ok("report", "append", debate_id, slug, "--round", "1", input=body)
 
 
 # -- without git-setup, nothing breaks -------------------------------------------------------

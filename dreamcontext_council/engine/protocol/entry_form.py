@@ -5,16 +5,18 @@ sections of an entry (and round 2's cross-examination for a critic) and the verd
 model ends its answer with. Saved, it is read by the contract a model's answer is read by
 (engine/protocol/contract.py: the sections, the verdict, a critic's `Score: N/10`) and
 recorded by the functions `verdict` and `report append` call, so the same checks apply. A
-form that breaks the contract comes back with the error on top; one left as it was, or
-emptied, records nothing: the person answers with the commands instead.
+form that breaks the contract comes back as the person saved it, the error on top; one left
+as it was, or emptied, records nothing: the person answers with the commands instead.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import tempfile
 from collections.abc import Callable, Mapping
@@ -73,6 +75,10 @@ class EntryForm:
             context=_inside_comment(context.rstrip("\n")),
         )
 
+    def refusal(self, error: str) -> str:
+        """The lines put above a person's refused entry: why it was not recorded."""
+        return resources.render("views/person-entry-refused.md.j2", error=_inside_comment(error))
+
     def record(self, saved: str) -> bool:
         """Record the saved form as the seat's verdict and round entry; False when it was
         left to the commands (unchanged or empty). Raises ContractError or CouncilError
@@ -129,35 +135,114 @@ def run_editor(command: list[str], path: Path) -> int:
 Editor = Callable[[list[str], Path], int]
 
 
+@dataclass
+class Draft:
+    """A person's refused entry between two openings of the editor: its file, the error
+    put above it, and the file's digest as it was opened again."""
+
+    path: Path
+    header: bytes = b""
+    error: str | None = None
+    reopened: bytes = b""
+
+
+class Drafts:
+    """The refused entries a run keeps, by seat and round: the next opening of the editor
+    for that round starts from the person's text, not from a blank form."""
+
+    def __init__(self) -> None:
+        self._kept: dict[tuple[str, int], Draft] = {}
+
+    def take(self, form: EntryForm) -> Draft | None:
+        draft = self._kept.pop((form.slug, form.round), None)
+        return draft if draft is not None and draft.path.is_file() else None
+
+    def keep(self, form: EntryForm, draft: Draft) -> None:
+        self._kept[(form.slug, form.round)] = draft
+
+
 def edit_entry(
     form: EntryForm,
     command: list[str],
     *,
     editor: Editor = run_editor,
     notify: Callable[[str], None] = lambda _line: None,
+    drafts: Drafts | None = None,
 ) -> bool:
-    """Open the editor on the form until it is recorded (True) or left (False): a form
-    that breaks the contract is opened again with the error on top."""
-    error: str | None = None
-    with tempfile.TemporaryDirectory(prefix="council-entry-") as folder:
-        path = Path(folder) / f"{form.slug}-round-{form.round}.md"
+    """Open the editor on the form until it is recorded (True) or left (False).
+
+    A form that breaks the contract is opened again on what the person saved, the error
+    above it. What a person wrote is never thrown away: a refused entry closed unchanged
+    and refused as before, or anything but the blank form left by an editor that failed,
+    stays in its file, `notify` gives the path, and `drafts` opens it next time."""
+    blank = form.text().encode("utf-8")
+    draft = drafts.take(form) if drafts is not None else None
+    if draft is None:
+        folder = Path(tempfile.mkdtemp(prefix="council-entry-"))
+        draft = Draft(folder / f"{form.slug}-round-{form.round}.md")
+        draft.path.write_bytes(blank)
+    path = draft.path
+    kept = False
+    try:
         while True:
-            path.write_text(form.text(error), encoding="utf-8")
             code = editor(command, path)
             if code != 0:
                 notify(f"The editor ({command[0]}) exited with {code}; nothing was recorded.")
+                kept = _digest(path) != _digest_of(blank)
                 return False
             try:
-                saved = _read_saved(path)
-                return form.record(saved)
+                return form.record(_read_saved(path))
             except (ContractError, CouncilError) as problem:
-                error = str(problem)
-                notify(f"{form.slug}'s entry was not recorded: {error}")
+                again = str(problem) == draft.error and _digest(path) == draft.reopened
+                draft.error = str(problem)
+                notify(f"{form.slug}'s entry was not recorded: {draft.error}")
+                if again:
+                    kept = True  # closed as it was opened again, and refused as before
+                    return False
+                draft.header = _reopen(path, form, draft.error, draft.header)
+                draft.reopened = _digest(path)
+    finally:
+        if kept:
+            notify(f"{form.slug}'s text is kept in {path}.")
+            if drafts is not None:
+                drafts.keep(form, draft)
+        else:
+            shutil.rmtree(path.parent, ignore_errors=True)
+
+
+def _reopen(path: Path, form: EntryForm, error: str, previous: bytes) -> bytes:
+    """Put the error above what the person saved, every byte of it kept (the last error put
+    there is replaced); returns the error's lines as written."""
+    header = form.refusal(error).encode("utf-8")
+    spare = path.with_name(path.name + ".new")
+    with open(path, "rb") as saved, open(spare, "wb") as reopened:
+        start = saved.read(len(previous)) if previous else b""
+        reopened.write(header)
+        if start != previous:
+            reopened.write(start)  # the person edited the last error: theirs now
+        shutil.copyfileobj(saved, reopened)
+    os.replace(spare, path)
+    return header
+
+
+def _digest(path: Path) -> bytes:
+    hashed = hashlib.sha256()
+    with contextlib.suppress(OSError), open(path, "rb") as saved:
+        for block in iter(lambda: saved.read(1 << 16), b""):
+            hashed.update(block)
+    return hashed.digest()
+
+
+def _digest_of(data: bytes) -> bytes:
+    return hashlib.sha256(data).digest()
 
 
 def _read_saved(path: Path) -> str:
-    with open(path, "rb") as stream:
-        data = stream.read(MAX_FORM_BYTES + 1)
+    try:
+        with open(path, "rb") as stream:
+            data = stream.read(MAX_FORM_BYTES + 1)
+    except FileNotFoundError:
+        return ""  # the editor removed it: as emptied, nothing to record
     if len(data) > MAX_FORM_BYTES:
         raise ContractError(f"the entry is over {MAX_FORM_BYTES // 1024 // 1024} MB; shorten it.")
     try:

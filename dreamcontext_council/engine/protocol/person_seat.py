@@ -64,6 +64,8 @@ class PersonDesk:
     # One seat at a time holds the keyboard: its offer, then its editor.
     _keyboard: asyncio.Lock = field(default_factory=asyncio.Lock, init=False, repr=False)
     _editing: asyncio.Future[bool] | None = field(default=None, init=False, repr=False)
+    # A refused entry the person left: the editor opens on it again, never on a blank form.
+    drafts: entry_form.Drafts = field(default_factory=entry_form.Drafts, init=False, repr=False)
 
     async def answer(self, slug: str, number: int, peer: str | None) -> bool:
         """The seat's round: True when its entry is in the folder (taken, or landed while
@@ -197,7 +199,9 @@ class PersonDesk:
         def say(line: str) -> None:
             print(printable(line), file=sys.stderr, flush=True)
 
-        return entry_form.edit_entry(form, command, editor=self.editor, notify=say)
+        return entry_form.edit_entry(
+            form, command, editor=self.editor, notify=say, drafts=self.drafts
+        )
 
     async def _enter_pressed(self) -> bool:
         """Wait, without a thread or a poll, for a line on stdin; False at its end."""
