@@ -183,6 +183,7 @@ def new_debate(
         files.save_verdicts(Verdicts(options=list(options or [])))
         for context in seated:
             files.save_context(context.name, context)
+            files.start_report(context.name)
         atomic_write_text(
             files.paths.debate_md, render_debate(Debate(meta, body)), within=root.path
         )
@@ -303,6 +304,7 @@ def create_agent(
         else:
             context = _new_context(spec, persona_body)
         files.save_context(slug, context)
+        files.start_report(slug)
         if slug not in debate.personas:
             debate.meta["personas"] = [*debate.personas, slug]
             files.save_debate(debate)
