@@ -120,8 +120,9 @@ def load_index(root: Root) -> list[dict[str, Any]]:
         # Check again and rewrite under the lock: a debate.md saved between a read and a
         # write would otherwise leave an entry older than debate.md that looks current.
         with locked(root.council, within=root.path):
-            conflicted.clear()
-            entries, current = _checked_index(root, conflicted=conflicted)
+            again: dict[str, dict[str, Any]] = {}
+            entries, current = _checked_index(root, conflicted=again)
+            conflicted = again
             if not current:
                 atomic_write_json(root.index, entries, within=root.path)
                 _read_again(root, conflicted)
