@@ -307,7 +307,11 @@ def test_new_builds_its_folder_without_a_root_of_its_own(
     names = sorted(p.split(f"/{debate.id}/", 1)[-1] for p in staged)
     assert names == sorted(
         ["debate.md", "round-log.md", "verdicts.json"]
-        + [f"persona-{n}/context-and-persona.md" for n in range(1, 5)]
+        + [
+            f"persona-{n}/{name}"
+            for n in range(1, 5)
+            for name in ("context-and-persona.md", "report.md")
+        ]
     )
     assert debate.personas == [f"persona-{n}" for n in range(1, 5)]
     assert not list(root_path.glob("council/.new-*"))

@@ -11,6 +11,7 @@ from dreamcontext_council.actions.files import DebateFiles, today
 from dreamcontext_council.actions.live_state import refresh_live
 from dreamcontext_council.errors import FormatError, StateError, UsageError
 from dreamcontext_council.folder import frontmatter_io
+from dreamcontext_council.folder.machine_local import keep_out_of_git
 from dreamcontext_council.folder.names import check_slug, new_knowledge_id, slugify
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.storage import atomic_write_text, read_text
@@ -42,18 +43,28 @@ class Manifest:
 
 def synthesis_files(files: DebateFiles, debate: Debate) -> list[str]:
     """What the synthesizer reads, relative to the debate folder: a persona's compressed.md
-    (the views it was given) in place of its report.md when there is one."""
+    (the views it was given) in place of its report.md when there is one; a report.md with
+    no entry (a persona that never answered) is not listed."""
     listing = ["debate.md", "verdicts.json", "round-log.md"]
     for slug in debate.personas:
         paths = files.persona_paths(slug)
         if paths.compressed.exists():
             listing.append(f"{slug}/compressed.md")
-        elif paths.report.exists():
+        elif paths.report.exists() and _answered(files, slug):
             listing.append(f"{slug}/report.md")
         listing += [f"{slug}/researches/{e['slug']}.md" for e in files.research_index(slug)]
     if files.paths.attachments.is_dir():
         listing += [f"attachments/{p.name}" for p in sorted(files.paths.attachments.iterdir())]
     return listing
+
+
+def _answered(files: DebateFiles, slug: str) -> bool:
+    """Whether the persona's report.md holds an entry; one that does not parse (conflict
+    markers, a hand edit) counts: the synthesizer reads it as it is, as before."""
+    try:
+        return bool(files.entries(slug))
+    except (FormatError, UnicodeDecodeError):
+        return True
 
 
 def begin_synthesis(root: Root, debate_id: str) -> Manifest:
@@ -233,6 +244,7 @@ def promote(root: Root, debate_id: str, *, to: str | None = None, force: bool = 
             folder_link=(f"../council/{debate_id}/", f"{folder}/") if to is not None else None,
         )
         atomic_write_text(target, frontmatter_io.render(meta, body), within=root.path)
+        keep_out_of_git(root, now=True)  # knowledge/ may be new: its ignore file with it
         debate.meta["promoted_to_knowledge"] = relative
         files.save_debate(debate)
     return Promotion(relative, True)

@@ -9,7 +9,7 @@ import shutil
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ from dreamcontext_council.folder.names import check_slug, new_debate_id
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.storage import atomic_write_text, read_text
 from dreamcontext_council.rules import limits, roundlog
+from dreamcontext_council.rules.conflict_markers import ConflictMarkers
 from dreamcontext_council.rules.debate import MAX_ROUNDS, Debate, render_debate
 from dreamcontext_council.rules.limits import check_length
 from dreamcontext_council.rules.markdown import find_section
@@ -183,6 +184,7 @@ def new_debate(
         files.save_verdicts(Verdicts(options=list(options or [])))
         for context in seated:
             files.save_context(context.name, context)
+            files.start_report(context.name)
         atomic_write_text(
             files.paths.debate_md, render_debate(Debate(meta, body)), within=root.path
         )
@@ -303,6 +305,7 @@ def create_agent(
         else:
             context = _new_context(spec, persona_body)
         files.save_context(slug, context)
+        files.start_report(slug)
         if slug not in debate.personas:
             debate.meta["personas"] = [*debate.personas, slug]
             files.save_debate(debate)
@@ -343,23 +346,40 @@ class AgentRow:
     aspects: list[str]
     rounds_reported: list[int]
     person: bool = False  # a person answers this seat (`model: human`)
+    # One line per file of the persona left out for git conflict markers.
+    conflicts: list[str] = field(default_factory=list)
 
 
 def list_agents(root: Root, debate_id: str) -> list[AgentRow]:
-    """The roster in priority order with model, aspects and the rounds each reported."""
+    """The roster in priority order with model, aspects and the rounds each reported.
+
+    A persona file holding git conflict markers is read as empty (no model and aspects, or
+    no rounds reported) and named in the row's `conflicts`, as the read commands show it."""
     files = DebateFiles(root, debate_id)
     debate = files.debate()
     rows = []
     for slug in debate.personas:
         paths = files.persona_paths(slug)
-        context = files.context(slug) if paths.context.exists() else None
+        conflicts: list[str] = []
+        context = None
+        if paths.context.exists():
+            try:
+                context = files.context(slug)
+            except ConflictMarkers as exc:
+                conflicts.append(str(exc))
+        try:
+            reported = sorted({e.round for e in files.entries(slug)})
+        except ConflictMarkers as exc:
+            reported = []
+            conflicts.append(str(exc))
         rows.append(
             AgentRow(
                 slug,
                 context.model if context else "",
                 context.aspects if context else [],
-                sorted({e.round for e in files.entries(slug)}),
+                reported,
                 context is not None and is_person(context.model),
+                conflicts,
             )
         )
     return rows

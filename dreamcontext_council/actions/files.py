@@ -176,6 +176,13 @@ class DebateFiles:
             self.persona_paths(slug).report, render_report(slug, entries), within=self.root.path
         )
 
+    def start_report(self, slug: str) -> None:
+        """report.md with no entry, for a persona seated now (the Node tool seats one so too):
+        either tool can then append its first entry. One already there is kept."""
+        path = self.persona_paths(slug).report
+        if not path.exists() and not path.is_symlink():
+            self.save_entries(slug, [])
+
     def research_index(self, slug: str) -> list[dict[str, Any]]:
         path = self.persona_paths(slug).research_index
         if not path.exists():

@@ -14,6 +14,7 @@ from dreamcontext_council.errors import FormatError, LinkOut
 from dreamcontext_council.folder.machine_local import keep_out_of_git
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.storage import atomic_write_json, locked, read_text
+from dreamcontext_council.rules.conflict_markers import conflict_line, holds_conflict, one_side
 
 INDEX_KEYS = (
     "id",
@@ -55,19 +56,22 @@ def update_index(root: Root, meta: dict[str, Any]) -> None:
         return
     keep_out_of_git(root)
     with locked(root.council, within=root.path):
-        entries, current = _checked_index(root)
+        conflicted: dict[str, dict[str, Any]] = {}
+        entries, current = _checked_index(root, conflicted=conflicted)
         entry = index_entry(meta)
         for i, existing in enumerate(entries):
             if existing.get("id") == entry["id"]:
                 if existing == entry and current:
                     # Same entry: only mark the index as newer than the debate.md just written.
                     os.utime(root.index)
+                    _read_again(root, conflicted)
                     return
                 entries[i] = entry
                 break
         else:
             entries.insert(0, entry)
         atomic_write_json(root.index, entries, within=root.path)
+        _read_again(root, conflicted)
 
 
 # council/ folders whose index this process brings up to date once, at the end of a batch.
@@ -100,23 +104,58 @@ def load_index(root: Root) -> list[dict[str, Any]]:
     Only debates whose debate.md changed after index.json was written are re-read, so a
     large root costs a directory scan and a stat per debate, and no lock while the index
     is current.
+
+    A debate whose debate.md frontmatter holds git conflict markers is listed all the same,
+    with a `conflicted` key (the line naming the file): its fields are read from our side
+    of the conflict, else theirs, else its last entry. index.json keeps what it held for it.
     """
     if not root.council.is_dir():
         return []
-    entries, current = _checked_index(root)
+    conflicted: dict[str, dict[str, Any]] = {}
+    entries, current = _checked_index(root, conflicted=conflicted)
     if current:
-        return entries
+        return _listed(entries, conflicted)
     try:
         keep_out_of_git(root)  # a rebuild makes the lock file, on a read too
         # Check again and rewrite under the lock: a debate.md saved between a read and a
         # write would otherwise leave an entry older than debate.md that looks current.
         with locked(root.council, within=root.path):
-            entries, current = _checked_index(root)
+            again: dict[str, dict[str, Any]] = {}
+            entries, current = _checked_index(root, conflicted=again)
+            conflicted = again
             if not current:
                 atomic_write_json(root.index, entries, within=root.path)
-            return entries
+                _read_again(root, conflicted)
     except (OSError, LinkOut):
-        return entries  # a read-only root, or one with a link in the way, still lists
+        pass  # a read-only root, or one with a link in the way, still lists
+    return _listed(entries, conflicted)
+
+
+def _listed(
+    entries: list[dict[str, Any]], conflicted: dict[str, dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The entries with each conflicted debate in its place (or first, newest first, when
+    the index had none for it), marked."""
+    if not conflicted:
+        return entries
+    placed = [conflicted.get(e["id"], e) for e in entries]
+    listed = {e["id"] for e in entries}
+    new = [e for i, e in conflicted.items() if i not in listed]
+    new.sort(key=lambda e: (str(e.get("created_at") or ""), e["id"]), reverse=True)
+    return [*new, *placed]
+
+
+def _read_again(root: Root, conflicted: dict[str, dict[str, Any]]) -> None:
+    """Keep index.json older than every conflicted debate.md just written over, so the next
+    read looks at them again (a debate.md older than the index is taken as indexed)."""
+    if not conflicted:
+        return
+    try:
+        oldest = min(os.stat(root.council / i / "debate.md").st_mtime_ns for i in conflicted)
+        if os.stat(root.index).st_mtime_ns >= oldest:
+            os.utime(root.index, ns=(oldest - 1, oldest - 1))
+    except OSError:
+        return
 
 
 def index_problem(root: Root) -> str | None:
@@ -163,10 +202,17 @@ def _has_debates(root: Root) -> bool:
         return any(item.name.startswith("council_") and item.is_dir() for item in scan)
 
 
-def _checked_index(root: Root, *, trust_mtimes: bool = True) -> tuple[list[dict[str, Any]], bool]:
+def _checked_index(
+    root: Root,
+    *,
+    trust_mtimes: bool = True,
+    conflicted: dict[str, dict[str, Any]] | None = None,
+) -> tuple[list[dict[str, Any]], bool]:
     """The index as it should be, and whether index.json already says exactly that.
 
-    With `trust_mtimes`, only debates whose debate.md is newer than index.json are read."""
+    With `trust_mtimes`, only debates whose debate.md is newer than index.json are read.
+    `conflicted` receives, by id, the listing of each debate read whose frontmatter holds
+    git conflict markers (see `_conflicted_entry`)."""
     from dreamcontext_council.rules.debate import parse_debate
 
     entries = _read(root)
@@ -193,13 +239,17 @@ def _checked_index(root: Root, *, trust_mtimes: bool = True) -> tuple[list[dict[
         if debate_id in by_id and mtime < index_mtime:
             listed.add(debate_id)
             continue
+        text = None
         try:
-            debate = parse_debate(read_text(Path(debate_md), within=root.council), debate_md)
+            text = read_text(Path(debate_md), within=root.council)
+            debate = parse_debate(text, debate_md)
         except (FormatError, OSError, UnicodeDecodeError):
             # A broken debate.md is reported by the commands that open it; its last good
             # entry stays, and without one it is not listed (and not rewritten every time).
             if debate_id in by_id:
                 listed.add(debate_id)
+            if text is not None and conflicted is not None and holds_conflict(text):
+                conflicted[debate_id] = _conflicted_entry(root, debate_id, text, by_id)
             continue
         listed.add(debate_id)
         fresh[debate_id] = index_entry(debate.meta)
@@ -215,6 +265,28 @@ def _checked_index(root: Root, *, trust_mtimes: bool = True) -> tuple[list[dict[
     added = [fresh[i] for i in fresh if i not in by_id]
     added.sort(key=lambda e: _made_at(root, folders[e["id"]], e), reverse=True)
     return [*added, *kept], False
+
+
+def _conflicted_entry(
+    root: Root, debate_id: str, text: str, by_id: dict[str, dict[str, Any]]
+) -> dict[str, Any]:
+    """How a debate whose debate.md holds conflict markers is listed: our side's fields,
+    else theirs, else its last index entry, else its id alone; `conflicted` names the file."""
+    from dreamcontext_council.rules.debate import parse_debate
+
+    entry: dict[str, Any] | None = None
+    for ours in (True, False):
+        try:
+            meta = parse_debate(one_side(text, ours=ours), "debate.md").meta
+        except FormatError:
+            continue
+        if meta.get("id") == debate_id:
+            entry = index_entry(meta)
+            break
+    if entry is None:
+        entry = dict(by_id.get(debate_id) or index_entry({"id": debate_id}))
+    where = f"{root.path.name}/council/{debate_id}/debate.md"
+    return {**entry, "conflicted": conflict_line(where)}
 
 
 def _made_at(root: Root, debate_md: str, entry: dict[str, Any]) -> tuple[str, str, str]:

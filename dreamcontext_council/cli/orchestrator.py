@@ -202,11 +202,16 @@ def _allow_named_models(root: Root, debate_id: str, models: list[str]) -> None:
 def agent_list(debate_id: str, as_json: bool) -> None:
     """The roster with model, aspects and rounds reported.
 
+    A persona file with git conflict markers is named on stderr and its row shown without it.
+
     \b
     Example:
       dreamcontext council agent list council_AbC12345
     """
     rows = convene.list_agents(current_root(), debate_id)
+    for row in rows:
+        for line in row.conflicts:
+            warn(f"{line} Shown without it.")
     data = [r.__dict__ for r in rows]
 
     def text() -> str:

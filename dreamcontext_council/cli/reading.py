@@ -13,6 +13,7 @@ from dreamcontext_council.cli.base import (
     json_option,
     read_debate,
     root_option,
+    warn,
 )
 from dreamcontext_council.cli.completion import complete_debate_id, complete_persona
 
@@ -124,6 +125,9 @@ def list_debates(mode: str | None, with_evals: bool, as_json: bool) -> None:
     if not with_evals:
         entries, left_out = listing.without_evals(entries, eval_debates(root))
     entries = with_run_states(root, entries)
+    for entry in entries:
+        if entry.get("conflicted"):
+            warn(f"{entry['conflicted']} Listed from what the file still says.")
     emit(entries, as_json, lambda: listing.render_list(entries, chosen, left_out))
 
 

@@ -45,6 +45,12 @@ class ServerRun(BaseModel):
     )
 
 
+CONFLICTS = (
+    "One line per file of the debate holding git conflict markers, left out of the rest "
+    "(as `dreamcontext council show` warns): resolve them, or run `council doctor`."
+)
+
+
 class DebateStatus(BaseModel):
     """Where a debate stands, with this server's run of it if any."""
 
@@ -68,6 +74,7 @@ class DebateStatus(BaseModel):
         description="What `dreamcontext council show --json` prints: run state, usage, round log."
     )
     files: list[str] = Field(description="The debate's files as council:// resource URIs.")
+    conflicts: list[str] = Field(default_factory=list, description=CONFLICTS)
 
 
 class Board(BaseModel):
@@ -75,6 +82,7 @@ class Board(BaseModel):
 
     id: str
     board: dict[str, Any]
+    conflicts: list[str] = Field(default_factory=list, description=CONFLICTS)
 
 
 class FinalReport(BaseModel):

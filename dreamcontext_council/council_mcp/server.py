@@ -119,7 +119,7 @@ def build_server(settings: ServerSettings, runs: BackgroundRuns | None = None) -
         from dreamcontext_council.views.listing import show_data
 
         current = root()
-        snapshot = load_snapshot(current, debate_id)
+        snapshot = load_snapshot(current, debate_id, around_conflicts=True)
         debate = snapshot.debate
         details = show_data(snapshot)  # the in-flight calls read once, for both fields
         return DebateStatus(
@@ -133,6 +133,7 @@ def build_server(settings: ServerSettings, runs: BackgroundRuns | None = None) -
             in_flight=details["in_flight"],
             details=details,
             files=reading.debate_file_uris(current, debate.id),
+            conflicts=snapshot.conflicts,
         )
 
     @server.tool()
@@ -246,9 +247,9 @@ def build_server(settings: ServerSettings, runs: BackgroundRuns | None = None) -
             from dreamcontext_council.views.board import board_figures
             from dreamcontext_council.views.board_extras import board_extra_data
 
-            snapshot = load_snapshot(root(), debate_id)
+            snapshot = load_snapshot(root(), debate_id, around_conflicts=True)
             data = board_figures(snapshot, round).to_json() | board_extra_data(snapshot)
-            return Board(id=snapshot.debate.id, board=data)
+            return Board(id=snapshot.debate.id, board=data, conflicts=snapshot.conflicts)
 
         return await answer(board)
 
@@ -264,7 +265,7 @@ def build_server(settings: ServerSettings, runs: BackgroundRuns | None = None) -
             from dreamcontext_council.actions.snapshot import load_snapshot
             from dreamcontext_council.rules.final_report import final_report_part
 
-            snapshot = load_snapshot(root(), debate_id)
+            snapshot = load_snapshot(root(), debate_id, around_conflicts=True)
             text = snapshot.final_report()
             if text is None:
                 raise reading.missing_report(snapshot.debate.id)

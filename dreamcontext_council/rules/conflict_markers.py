@@ -40,3 +40,30 @@ def conflict_line(where: str, *, needed_by_all: bool = False) -> str:
         "`dreamcontext council git-setup` before merging next time; "
         "`dreamcontext council doctor` shows where."
     )
+
+
+_SIDE_OPENS = "<" * 7
+_SIDE_BASE = "|" * 7
+_SIDE_SPLIT = "=" * 7
+_SIDE_CLOSES = ">" * 7
+
+
+def one_side(text: str, *, ours: bool = True) -> str:
+    """The text with every conflict git left taken from one side: ours (between `<<<<<<<`
+    and `=======`, less a diff3 `|||||||` base) or theirs (between `=======` and `>>>>>>>`).
+    For reading what a conflicted file can still say, never for writing it back."""
+    kept: list[str] = []
+    state = ""  # "", "ours", "base", "theirs"
+    for line in text.split("\n"):
+        marker = line[:7]
+        if marker == _SIDE_OPENS and line[7:8] in ("", " ") and state == "":
+            state = "ours"
+        elif marker == _SIDE_BASE and line[7:8] in ("", " ") and state == "ours":
+            state = "base"
+        elif line == _SIDE_SPLIT and state in ("ours", "base"):
+            state = "theirs"
+        elif marker == _SIDE_CLOSES and line[7:8] in ("", " ") and state == "theirs":
+            state = ""
+        elif state == "" or state == ("ours" if ours else "theirs"):
+            kept.append(line)
+    return "\n".join(kept)

@@ -78,9 +78,12 @@ def parse_report(text: str, where: str = "report.md") -> list[RoundEntry]:
 
 
 def render_report(persona: str, entries: list[RoundEntry]) -> str:
-    """report.md text: frontmatter, then entries newest round first."""
+    """report.md text: frontmatter, then entries newest round first; a persona with no
+    entry yet has the frontmatter alone (`rounds_completed: 0`), as the Node tool seats one."""
     ordered = sorted(entries, key=lambda e: -e.round)
     meta = {"persona": persona, "rounds_completed": len({e.round for e in ordered})}
+    if not ordered:
+        return f"---\n{frontmatter_io.dump_meta(meta)}---\n"
     return frontmatter_io.render(meta, "\n".join(e.render() for e in ordered))
 
 

@@ -40,6 +40,7 @@ class ListRow:
     promoted: bool
     updated: str
     created: str
+    conflict: str = ""  # debate.md's frontmatter holds git conflict markers: the line saying so
 
 
 @dataclass(frozen=True)
@@ -153,15 +154,19 @@ def _row(
     stopped = isinstance(run, dict) and run.get("state") == "stopped"
     waiting = run.get("waiting_for") if isinstance(run, dict) and not stopped else None
     people = [str(slug) for slug in waiting] if isinstance(waiting, list) else []
+    conflict = str(entry.get("conflicted") or "")
+    label = "stopped" if stopped else f"waiting for {', '.join(people)}" if people else status
+    tone = "stopped" if stopped else "waiting" if people else tone_of(status)
     return ListRow(
         id=str(entry.get("id")),
         topic=str(entry.get("topic") or ""),
         status=status,
-        tone="stopped" if stopped else "waiting" if people else tone_of(status),
+        tone="conflicted" if conflict else tone,
         run=str(run.get("line") or "") if isinstance(run, dict) else "",
-        label="stopped" if stopped else f"waiting for {', '.join(people)}" if people else status,
+        label="conflicted" if conflict else label,
         round=f"{entry.get('current_round') or 0}/{entry.get('rounds_planned') or '?'}",
         promoted=bool(entry.get("promoted_to_knowledge")),
         updated=str(entry.get("updated_at") or ""),
         created=str(entry.get("created_at") or ""),
+        conflict=conflict,
     )

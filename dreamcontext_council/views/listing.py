@@ -110,7 +110,10 @@ def waiting_label(slugs: object) -> str:
 
 def status_label(entry: Mapping[str, Any]) -> str:
     """A listed debate's status as `list` shows it: `stopped` for a run that stopped short,
-    `waiting for alice` while its live run waits on a person, else the debate's status."""
+    `waiting for alice` while its live run waits on a person, `conflicted` for a debate.md
+    with git conflict markers in its frontmatter, else the debate's status."""
+    if entry.get("conflicted"):
+        return "conflicted"
     run = entry.get("run")
     if isinstance(run, dict) and run.get("state") == "stopped":
         return "stopped"  # the reason is on the run line

@@ -125,7 +125,7 @@ def test_a_second_broken_answer_records_the_persona_as_missing(
     assert f"- answer broke the contract twice: {problem}" in log
     assert f"Missing: {BROKEN}" in log
     assert BROKEN not in council.json_file(debate_id, "verdicts.json")["rounds"]["1"]
-    assert not (council.folder(debate_id) / BROKEN / "report.md").exists()
+    assert parse_report((council.folder(debate_id) / BROKEN / "report.md").read_text("utf-8")) == []
     assert council.status(debate_id) == "complete"
 
 

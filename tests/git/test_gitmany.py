@@ -23,6 +23,7 @@ from dreamcontext_council.folder import frontmatter_io
 from dreamcontext_council.rules import roundlog
 from dreamcontext_council.rules.debate import Status
 from dreamcontext_council.rules.logged_state import status_behind
+from dreamcontext_council.rules.report import parse_report
 
 PERSONAS = ("risk-auditor", "growth-cfo", "user-advocate", "ops-lead")
 # What no branch commits: this tool's machine-local files (the tool's own ignore rules may
@@ -340,7 +341,8 @@ def test_run_only_answers_the_named_personas_and_leaves_the_round_open(repo: Rep
     assert repo.council.status(debate_id) == "round_1_running"
     verdicts = repo.council.json_file(debate_id, "verdicts.json")
     assert set(verdicts["rounds"]["1"]) == {"growth-cfo", "ops-lead"}
-    assert not (repo.council.folder(debate_id) / "risk-auditor" / "report.md").exists()
+    unanswered = repo.council.folder(debate_id) / "risk-auditor" / "report.md"
+    assert parse_report(unanswered.read_text("utf-8")) == []  # seated, with no entry
 
 
 def test_run_only_refuses_a_debate_without_a_running_round_and_a_stranger(repo: Repo) -> None:

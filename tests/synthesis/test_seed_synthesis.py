@@ -228,7 +228,8 @@ def test_promote_to_writes_the_verdict_and_the_load_bearing_sections_with_a_back
     )
     assert (council.root / "knowledge" / f"../council/{debate_id}/debate.md").is_file()
     assert council.meta(debate_id)["promoted_to_knowledge"] == "knowledge/session-store.md"
-    assert [p.name for p in (council.root / "knowledge").iterdir()] == ["session-store.md"]
+    made = sorted(p.name for p in (council.root / "knowledge").iterdir())
+    assert made == [".gitignore", "session-store.md"]  # the doc, and the ignore of temps
 
     again = council("promote", debate_id, "--to", "session-store")
     assert again.code == 0, again.err
@@ -304,4 +305,5 @@ def test_a_resynthesis_rewrites_the_doc_promote_to_wrote(
     assert "Promoted again, from the new report, to knowledge/session-store.md." in again.out
     body = knowledge(council, "session-store")
     assert h2_titles(body) == ["Verdict", "What the rollback must prove"]
-    assert [p.name for p in (council.root / "knowledge").iterdir()] == ["session-store.md"]
+    made = sorted(p.name for p in (council.root / "knowledge").iterdir())
+    assert made == [".gitignore", "session-store.md"]  # the doc, and the ignore of temps
