@@ -59,6 +59,12 @@ def register(cli: click.Group, council: click.Group) -> None:
     help="End the debating without the convergence check once two rounds in a row reach 90%.",
 )
 @click.option(
+    "--no-warm",
+    is_flag=True,
+    help="Start every round-1 call at once; by default, with a large brief (attachments), "
+    "one call per model starts first and the rest once it answers, to read its prompt cache.",
+)
+@click.option(
     "--baseline",
     is_flag=True,
     help="Before round 1, have one model answer alone (baseline.md), to compare with the verdict.",
@@ -192,6 +198,7 @@ def run(
     attach: tuple[str, ...],
     compact: bool,
     early_stop: bool,
+    no_warm: bool,
     baseline: bool,
     baseline_model: str | None,
     model: str | None,
@@ -264,6 +271,7 @@ def run(
         attach=list(attach),
         compact=compact,
         early_stop=early_stop,
+        warm=not no_warm,
         baseline=baseline or baseline_model is not None,
         baseline_model=baseline_model,
         model=model,

@@ -164,6 +164,9 @@ class Flags:
     resynthesize: bool = False
     promote: bool = False
     dry_run: bool = False
+    # Round 1 starts one call per model first when the shared prompt is large, so the others
+    # read its cache (`--no-warm` turns it off).
+    warm: bool = True
 
 
 @dataclass(frozen=True)

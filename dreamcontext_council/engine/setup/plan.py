@@ -179,6 +179,7 @@ def resolve(
             resynthesize=request.resynthesize,
             promote=request.promote,
             dry_run=request.dry_run,
+            warm=request.warm,
         ),
         consent=Consent(
             commands=frozenset(_named_commands(request) | consent.named_commands(own)),
