@@ -92,10 +92,14 @@ def test_a_persona_prompt_grows_by_appending_and_carries_its_breakpoints(
             assert [marked for _, marked in system] == [True, True]
             briefs.add(system[0][0])
             if number >= 3:
-                # The debate so far, split where its last two rounds end, both marked; the
-                # round's own part after them is not.
-                assert [marked for _, marked in user] == [True, True, False]
-                assert user[-1][0].startswith(f"# Round {number} of 4")
+                # The debate so far, marked where the previous round's prompt ended (from
+                # round 4: round 3 wrote it) and where this one's ends (unless no round
+                # follows to read it); the round's own part after them is not.
+                assert [marked for _, marked in user] == [True, False]
+                cut = len(user[0][0])
+                transcript = "".join(text for text, _ in user)
+                title = transcript.index(f"# Round {number} of 4")
+                assert cut == title if number == 3 else cut < title
         for number in (1, 2, 3):
             before, after = by_call[slug, number], by_call[slug, number + 1]
             # The whole system prompt is the same, byte for byte, in every round.

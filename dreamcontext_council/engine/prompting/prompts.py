@@ -117,7 +117,8 @@ def persona_prompt(
     The prompt grows by appending: the system prompt is the same in every round, and the
     user message starts with the rounds the previous round's message held. The marks say
     where the shared prefixes end: after the brief (every persona's), after the system
-    prompt (this persona's), after each round of the transcript (the next round's).
+    prompt (this persona's, when a later round reads it), and in the transcript where the
+    previous round's prompt ended and where this one's ends (`_worth_caching`).
 
     With `tools`, the persona is told how many research calls it may make and how to
     cite the notes they leave, and the prompt carries the toolbox to the provider.
@@ -155,9 +156,22 @@ def persona_prompt(
         PERSONA_MAX_TOKENS,
         task,
         tools,
-        system_marks=(len(brief), len(system)),
-        user_marks=_ends(blocks),
+        system_marks=(len(brief), len(system)) if material.rounds_planned > 1 else (len(brief),),
+        user_marks=_worth_caching(_ends(blocks), material.round, material.rounds_planned),
     )
+
+
+def _worth_caching(ends: tuple[int, ...], number: int, planned: int) -> tuple[int, ...]:
+    """The transcript marks a cache should keep in round `number`: where the round before
+    last ends (round N-1 wrote that prefix, from round 4), and where the last round ends
+    (round N+1 will read it), unless this is the last round planned: a prefix no later
+    call reads is not worth a cache write."""
+    marks = []
+    if number >= 4 and len(ends) >= 2:
+        marks.append(ends[-2])
+    if number < planned and ends:
+        marks.append(ends[-1])
+    return tuple(marks)
 
 
 def _ends(blocks: list[str]) -> tuple[int, ...]:
