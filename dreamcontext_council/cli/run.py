@@ -93,6 +93,10 @@ def register(cli: click.Group, council: click.Group) -> None:
     "--base-url", help="Server URL for the openai provider (any OpenAI-compatible server)."
 )
 @click.option(
+    "--anthropic-base-url",
+    help="Server URL for the anthropic provider (a proxy or gateway); wins over ANTHROPIC_BASE_URL.",
+)
+@click.option(
     "--timeout",
     type=flag_range("timeout"),
     help="Seconds per call before it is retried (default: recorded, else 120).",
@@ -206,6 +210,7 @@ def run(
     check_model: str | None,
     synth_model: str | None,
     base_url: str | None,
+    anthropic_base_url: str | None,
     timeout: float | None,
     retries: int | None,
     concurrency: int | None,
@@ -279,6 +284,7 @@ def run(
         check_model=check_model,
         synth_model=synth_model,
         base_url=base_url,
+        anthropic_base_url=anthropic_base_url,
         timeout=timeout,
         retries=retries,
         concurrency=concurrency,

@@ -219,6 +219,10 @@ def _settings_lines(plan: RunPlan) -> list[str]:
     if url and endpoints.source:
         shown = visible(url_without_credentials(url)[0])
         lines.append(f"  base_url: {shown} (from {endpoints.source})")
+    gateway = endpoints.anthropic_base_url
+    if gateway and endpoints.anthropic_source:
+        shown = visible(url_without_credentials(gateway)[0])
+        lines.append(f"  anthropic_base_url: {shown} (from {endpoints.anthropic_source})")
     return lines
 
 

@@ -32,6 +32,7 @@ class Launch:
     check_model: str | None = None
     synth_model: str | None = None
     base_url: str | None = None
+    anthropic_base_url: str | None = None  # --anthropic-base-url: wins over ANTHROPIC_BASE_URL
     # None: what the debate recorded (engine/setup/remembered.py), else the default.
     timeout: float | None = None
     retries: int | None = None
