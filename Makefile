@@ -49,6 +49,7 @@ bench: setup
 	$(BIN)/python bench/run_overhead.py
 	$(BIN)/python bench/synthesis_budget.py
 	$(BIN)/python bench/cli_latency.py
+	$(BIN)/python bench/prompt_cache.py
 
 fault-suite: setup
 	$(BIN)/python bench/fault_suite.py

@@ -50,6 +50,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
+from prompt_cache import MAX_BREAKPOINTS, Bill, PromptCache, usage_fields
 from stub_streams import Event, anthropic_events, error_event, openai_events, split_text
 
 ANTHROPIC_PATHS = ("/v1/messages", "/messages")
@@ -342,6 +343,7 @@ def anthropic_message(
     input_tokens: int,
     output_tokens: int,
     calls: Sequence[tuple[str, Any]] = (),
+    cached: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A Messages API response body; with `calls`, `tool_use` blocks after the text."""
     content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
@@ -357,7 +359,7 @@ def anthropic_message(
         "content": content,
         "stop_reason": "tool_use" if calls else "end_turn",
         "stop_sequence": None,
-        "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
+        "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens, **(cached or {})},
     }
 
 
@@ -368,6 +370,7 @@ def openai_chat_completion(
     input_tokens: int,
     output_tokens: int,
     calls: Sequence[tuple[str, Any]] = (),
+    cached: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A chat completions response body; with `calls`, `message.tool_calls`."""
     message: dict[str, Any] = {"role": "assistant", "content": text, "refusal": None}
@@ -401,6 +404,7 @@ def openai_chat_completion(
             "prompt_tokens": input_tokens,
             "completion_tokens": output_tokens,
             "total_tokens": input_tokens + output_tokens,
+            **(cached or {}),
         },
     }
 
@@ -421,8 +425,11 @@ def _accounting(response: StubResponse, request_json: Mapping[str, Any]) -> tupl
     return model, input_tokens, output_tokens
 
 
-def success_body(response: StubResponse, request: RecordedRequest) -> dict[str, Any]:
-    """The JSON body of a successful reply to `request`, in the shape of its API."""
+def success_body(
+    response: StubResponse, request: RecordedRequest, bill: Bill | None = None
+) -> dict[str, Any]:
+    """The JSON body of a successful reply to `request`, in the shape of its API; with
+    `bill`, its usage says what the prompt cache served."""
     text = response.text or ""
     model, input_tokens, output_tokens = _accounting(response, request.json)
     build = openai_chat_completion if request.api == "openai" else anthropic_message
@@ -432,13 +439,17 @@ def success_body(response: StubResponse, request: RecordedRequest) -> dict[str, 
         input_tokens=input_tokens,
         output_tokens=output_tokens,
         calls=response.calls,
+        cached=usage_fields(request.api, bill) if bill else None,
     )
 
 
-def success_events(response: StubResponse, request: RecordedRequest) -> list[Event]:
+def success_events(
+    response: StubResponse, request: RecordedRequest, bill: Bill | None = None
+) -> list[Event]:
     """The events of a successful reply to a request for a stream, in its API's shape."""
     request_json = request.json
     model, input_tokens, output_tokens = _accounting(response, request_json)
+    cached = usage_fields(request.api, bill) if bill else None
     text = response.text or ""
     pieces = list(response.pieces) if response.pieces is not None else split_text(text)
     if request.api == "openai":
@@ -450,6 +461,7 @@ def success_events(response: StubResponse, request: RecordedRequest) -> list[Eve
             output_tokens=output_tokens,
             calls=response.calls,
             include_usage=isinstance(options, dict) and options.get("include_usage") is True,
+            cached=cached,
         )
     return anthropic_events(
         pieces,
@@ -457,6 +469,7 @@ def success_events(response: StubResponse, request: RecordedRequest) -> list[Eve
         input_tokens=input_tokens,
         output_tokens=output_tokens,
         calls=response.calls,
+        cached=cached,
     )
 
 
@@ -485,7 +498,9 @@ class StubServer:
     the server was handling at the same moment. `default_delay_s` delays every answer
     that sets no delay of its own (useful to make concurrent calls overlap).
     `streaming` says how requests for a stream are answered: `"sse"` (events),
-    `"plain"` (a plain JSON body) or `"refuse"` (a 400 that names `stream`).
+    `"plain"` (a plain JSON body) or `"refuse"` (a 400 that names `stream`). With
+    `cache` (`prompt_cache.PromptCache`), successful replies bill their input by that
+    provider's caching rules, and a request with more than 4 cache breakpoints is refused.
     """
 
     def __init__(
@@ -496,6 +511,7 @@ class StubServer:
         port: int = 0,
         keep_alive: bool = False,
         streaming: str = "sse",
+        cache: PromptCache | None = None,
     ) -> None:
         if streaming not in ("sse", "plain", "refuse"):
             raise ValueError(f"streaming must be sse, plain or refuse, not {streaming!r}")
@@ -507,6 +523,10 @@ class StubServer:
         self.keep_alive = keep_alive
         self.requested_port = port
         self.default_delay_s = default_delay_s
+        self.cache = cache
+        # What the prompt cache billed each answered request, in the order they answered.
+        self.bills: list[Bill] = []
+        self.billed: list[tuple[RecordedRequest, Bill]] = []
         self.requests: list[RecordedRequest] = []
         self.in_flight = 0
         self.max_in_flight = 0
@@ -657,6 +677,8 @@ def _make_handler(server: StubServer) -> type[BaseHTTPRequestHandler]:
                 server._done()
 
         def _answer(self, request: RecordedRequest) -> None:
+            # The cache is read as the request arrives, and written once the answer begins.
+            arrived = server.cache.bill(request.json) if server.cache is not None else None
             if request.streamed and server.streaming == "refuse":  # the script stays queued
                 response = StubResponse.error(400, f"{REFUSAL}; 'stream' must be false")
             else:
@@ -669,11 +691,25 @@ def _make_handler(server: StubServer) -> type[BaseHTTPRequestHandler]:
                 self.connection.close()
                 return
             success = response.body is None and response.status < 400
+            bill = None
+            if success and server.cache is not None and arrived is not None:
+                bill = arrived
+                if bill.breakpoints > MAX_BREAKPOINTS:
+                    response = StubResponse.error(
+                        400,
+                        f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided.",
+                    )
+                    success, bill = False, None
+                else:
+                    server.cache.commit(bill)  # the answer begins: its prefixes are readable
+                    with server._lock:
+                        server.bills.append(bill)
+                        server.billed.append((request, bill))
             if success and request.streamed and server.streaming == "sse":
-                self._stream(response, request)
+                self._stream(response, request, bill)
                 return
             if response.body is None and response.status < 400:
-                payload = json.dumps(success_body(response, request)).encode("utf-8")
+                payload = json.dumps(success_body(response, request, bill)).encode("utf-8")
             elif callable(response.body):
                 payload = _encode(response.body(request))
             else:
@@ -695,7 +731,9 @@ def _make_handler(server: StubServer) -> type[BaseHTTPRequestHandler]:
             self.wfile.write(payload)
             self.wfile.flush()
 
-        def _stream(self, response: StubResponse, request: RecordedRequest) -> None:
+        def _stream(
+            self, response: StubResponse, request: RecordedRequest, bill: Bill | None = None
+        ) -> None:
             """Send the reply as events in a chunked body, as scripted: pieces, stalls, a cut."""
             self.send_response(response.status)
             self.send_header("Content-Type", "text/event-stream")
@@ -708,7 +746,7 @@ def _make_handler(server: StubServer) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.close_connection = not server.keep_alive
             sent = pieces = 0
-            for event in success_events(response, request):
+            for event in success_events(response, request, bill):
                 if event.text:
                     if response.cut_after is not None and pieces >= response.cut_after:
                         self._cut(response, request)

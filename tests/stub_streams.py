@@ -12,7 +12,7 @@ import itertools
 import json
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,6 +59,7 @@ def openai_events(
     output_tokens: int,
     calls: Sequence[tuple[str, Any]] = (),
     include_usage: bool = True,
+    cached: Mapping[str, Any] | None = None,
 ) -> list[Event]:
     """The chat completion chunks of an answer, ending with `[DONE]`."""
     chunk_id = f"chatcmpl-stub{next(_ids):06d}"
@@ -94,6 +95,7 @@ def openai_events(
             "prompt_tokens": input_tokens,
             "completion_tokens": output_tokens,
             "total_tokens": input_tokens + output_tokens,
+            **(cached or {}),
         }
         events.append(
             Event(
@@ -120,6 +122,7 @@ def anthropic_events(
     input_tokens: int,
     output_tokens: int,
     calls: Sequence[tuple[str, Any]] = (),
+    cached: Mapping[str, Any] | None = None,
 ) -> list[Event]:
     """The Messages API events of an answer, from `message_start` to `message_stop`."""
     start = {
@@ -132,7 +135,7 @@ def anthropic_events(
             "content": [],
             "stop_reason": None,
             "stop_sequence": None,
-            "usage": {"input_tokens": input_tokens, "output_tokens": 1},
+            "usage": {"input_tokens": input_tokens, "output_tokens": 1, **(cached or {})},
         },
     }
     events = [Event(_sse(start, "message_start")), Event(_sse({"type": "ping"}, "ping"))]

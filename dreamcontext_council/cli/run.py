@@ -59,6 +59,12 @@ def register(cli: click.Group, council: click.Group) -> None:
     help="End the debating without the convergence check once two rounds in a row reach 90%.",
 )
 @click.option(
+    "--no-warm",
+    is_flag=True,
+    help="Start every round-1 call at once; by default, with a large brief (attachments), "
+    "one call per model starts first and the rest once it answers, to read its prompt cache.",
+)
+@click.option(
     "--baseline",
     is_flag=True,
     help="Before round 1, have one model answer alone (baseline.md), to compare with the verdict.",
@@ -85,6 +91,10 @@ def register(cli: click.Group, council: click.Group) -> None:
 @click.option("--synth-model", help="Model for the synthesizer (default: --model).")
 @click.option(
     "--base-url", help="Server URL for the openai provider (any OpenAI-compatible server)."
+)
+@click.option(
+    "--anthropic-base-url",
+    help="Server URL for the anthropic provider (a proxy or gateway); wins over ANTHROPIC_BASE_URL.",
 )
 @click.option(
     "--timeout",
@@ -192,6 +202,7 @@ def run(
     attach: tuple[str, ...],
     compact: bool,
     early_stop: bool,
+    no_warm: bool,
     baseline: bool,
     baseline_model: str | None,
     model: str | None,
@@ -199,6 +210,7 @@ def run(
     check_model: str | None,
     synth_model: str | None,
     base_url: str | None,
+    anthropic_base_url: str | None,
     timeout: float | None,
     retries: int | None,
     concurrency: int | None,
@@ -264,6 +276,7 @@ def run(
         attach=list(attach),
         compact=compact,
         early_stop=early_stop,
+        warm=not no_warm,
         baseline=baseline or baseline_model is not None,
         baseline_model=baseline_model,
         model=model,
@@ -271,6 +284,7 @@ def run(
         check_model=check_model,
         synth_model=synth_model,
         base_url=base_url,
+        anthropic_base_url=anthropic_base_url,
         timeout=timeout,
         retries=retries,
         concurrency=concurrency,

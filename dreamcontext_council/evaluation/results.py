@@ -72,8 +72,14 @@ def method_usage(root: Root, folder: EvalFolder, qid: str) -> dict[str, dict[str
         opening = method == "council" and record.get("round") == 1 and not str(who).startswith("(")
         for counted in (method, "vote") if opening else (method,):
             totals[counted]["calls"] += 1
-            totals[counted]["tokens"] += float(record.get("input_tokens") or 0) + float(
-                record.get("output_tokens") or 0
+            totals[counted]["tokens"] += sum(
+                float(record.get(name) or 0)
+                for name in (
+                    "input_tokens",
+                    "cache_write_tokens",
+                    "cache_read_tokens",
+                    "output_tokens",
+                )
             )
             totals[counted]["cost_usd"] += float(record.get("cost_usd") or 0)
     return totals

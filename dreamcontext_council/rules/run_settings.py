@@ -44,6 +44,9 @@ class RunSettings:
     synth_model: str | None = None
     base_url: str | None = None
     base_url_secret: bool = False
+    anthropic_base_url: str | None = None
+    """The `--anthropic-base-url` given (without credentials), as `base_url` is openai's."""
+    anthropic_base_url_secret: bool = False
     timeout: float | None = None
     retries: int | None = None
     concurrency: int | None = None
@@ -72,8 +75,8 @@ class RunSettings:
         }
 
 
-_FLAGS = ("base_url_secret", "compact", "early_stop", "baseline")
-_TEXTS = (*MODEL_FIELDS, "base_url", "tools")
+_FLAGS = ("base_url_secret", "anthropic_base_url_secret", "compact", "early_stop", "baseline")
+_TEXTS = (*MODEL_FIELDS, "base_url", "anthropic_base_url", "tools")
 # The longest recorded value a refusal shows (a cloned folder's value may be anything).
 _SHOWN_CHARS = 40
 

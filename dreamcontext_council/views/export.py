@@ -144,6 +144,8 @@ def export_json(snapshot: DebateSnapshot) -> dict[str, Any]:
             "calls": totals.calls,
             "failed": totals.failed,
             "input_tokens": totals.input_tokens,
+            "cache_write_tokens": totals.cache_write_tokens,
+            "cache_read_tokens": totals.cache_read_tokens,
             "output_tokens": totals.output_tokens,
             "cost_usd": totals.cost_usd,
             "providers": list(totals.providers),

@@ -76,20 +76,40 @@ def rendered(reference: Reference) -> dict[str, list[str]]:
     runner = RoundRunner(root, files, cast(Caller, None), "scripted", attachments_for_prompt(files))
     verdicts = files.verdicts()
     found: dict[str, list[str]] = {}
+    systems = found.setdefault("persona systems", [])
     for number in (1, 2, 3):
         for slug in roster:
             context = files.context(slug)
             material = runner.material(debate, slug, number, roster, context, verdicts)
             prompt = prompts.persona_prompt(slug, context.persona_text, context.aspects, material)
             found.setdefault(prompts.phase_of(number), []).append(prompt.user)
+            systems.append(prompt.system)
     question = debate.section("Question") or debate.topic
     check = prompts.check_prompt(question, 2, 3, check_material(files, 2))
     found["check"] = [check.user]
     values, task = Synthesizer(root, files, cast(Caller, None), "scripted").input_values()
     found["synthesis"] = [prompts.synthesis_prompt(values, task).user]
     solo = SoloBaseline(files, cast(Caller, None), "scripted", attachments_for_prompt(files))
-    found["baseline"] = [prompts.baseline_prompt(solo.material()).user]
+    baseline = prompts.baseline_prompt(solo.material())
+    found["baseline"] = [baseline.user]
+    systems.append(baseline.system)
     return found
+
+
+BRIEF = ["Question", "Constraints & Known Facts", "Options", "Attachments"]
+
+
+def test_every_persona_and_the_baseline_read_the_same_brief_first(
+    fixture_root: Reference,
+) -> None:
+    text = DOC.read_text(encoding="utf-8")
+    documented = text[text.index("## Information flow") :]
+    assert " → ".join(f"`{name}`" for name in BRIEF[:3]) + " → `Attachments`?" in documented
+    systems = rendered(fixture_root)["persona systems"]
+    briefs = {system[: system.index("\n## Your persona\n")] for system in systems[:-1]}
+    briefs.add(systems[-1][: systems[-1].index("\nYou answer a decision question alone")])
+    [brief] = briefs  # the same text for every persona, every round, and the baseline
+    assert sections(brief) == BRIEF
 
 
 def test_the_information_flow_table_is_what_the_engine_renders(
@@ -105,6 +125,8 @@ def test_the_information_flow_table_is_what_the_engine_renders(
         "baseline",
     }
     for phase, users in rendered(fixture_root).items():
+        if phase == "persona systems":
+            continue
         for user in users:
             headings = sections(user)
             expected = documented[phase]

@@ -25,7 +25,9 @@ PAGE = (Path(__file__).resolve().parents[2] / "docs" / "providers.md").read_text
 
 
 def _number(value: float) -> str:
-    return f"{value:.2f}"
+    """Dollars as the page gives them: two decimals, a third where a price has one."""
+    shown = f"{value:.3f}"
+    return shown[:-1] if shown.endswith("0") else shown
 
 
 def _is_price(cell: str) -> bool:
@@ -70,12 +72,13 @@ def test_the_http_stacks_are_named() -> None:
 
 
 def test_the_price_table_matches_the_built_in_one() -> None:
-    for model, (price_in, price_out) in accounting.DEFAULT_PRICES.items():
-        assert f"| `{model}` | {_number(price_in)} | {_number(price_out)} |" in PAGE, model
+    for model, prices in accounting.DEFAULT_PRICES.items():
+        row = " | ".join(_number(price) for price in prices)
+        assert f"| `{model}` | {row} |" in PAGE, model
     listed = set()
     for line in PAGE.splitlines():
         cells = [c.strip() for c in line.strip("|").split("|")]
-        if len(cells) == 3 and cells[0].startswith("`") and all(_is_price(c) for c in cells[1:]):
+        if len(cells) == 5 and cells[0].startswith("`") and all(_is_price(c) for c in cells[1:]):
             listed.add(cells[0].strip("`"))
     assert listed == set(accounting.DEFAULT_PRICES)
 

@@ -18,9 +18,9 @@ from dreamcontext_council.folder.paths import Root
 from .support import OPTIONS, TOPIC, Council, entry
 
 SLUGS = ("risk-auditor", "growth-cfo", "user-advocate")
-HAND_ONLY = {"Your persona", "Facts new since round", "Attachment files", "What to submit"}
-"""Sections a page has that no user message has: the system prompt (who the persona is and
-how it answers), the files to open, and the command that submits."""
+HAND_ONLY = {"Facts new since round", "Attachment files", "What to submit"}
+"""Sections a page has that no prompt has: the new facts, the files to open, and the
+command that submits."""
 
 
 def h2_sections(text: str) -> list[tuple[str, str]]:
@@ -163,13 +163,14 @@ def test_both_drivers_give_the_same_pages_and_decide_alike(
     assert sent[len(system) :].lstrip("\n") == user
 
     for (slug, number), page in pages.items():
-        sent = h2_sections(sent_user_message(by_run, slug, number))
+        # The system prompt `run` sends (the brief, the persona, the answer contract), whole,
+        # then the sections of its user message.
+        contract = sent_system_prompt(by_run, slug, number).strip("\n")
+        assert "\n\n" + contract + "\n\n" in page
+        assert "```verdict" in h2_section(page, "How you answer")
+        sent = h2_sections(contract) + h2_sections(sent_user_message(by_run, slug, number))
         shown_sections = [(t, b) for t, b in h2_sections(page) if not hand_only(t)]
         assert shown_sections == sent, (slug, number)
-        # The answer contract `run` sends as the system prompt is on the page, whole.
-        contract = sent_system_prompt(by_run, slug, number).strip("\n")
-        assert h2_section(page, "Your persona and how you answer") == contract
-        assert "```verdict" in contract
     # Each phase's material is there, so the comparison above compares something.
     titles = {key: [t for t, _ in h2_sections(page)] for key, page in pages.items()}
     peer = council.meta(debate_id)["cross_examination"]["growth-cfo"]

@@ -99,7 +99,7 @@ def test_each_call_reads_the_tested_material_in_the_order_that_resists_conformit
         # Round 2: its own round-1 answer, whole, and the ask to update it.
         cross = calls[("cross-exam", slug, 2)]
         assert entries[slug][1] in cross
-        assert "Update it rather than restate it" in cross
+        assert "refer to your earlier answer instead of repeating it" in cross
         # The critic reads its peer's arguments first, and no table of stances at all.
         peer = re.search(r"## Your cross-examination assignment: (\S+)", cross)
         assert peer is not None

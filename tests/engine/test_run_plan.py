@@ -27,13 +27,13 @@ def every_setting_recorded() -> RunSettings:
     values: dict[str, Any] = {}
     for number, f in enumerate(fields(RunSettings), start=1):
         kind = hints[f.name]
-        if f.name == "base_url_secret":
+        if f.name in ("base_url_secret", "anthropic_base_url_secret"):
             continue  # true only with a URL given again (test below)
         if f.name in MODEL_FIELDS:
             values[f.name] = f"openai:recorded-{f.name}"
         elif kind is bool:
             values[f.name] = True
-        elif f.name == "base_url":
+        elif f.name in ("base_url", "anthropic_base_url"):
             values[f.name] = "http://127.0.0.1:9/v1"
         elif str in getattr(kind, "__args__", ()):
             values[f.name] = f"recorded-{f.name}"
@@ -69,7 +69,7 @@ def test_every_recorded_setting_comes_back_through_the_plan() -> None:
     assert all(
         getattr(previous, f.name) != getattr(unset, f.name)
         for f in fields(RunSettings)
-        if f.name != "base_url_secret"
+        if f.name not in ("base_url_secret", "anthropic_base_url_secret")
     )
 
     # A resynthesis that names no tools file starts no tool server: nothing to read here.
@@ -92,6 +92,7 @@ def test_every_option_given_is_what_the_plan_records() -> None:
         compact=True,
         early_stop=True,
         base_url=USER_URL,
+        anthropic_base_url="https://gate:secret@gateway.example/anthropic",
         timeout=33.0,
         retries=2,
         concurrency=3,
@@ -115,6 +116,8 @@ def test_every_option_given_is_what_the_plan_records() -> None:
         baseline_model="openai:solo",
         base_url="http://127.0.0.1:9/v1",
         base_url_secret=True,
+        anthropic_base_url="https://gateway.example/anthropic",
+        anthropic_base_url_secret=True,
         timeout=33.0,
         retries=2,
         concurrency=3,

@@ -165,21 +165,26 @@ def test_each_rebuttal_reads_the_whole_debate_with_its_critiques_marked(
     exchanges = reviews(council, result.last_line)
     for slug in SLUGS:
         [seen] = calls[(slug, 3, "rebuttal")]
-        own = seen.index("## Your own answers so far")
-        # Every peer's round-1 and round-2 answer, whole, before the persona's own answers:
-        # the round-2 answers hold every cross-examination.
+        # Round by round, every answer, whole, the persona's own among them (round 1, then
+        # round 2), before this round's part: the round-2 answers hold every cross-examination.
+        title = seen.index("# Round 3 of 3 — rebuttal")
+        second = seen.index("### Round 2: cross-examination")
         for peer in SLUGS:
             if peer == slug:
                 continue
             assert f'<peer-answer persona="{peer}" round="1">' in seen
-            assert f'<peer-answer persona="{peer}" round="2" latest="yes">' in seen
-            assert seen.index(perspective(peer, 2)) < own
+            assert f'<peer-answer persona="{peer}" round="2">' in seen
+            assert second < seen.index(perspective(peer, 2)) < title
             target = exchanges[peer]["target"]
             assert f"- {gap(peer, target)}: the rollback plan is missing." in seen
-        # Its own answers, round 1 first, whole.
-        assert seen.index('<your-answer round="1">') < seen.index('<your-answer round="2">')
-        assert seen.index(perspective(slug, 2)) > own
-        # The critiques aimed at it, marked, in full after its own answers.
+        assert 'latest="yes"' not in seen
+        assert (
+            seen.index('<your-answer round="1">') < second < seen.index('<your-answer round="2">')
+        )
+        assert seen.index('<your-answer round="2">') < title
+        assert seen.count(perspective(slug, 2)) == 1  # its own answer once, in its round
+        own = title
+        # The critiques aimed at it, marked, in full in this round's part.
         aimed = [c for c, r in exchanges.items() if r["target"] == slug]
         assert aimed
         heading = seen.index("## Critiques aimed at you")

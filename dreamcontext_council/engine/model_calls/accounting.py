@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from dreamcontext_council.engine.providers.base import Completion
 from dreamcontext_council.engine.providers.models import ModelSpec
@@ -24,57 +25,118 @@ SYNTHESIS_CALLER = "(synthesis)"
 ORCHESTRATOR_CALLER = "(orchestrator)"
 BASELINE_CALLER = "(baseline)"
 
-# US dollars per million tokens (input, output); override with --prices or DREAMCONTEXT_PRICES.
-DEFAULT_PRICES: dict[str, tuple[float, float]] = {
-    "claude-opus-5-5": (5.0, 25.0),
-    "claude-sonnet-5-5": (3.0, 15.0),
-    "claude-haiku-5-5": (1.0, 5.0),
-    "claude-opus-4-5": (5.0, 25.0),
-    "claude-opus-4-1": (15.0, 75.0),
-    "claude-opus-4": (15.0, 75.0),
-    "claude-sonnet-4-5": (3.0, 15.0),
-    "claude-sonnet-4": (3.0, 15.0),
-    "claude-haiku-4-5": (1.0, 5.0),
-    "gpt-5": (1.25, 10.0),
-    "gpt-5-mini": (0.25, 2.0),
-    "gpt-4o": (2.5, 10.0),
-    "gpt-4o-mini": (0.15, 0.6),
-    "gpt-4.1": (2.0, 8.0),
-    "gpt-4.1-mini": (0.4, 1.6),
-    "o3": (2.0, 8.0),
-    "o4-mini": (1.1, 4.4),
+# US dollars per million tokens: input, output, cache write, cache read; override with
+# --prices or DREAMCONTEXT_PRICES. Sources and the date they were read: docs/providers.md.
+# Anthropic: a cache write costs 1.25x the input price, a cache read 0.1x. OpenAI: caching is
+# automatic and writing costs nothing extra; cached input is billed at each model's discount.
+DEFAULT_PRICES: dict[str, tuple[float, float, float, float]] = {
+    "claude-opus-5-5": (5.0, 25.0, 6.25, 0.5),
+    "claude-sonnet-5-5": (3.0, 15.0, 3.75, 0.3),
+    "claude-haiku-5-5": (1.0, 5.0, 1.25, 0.1),
+    "claude-opus-4-5": (5.0, 25.0, 6.25, 0.5),
+    "claude-opus-4-1": (15.0, 75.0, 18.75, 1.5),
+    "claude-opus-4": (15.0, 75.0, 18.75, 1.5),
+    "claude-sonnet-4-5": (3.0, 15.0, 3.75, 0.3),
+    "claude-sonnet-4": (3.0, 15.0, 3.75, 0.3),
+    "claude-haiku-4-5": (1.0, 5.0, 1.25, 0.1),
+    "gpt-5": (1.25, 10.0, 1.25, 0.125),
+    "gpt-5-mini": (0.25, 2.0, 0.25, 0.025),
+    "gpt-4o": (2.5, 10.0, 2.5, 1.25),
+    "gpt-4o-mini": (0.15, 0.6, 0.15, 0.075),
+    "gpt-4.1": (2.0, 8.0, 2.0, 0.5),
+    "gpt-4.1-mini": (0.4, 1.6, 0.4, 0.1),
+    "o3": (2.0, 8.0, 2.0, 0.5),
+    "o4-mini": (1.1, 4.4, 1.1, 0.275),
 }
+# A price file's `[input, output]` pair, for a model of this provider, gets these cache
+# prices as multiples of its input price; any other provider's pair gets the input price.
+CACHE_RATIOS = {"anthropic": (1.25, 0.1)}
+
+
+class Price(NamedTuple):
+    """Dollars per million tokens of one model."""
+
+    input: float
+    output: float
+    cache_write: float
+    cache_read: float
+
+    @property
+    def dearest_input(self) -> float:
+        """The most one input token can cost: what an estimate before the call counts."""
+        return max(self.input, self.cache_write)
+
+
+FREE = Price(0.0, 0.0, 0.0, 0.0)
+
+
+def _price(spec: ModelSpec, values: tuple[float, ...]) -> Price:
+    """A table entry as a `Price`: a pair gets its cache prices from `CACHE_RATIOS`."""
+    if len(values) >= 4:
+        return Price(*values[:4])
+    write, read = CACHE_RATIOS.get(spec.provider, (1.0, 1.0))
+    return Price(values[0], values[1], values[0] * write, values[0] * read)
 
 
 @dataclass(frozen=True)
 class PriceTable:
-    """Prices per million tokens by model name; unknown models cost 0 and are reported."""
+    """Prices per million tokens by model name; unknown models cost 0 and are reported.
 
-    prices: Mapping[str, tuple[float, float]] = field(default_factory=lambda: dict(DEFAULT_PRICES))
+    An entry is (input, output) or (input, output, cache write, cache read)."""
 
-    def price(self, spec: ModelSpec) -> tuple[float, float] | None:
+    prices: Mapping[str, tuple[float, ...]] = field(default_factory=lambda: dict(DEFAULT_PRICES))
+
+    def price(self, spec: ModelSpec) -> Price | None:
         if spec.provider in ("scripted", "command"):
-            return self.prices.get(str(spec), (0.0, 0.0))
-        return self.prices.get(str(spec)) or self.prices.get(spec.model)
+            found = self.prices.get(str(spec))
+            return _price(spec, found) if found else FREE
+        found = self.prices.get(str(spec)) or self.prices.get(spec.model)
+        return _price(spec, found) if found else None
 
-    def cost(self, spec: ModelSpec, input_tokens: int, output_tokens: int) -> float:
-        price = self.price(spec) or (0.0, 0.0)
-        return (input_tokens * price[0] + output_tokens * price[1]) / 1_000_000
+    def cost(
+        self,
+        spec: ModelSpec,
+        input_tokens: int,
+        output_tokens: int,
+        cache_write_tokens: int = 0,
+        cache_read_tokens: int = 0,
+    ) -> float:
+        """What a call costs: `input_tokens` are the uncached ones, each kind at its price."""
+        price = self.price(spec) or FREE
+        return (
+            input_tokens * price.input
+            + output_tokens * price.output
+            + cache_write_tokens * price.cache_write
+            + cache_read_tokens * price.cache_read
+        ) / 1_000_000
+
+    def estimate(self, spec: ModelSpec, input_tokens: int, output_tokens: int) -> float:
+        """A call's cost before it is made, at its dearest: every input token at the
+        higher of the input and cache-write prices (what `--max-cost` admits against)."""
+        price = self.price(spec) or FREE
+        return (input_tokens * price.dearest_input + output_tokens * price.output) / 1_000_000
 
 
 def load_prices(path: str | None = None) -> PriceTable:
-    """The default table, overridden by a JSON file {model: [input, output]} if given."""
+    """The default table, overridden by a JSON file {model: [input, output]} or
+    {model: [input, output, cache write, cache read]} if given."""
     chosen = path or os.environ.get(PRICES_ENV)
-    prices = dict(DEFAULT_PRICES)
+    prices: dict[str, tuple[float, ...]] = dict(DEFAULT_PRICES)
     if chosen:
         try:
             data = json.loads(Path(chosen).read_text(encoding="utf-8"))
-            for model, pair in data.items():
-                prices[str(model)] = (float(pair[0]), float(pair[1]))
-        except (OSError, ValueError, TypeError, IndexError, AttributeError) as exc:
+            for model, values in data.items():
+                if not isinstance(values, list) or len(values) not in (2, 4):
+                    raise ValueError(f"{model!r} has no list of 2 or 4 prices")
+                numbers = tuple(float(v) for v in values)
+                if not all(math.isfinite(v) and v >= 0 for v in numbers):
+                    raise ValueError(f"{model!r} has a price that is not a number >= 0")
+                prices[str(model)] = numbers
+        except (OSError, ValueError, TypeError, AttributeError) as exc:
             raise UsageError(
                 f'The price table {chosen} must be JSON like {{"gpt-4o": [2.5, 10.0]}} '
-                f"(dollars per million input and output tokens): {exc}"
+                "(dollars per million input and output tokens, optionally then cache-write "
+                f"and cache-read): {exc}"
             ) from None
     return PriceTable(prices)
 
@@ -173,7 +235,7 @@ class Ledger:
         self, spec: ModelSpec, estimated_input_tokens: int, expected_output_tokens: int
     ) -> float:
         """Reserve room for one call and return its estimated cost; BudgetReached when it would cross a limit."""
-        estimate = self.prices.cost(spec, estimated_input_tokens, expected_output_tokens)
+        estimate = self.prices.estimate(spec, estimated_input_tokens, expected_output_tokens)
         self.own.admit(estimate)
         if self.shared is not None:
             try:
@@ -207,9 +269,12 @@ class Ledger:
         the result is saved) repeat it. The caller appends the line with `append`, which
         may block on the disk.
         """
-        tokens_in = completion.usage.input_tokens if completion else 0
-        tokens_out = completion.usage.output_tokens if completion else 0
-        cost = self.prices.cost(spec, tokens_in, tokens_out)
+        usage = completion.usage if completion else None
+        tokens_in = usage.input_tokens if usage else 0
+        tokens_out = usage.output_tokens if usage else 0
+        written = usage.cache_write_tokens if usage else 0
+        read = usage.cache_read_tokens if usage else 0
+        cost = self.prices.cost(spec, tokens_in, tokens_out, written, read)
         self.own.count(cost)
         if self.shared is not None:
             self.shared.count(cost)
@@ -223,6 +288,11 @@ class Ledger:
             "model": completion.model if completion else (spec.model or spec.provider),
             "input_tokens": tokens_in,
             "output_tokens": tokens_out,
+            **(
+                {"cache_write_tokens": written, "cache_read_tokens": read}
+                if written or read
+                else {}
+            ),
             "latency_s": round_s(completion.usage.latency_s if completion else latency_s),
             "attempt": completion.attempts if completion else 1,
             "outcome": outcome,

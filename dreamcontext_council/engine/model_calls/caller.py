@@ -65,9 +65,16 @@ class Caller:
             round=round,
         )
         live.begin()
+        heard = prompt.on_text  # the caller's own listener, if any, hears the text too
+
+        def text(piece: str) -> None:
+            live.text(piece)
+            if heard is not None:
+                heard(piece)
+
         try:
             completion = await self.providers.complete(
-                spec, replace(prompt, on_retry=live.retry, on_text=live.text)
+                spec, replace(prompt, on_retry=live.retry, on_text=text)
             )
         except CouncilError as exc:
             self.ledger.release(estimate)

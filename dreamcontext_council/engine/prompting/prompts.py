@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dreamcontext_council import resources
@@ -62,10 +62,12 @@ class RoundMaterial:
     directives: list[str] = field(default_factory=list)
     # Round 3 and later: the transcript so far (engine.prompting.transcript).
     transcript_rounds: list[dict[str, Any]] = field(default_factory=list)
-    """Each earlier round: round, title, answers (slug, text, latest, compressed) of the peers."""
+    """Each earlier round: round, title, answers (slug, text, yours, compressed), the
+    persona's own among them."""
     cross_examinations: list[dict[str, Any]] = field(default_factory=list)
     """Who cross-examined whom, with the score (no text: it is in the answers)."""
     own_answers: list[dict[str, Any]] = field(default_factory=list)
+    """The persona's own earlier answers, as `transcript_rounds` shows them."""
     critiques: list[dict[str, Any]] = field(default_factory=list)
     """The critiques aimed at the persona from the latest cross-examination, whole, each with
     the turns of its exchange (engine.prompting.exchanges)."""
@@ -75,6 +77,31 @@ class RoundMaterial:
     """The round-log bullet when the transcript was compressed to fit its budget."""
 
 
+def debate_brief(material: RoundMaterial) -> str:
+    """What every persona of the debate reads first, in every round: the question, facts,
+    options and attachments. It opens each persona's system prompt and the baseline's, the
+    same text for all of them, so a provider's prompt cache serves it to every call; it
+    ends with a blank line, where the part of the prompt that follows begins."""
+    brief = resources.render(
+        "prompts/debate-brief.md.j2",
+        question=material.question,
+        facts=material.facts,
+        options=material.options,
+        attachments=material.attachments,
+    )
+    return brief.rstrip("\n") + "\n\n"
+
+
+def debate_so_far(transcript_rounds: list[dict[str, Any]]) -> list[str]:
+    """The transcript of a rebuttal round, one block per earlier round: the blocks of round
+    N's prompt are the first blocks of round N+1's, byte for byte, while nothing in them
+    is compressed."""
+    return [
+        resources.render("prompts/debate-so-far.md.j2", item=item, first=index == 0)
+        for index, item in enumerate(transcript_rounds)
+    ]
+
+
 def persona_prompt(
     slug: str,
     persona_text: str,
@@ -82,9 +109,16 @@ def persona_prompt(
     material: RoundMaterial,
     tools: ToolBox | None = None,
 ) -> Prompt:
-    """The system prompt (who the persona is, on which council, and the contract) and the
-    round's user message. `Prompt.task` describes the call for the accounting; it is never
-    sent: the prompt's text says everything a model needs.
+    """The system prompt (the debate brief, then who the persona is, on which council, and
+    the answer contract) and the round's user message: the debate so far, round by round,
+    then what is new this round. `Prompt.task` describes the call for the accounting; it
+    is never sent: the prompt's text says everything a model needs.
+
+    The prompt grows by appending: the system prompt is the same in every round, and the
+    user message starts with the rounds the previous round's message held. The marks say
+    where the shared prefixes end: after the brief (every persona's), after the system
+    prompt (this persona's, when a later round reads it), and in the transcript where the
+    previous round's prompt ended and where this one's ends (`_worth_caching`).
 
     With `tools`, the persona is told how many research calls it may make and how to
     cite the notes they leave, and the prompt carries the toolbox to the provider.
@@ -102,7 +136,8 @@ def persona_prompt(
     }
     if material.peer:
         task["peer"] = material.peer["slug"]
-    system = resources.render(
+    brief = debate_brief(material)
+    system = brief + resources.render(
         "prompts/persona-system.md.j2",
         persona_text=persona_text,
         slug=slug,
@@ -111,35 +146,71 @@ def persona_prompt(
         aspects=aspects,
         council_size=len(material.personas),
         options=material.options,
-        cross_examination=material.peer is not None,
-        round=material.round,
         research={"persona": slug, "max_calls": tools.max_calls} if tools else None,
     )
-    user = resources.render(
+    blocks = debate_so_far(material.transcript_rounds)
+    user = "".join(blocks) + _round_message(material, phase_title=PHASE_TITLES[phase])
+    return Prompt(
+        system,
+        user,
+        PERSONA_MAX_TOKENS,
+        task,
+        tools,
+        system_marks=(len(brief), len(system)) if material.rounds_planned > 1 else (len(brief),),
+        user_marks=_worth_caching(_ends(blocks), material.round, material.rounds_planned),
+    )
+
+
+def _worth_caching(ends: tuple[int, ...], number: int, planned: int) -> tuple[int, ...]:
+    """The transcript marks a cache should keep in round `number`: where the round before
+    last ends (round N-1 wrote that prefix, from round 4), and where the last round ends
+    (round N+1 will read it), unless this is the last round planned: a prefix no later
+    call reads is not worth a cache write."""
+    marks = []
+    if number >= 4 and len(ends) >= 2:
+        marks.append(ends[-2])
+    if number < planned and ends:
+        marks.append(ends[-1])
+    return tuple(marks)
+
+
+def _ends(blocks: list[str]) -> tuple[int, ...]:
+    """The offset where each block ends once they are joined."""
+    ends, at = [], 0
+    for block in blocks:
+        at += len(block)
+        ends.append(at)
+    return tuple(ends)
+
+
+def _round_message(
+    material: RoundMaterial,
+    *,
+    phase_title: str,
+    rounds_planned: int | None = None,
+    solo: bool = False,
+) -> str:
+    """What is new in a round: its title, the persona's assignment and exchanges, the
+    directives, and what this round's answer adds to the contract."""
+    return resources.render(
         "prompts/persona-round.md.j2",
         round=material.round,
-        rounds_planned=material.rounds_planned,
-        phase_title=PHASE_TITLES[phase],
-        question=material.question,
-        facts=material.facts,
-        options=material.options,
-        attachments=material.attachments,
+        rounds_planned=rounds_planned or material.rounds_planned,
+        phase_title=phase_title,
+        solo=solo,
         panel=material.panel,
         peer=material.peer,
         own_previous=material.own_previous,
         critiques=material.critiques,
         answers_to_critiques=material.answers_to_critiques,
-        transcript_rounds=material.transcript_rounds,
         cross_examinations=material.cross_examinations,
-        own_answers=material.own_answers,
         directives=material.directives,
     )
-    return Prompt(system, user, PERSONA_MAX_TOKENS, task, tools)
 
 
 def baseline_prompt(material: RoundMaterial) -> Prompt:
-    """The solo answer: the round-1 question, options and attachments, the persona answer
-    contract, and no persona."""
+    """The solo answer: the debate brief (question, options, attachments), the persona
+    answer contract, and no persona."""
     task: dict[str, Any] = {
         "phase": "baseline",
         "debate": material.debate_id,
@@ -150,36 +221,30 @@ def baseline_prompt(material: RoundMaterial) -> Prompt:
         "personas": [BASELINE_PERSONA],
         "aspects": [],
     }
-    system = resources.render(
+    brief = debate_brief(material)
+    system = brief + resources.render(
         "prompts/baseline-system.md.j2", options=material.options, debate_id=material.debate_id
     )
-    user = resources.render(
-        "prompts/persona-round.md.j2",
+    solo = RoundMaterial(
+        debate_id=material.debate_id,
+        topic=material.topic,
+        question=material.question,
         round=1,
         rounds_planned=1,
-        phase_title="solo answer",
-        question=material.question,
-        facts=material.facts,
-        options=material.options,
-        attachments=material.attachments,
-        panel="",
-        peer=None,
-        own_previous=None,
-        critiques=[],
-        answers_to_critiques=[],
-        transcript_rounds=[],
-        cross_examinations=[],
-        own_answers=[],
-        directives=[],
+        facts=[],
+        options=[],
+        personas=[],
     )
-    return Prompt(system, user, PERSONA_MAX_TOKENS, task)
+    user = _round_message(solo, phase_title="solo answer", solo=True)
+    return Prompt(system, user, PERSONA_MAX_TOKENS, task, system_marks=(len(brief),))
 
 
 def repair_prompt(original: Prompt, previous: str, problem: str) -> Prompt:
     """One repair request quoting what was wrong."""
     task = dict(original.task) | {"repair": True}
     user = resources.render("prompts/repair.md.j2", problem=problem, previous=previous)
-    return Prompt(original.system, original.user + "\n\n" + user, original.max_tokens, task)
+    # The original prompt comes first, whole: the repair reads its cached prefixes.
+    return replace(original, user=original.user + "\n\n" + user, task=task)
 
 
 def check_prompt(

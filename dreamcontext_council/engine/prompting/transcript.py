@@ -62,11 +62,12 @@ class RebuttalTranscript:
     """The transcript one persona reads, with what compression did to it."""
 
     rounds: list[dict[str, Any]] = field(default_factory=list)
-    """Each earlier round: round, title, answers (slug, text, latest, compressed) of the peers."""
+    """Each earlier round: round, title, answers (slug, text, yours, compressed), the
+    reader's own among them."""
     cross_examinations: list[dict[str, Any]] = field(default_factory=list)
     """Who cross-examined whom: round, critic, target, score, aimed_at_you, by_you."""
     own_answers: list[dict[str, Any]] = field(default_factory=list)
-    """The reader's earlier answers, round 1 first: round, text, compressed."""
+    """The reader's earlier answers as `rounds` shows them, round 1 first."""
     critiques: list[dict[str, Any]] = field(default_factory=list)
     """The critiques aimed at the reader from the latest cross-examination, in full, each with
     its turns (`Exchange.shown`): new when `answered_in` is None, else with the answer."""
@@ -142,31 +143,29 @@ def rebuttal_transcript(
     entries = {s: files.entries(s) for s in dict.fromkeys([*roster, slug])}
     transcript = RebuttalTranscript(budget=budget)
     parts: list[_Part] = []
-    peers = [p for p in roster if p != slug]
-    latest = {p: max((e.round for e in entries[p] if e.round < number), default=0) for p in peers}
+    seated = list(dict.fromkeys([*roster, slug]))
+    latest = {p: max((e.round for e in entries[p] if e.round < number), default=0) for p in seated}
+    # Round by round, each answer in roster order, the reader's own among them: the prompt of
+    # the next round starts with these same blocks, byte for byte (a prefix cache serves them).
     for round_number in range(1, number):
         answers = []
-        for peer in peers:
-            entry = _entry(entries[peer], round_number)
+        for persona in seated:
+            entry = _entry(entries[persona], round_number)
             if entry is None:
                 continue
-            is_latest = round_number == latest[peer]
-            shown = {"slug": peer, "text": entry.body, "latest": is_latest}
+            yours = persona == slug
+            shown = {"slug": persona, "text": entry.body, "yours": yours}
             answers.append(shown)
-            parts.append(
-                _Part(f"{peer} R{round_number}", entry.body, shown, int(is_latest), round_number)
-            )
+            if yours:
+                transcript.own_answers.append(shown)
+            is_latest = round_number == latest[persona]
+            tier = (3 if is_latest else 1) if yours else int(is_latest) * 2
+            parts.append(_Part(f"{persona} R{round_number}", entry.body, shown, tier, round_number))
         if answers:
             title = phase_title(round_number)
             transcript.rounds.append({"round": round_number, "title": title, "answers": answers})
     exchanges = exchanges_before(files, number, entries)
     transcript.cross_examinations = cross_examination_index(files, slug, number, exchanges)
-    own = sorted((e for e in entries[slug] if e.round < number), key=lambda e: e.round)
-    for earlier in own:
-        shown = {"round": earlier.round, "text": earlier.body}
-        transcript.own_answers.append(shown)
-        tier = 3 if earlier is own[-1] else 1
-        parts.append(_Part(f"{slug} R{earlier.round}", earlier.body, shown, tier, earlier.round))
     for exchange in exchanges:
         thread = exchange.shown(slug)
         if exchange.target == slug:

@@ -111,6 +111,10 @@ class Endpoints:
 
     base_url: str | None = None
     source: str | None = None
+    anthropic_base_url: str | None = None
+    """The anthropic provider's server (`--anthropic-base-url`, or recorded; None: the
+    default, or `ANTHROPIC_BASE_URL`, which the SDK reads itself)."""
+    anthropic_source: str | None = None
 
 
 @dataclass(frozen=True)
@@ -164,6 +168,9 @@ class Flags:
     resynthesize: bool = False
     promote: bool = False
     dry_run: bool = False
+    # Round 1 starts one call per model first when the shared prompt is large, so the others
+    # read its cache (`--no-warm` turns it off).
+    warm: bool = True
 
 
 @dataclass(frozen=True)
@@ -190,6 +197,7 @@ class Consent:
 
     commands: frozenset[str] = frozenset()
     base_url: str | None = None
+    anthropic_base_url: str | None = None  # the --anthropic-base-url given this time
     asked: tuple[FileDefault, ...] = ()
 
 
@@ -222,11 +230,17 @@ class RunPlan:
         """What debate.md records of this run (`run:`): no key, no credentials in the URL."""
         url = self.endpoints.base_url
         base_url, secret = url_without_credentials(url) if url else (None, False)
+        gateway = self.endpoints.anthropic_base_url
+        anthropic_url, anthropic_secret = (
+            url_without_credentials(gateway) if gateway else (None, False)
+        )
         limits = self.limits
         return RunSettings(
             **self.seats.models(),
             base_url=base_url,
             base_url_secret=secret,
+            anthropic_base_url=anthropic_url,
+            anthropic_base_url_secret=anthropic_secret,
             timeout=limits.timeout,
             retries=limits.retries,
             concurrency=limits.concurrency,
@@ -252,6 +266,7 @@ class RunPlan:
             self.limits.concurrency,
             self.endpoints.base_url,
             self.limits.answer_kb(),
+            anthropic_base_url=self.endpoints.anthropic_base_url,
         )
 
     def grounded(self) -> bool:

@@ -58,9 +58,9 @@ def page_round(debate: Debate) -> int:
 def round_message(
     files: DebateFiles, debate: Debate, slug: str, number: int, verdicts: Verdicts | None = None
 ) -> tuple[str, str, str | None]:
-    """The system prompt `run` would send `slug` in round N (its persona and the answer
-    contract), the user message without its title line (the sections a persona driven by
-    hand reads), and the peer it cross-examines, if any."""
+    """The system prompt `run` would send `slug` in round N (the debate brief, its persona
+    and the answer contract), the user message without its title line (the sections a
+    persona driven by hand reads), and the peer it cross-examines, if any."""
     context = files.context(slug)
     material = round_material(
         files,
@@ -77,11 +77,13 @@ def round_message(
         else {},
     )
     prompt = prompts.persona_prompt(slug, context.persona_text, context.aspects, material)
-    lines = prompt.user.split("\n")
-    if lines and lines[0].startswith("# "):
-        lines = lines[1:]
+    # The title follows the debate so far, where this round's own part begins.
+    at = prompt.user_marks[-1] if prompt.user_marks else 0
+    head, rest = prompt.user[:at], prompt.user[at:]
+    if rest.startswith("# "):
+        rest = rest.split("\n", 1)[1] if "\n" in rest else ""
     peer = str(material.peer["slug"]) if material.peer else None
-    return prompt.system.strip("\n"), "\n".join(lines).strip("\n"), peer
+    return prompt.system.strip("\n"), (head + rest.lstrip("\n")).strip("\n"), peer
 
 
 def round_context(root: Root, debate_id: str, slug: str) -> str:

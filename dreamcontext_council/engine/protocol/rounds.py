@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Collection
-from dataclasses import dataclass, field
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from dreamcontext_council.actions import received, submissions
@@ -35,6 +35,7 @@ from dreamcontext_council.engine.protocol.contract import (
 from dreamcontext_council.engine.protocol.material import round_material
 from dreamcontext_council.engine.protocol.pairing import derangement
 from dreamcontext_council.engine.protocol.seat_watch import SeatDesk, answer_on_disk
+from dreamcontext_council.engine.protocol.warming import Warming, round_warming
 from dreamcontext_council.engine.providers.base import Completion, Prompt
 from dreamcontext_council.engine.providers.models import ModelSpec, parse_model
 from dreamcontext_council.errors import CouncilError, LinkOut
@@ -111,6 +112,8 @@ class RoundRunner:
     """The run's research tools (`run --tools`), offered to every persona turn."""
     desk: SeatDesk | None = None
     """Where a person's seat is waited for (`run` gives it: engine/protocol/person_seat.py)."""
+    warm: bool = True
+    """Round 1's warming (engine/protocol/warming.py); `run --no-warm` turns it off."""
     # Answers are saved in arrival order without blocking the event loop, and never wait
     # on each other's file lock.
     _writer: DiskQueue = field(default_factory=DiskQueue, init=False, repr=False)
@@ -179,8 +182,12 @@ class RoundRunner:
             for slug in pending
         }
         self._log_transcripts(number, materials)
+        warming = round_warming(number, materials, self.files, self.model_for, enabled=self.warm)
         outcomes = await asyncio.gather(
-            *(self._persona(debate, slug, number, materials[slug], verdicts) for slug in pending),
+            *(
+                self._warmed(warming, debate, slug, number, materials[slug], verdicts)
+                for slug in pending
+            ),
             return_exceptions=True,
         )
         for slug, outcome in zip(pending, outcomes, strict=True):
@@ -205,6 +212,25 @@ class RoundRunner:
                 f"Persona failed — {slug} in round {number} — {today()}", [reason]
             )
         return result
+
+    async def _warmed(
+        self,
+        warming: Warming,
+        debate: Debate,
+        slug: str,
+        number: int,
+        material: prompts.RoundMaterial | CouncilError,
+        verdicts: Verdicts,
+    ) -> bool:
+        """`_persona` once its lead's answer has begun; a lead tells its followers when its
+        own has (or its call ended)."""
+        try:
+            await warming.wait(slug)
+            return await self._persona(
+                debate, slug, number, material, verdicts, began=warming.began(slug)
+            )
+        finally:
+            warming.done(slug)
 
     def _material_or_error(
         self, debate: Debate, slug: str, number: int, roster: list[str], verdicts: Verdicts
@@ -238,8 +264,10 @@ class RoundRunner:
         number: int,
         material: prompts.RoundMaterial | CouncilError,
         verdicts: Verdicts,
+        began: Callable[[str], None] | None = None,
     ) -> bool:
-        """Ask one persona and save its answer; False when a hand-written entry was kept."""
+        """Ask one persona and save its answer; False when a hand-written entry was kept.
+        `began` hears the first ask's text as it arrives (round 1's warming)."""
         progress = self.caller.progress
         if isinstance(material, CouncilError):
             progress.persona(slug, "failed", detail=shorten_at_word(str(material), 80))
@@ -252,6 +280,7 @@ class RoundRunner:
         prompt = prompts.persona_prompt(
             slug, context.persona_text, context.aspects, material, tools
         )
+        asked = replace(prompt, on_text=began) if began else prompt
         phase = prompts.phase_of(number)
         # A cross-examination is scored, and an answer without its score is repaired.
         peer = str(material.peer["slug"]) if material.peer else None
@@ -259,7 +288,7 @@ class RoundRunner:
         try:
             await self._record_received(slug, number, material, phase, prompt)
             completion, usage_line = await self.caller.ask(
-                spec, prompt, persona=slug, round=number, phase=phase
+                spec, asked, persona=slug, round=number, phase=phase
             )
             tokens = completion.usage.output_tokens
             registered, known = debate.options, verdicts.options

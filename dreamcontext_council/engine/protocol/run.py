@@ -317,6 +317,7 @@ class CouncilRun:
             self._transcript_budget(),
             self.research,
             self.desk,
+            warm=self.plan.flags.warm,
         )
 
     async def _run_round(self, number: int) -> None:

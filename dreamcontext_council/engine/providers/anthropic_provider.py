@@ -28,6 +28,9 @@ from dreamcontext_council.engine.providers.tools import ToolCall, ToolSpec
 KEY_ENV = "ANTHROPIC_API_KEY"
 MESSAGES_PATH = "/v1/messages"
 BASE_URL_ENV = "ANTHROPIC_BASE_URL"
+# The Messages API takes at most 4 `cache_control` breakpoints a request.
+MAX_BREAKPOINTS = 4
+EPHEMERAL = {"type": "ephemeral"}
 
 
 class AnthropicProvider(SdkProvider):
@@ -69,7 +72,8 @@ class AnthropicProvider(SdkProvider):
         )
 
     def opening(self, prompt: Prompt) -> list[Message]:
-        return [{"role": "user", "content": prompt.user}]
+        _, user_marks = breakpoints(prompt)
+        return [{"role": "user", "content": cached_blocks(prompt.user, user_marks)}]
 
     async def send(
         self,
@@ -137,12 +141,43 @@ def message_request(
         "messages": list(messages),
     }
     if prompt.system:
-        request["system"] = prompt.system
+        system_marks, _ = breakpoints(prompt)
+        request["system"] = cached_blocks(prompt.system, system_marks)
     if tools is not None and tools.specs:
         request["tools"] = [tool_param(spec) for spec in tools.specs]
         if not tools.allowed:
             request["tool_choice"] = {"type": "none"}
     return request
+
+
+def breakpoints(prompt: Prompt) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The marks of `prompt` that get a `cache_control` breakpoint, at most
+    `MAX_BREAKPOINTS` in all: every mark of the system prompt (the brief every persona
+    shares, then the persona's own prompt), then the last of the user message's (the
+    debate so far up to last round, which this call reads, and up to this round's start,
+    which the next round reads)."""
+    system = tuple(m for m in prompt.system_marks if 0 < m <= len(prompt.system))
+    system = system[:MAX_BREAKPOINTS]
+    room = MAX_BREAKPOINTS - len(system)
+    user = tuple(m for m in prompt.user_marks if 0 < m <= len(prompt.user))
+    return system, user[len(user) - room :] if room else ()
+
+
+def cached_blocks(text: str, marks: Sequence[int]) -> str | list[dict[str, Any]]:
+    """`text` as it is sent: whole without marks; else as text blocks split at the marks,
+    each block that ends at one marked `cache_control` (the prefix up to it is cached).
+    The blocks joined are `text`, byte for byte."""
+    if not marks:
+        return text
+    blocks: list[dict[str, Any]] = []
+    start = 0
+    for mark in sorted(set(marks)):
+        if mark > start:
+            blocks.append({"type": "text", "text": text[start:mark], "cache_control": EPHEMERAL})
+            start = mark
+    if start < len(text):
+        blocks.append({"type": "text", "text": text[start:]})
+    return blocks
 
 
 def tool_param(spec: ToolSpec) -> dict[str, Any]:
@@ -211,15 +246,13 @@ def read_message(message: Any, requested_model: str) -> Reply:
             calls.append(ToolCall(id=call_id, name=name, arguments=dict(arguments)))
             turn.append({"type": "tool_use", "id": call_id, "name": name, "input": arguments})
     usage = field_of(message, "usage")
-    input_tokens = sum(
-        token_count(field_of(usage, name))
-        for name in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-    )
-    output_tokens = token_count(field_of(usage, "output_tokens"))
     return Reply(
         text="".join(texts),
-        input_tokens=input_tokens,
-        output_tokens=output_tokens,
+        # Anthropic counts the input read from and written to the cache apart from the rest.
+        input_tokens=token_count(field_of(usage, "input_tokens")),
+        output_tokens=token_count(field_of(usage, "output_tokens")),
+        cache_write_tokens=token_count(field_of(usage, "cache_creation_input_tokens")),
+        cache_read_tokens=token_count(field_of(usage, "cache_read_input_tokens")),
         model=str(field_of(message, "model") or requested_model),
         tool_calls=tuple(calls),
         assistant_turn={"role": "assistant", "content": turn},

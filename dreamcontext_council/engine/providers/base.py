@@ -51,6 +51,10 @@ class Prompt:
     turn with tools, the text of every request in order; never tool-call arguments).
     A provider that cannot stream hands it the whole text once. After `on_retry`
     the text starts over: a failed attempt's pieces never reach it again.
+    `system_marks` and `user_marks` are where a stable prefix ends, as character offsets
+    into `system` and `user`: text other calls (another persona's, the next round's) start
+    with byte for byte. A provider with a prompt cache asks it to keep those prefixes
+    (`anthropic_provider.message_request`); the text sent is the same either way.
     """
 
     system: str
@@ -58,6 +62,8 @@ class Prompt:
     max_tokens: int = 4096
     task: Mapping[str, Any] = field(default_factory=dict)
     tools: ToolBox | None = None
+    system_marks: tuple[int, ...] = ()
+    user_marks: tuple[int, ...] = ()
     on_retry: RetryListener | None = field(default=None, compare=False, repr=False)
     on_text: TextListener | None = field(default=None, compare=False, repr=False)
 
@@ -66,6 +72,10 @@ class Prompt:
 class Usage:
     """Token counts and latency of one call.
 
+    `input_tokens` are the input tokens billed at the input price; `cache_write_tokens`
+    (Anthropic's `cache_creation_input_tokens`) and `cache_read_tokens` (Anthropic's
+    `cache_read_input_tokens`, OpenAI's `prompt_tokens_details.cached_tokens`) are the
+    other input tokens, billed at their own prices and never folded into `input_tokens`.
     `latency_s` runs from the start of the first attempt (after any wait for a
     concurrency slot) to the answer, so it includes retries and their waits.
     """
@@ -73,6 +83,8 @@ class Usage:
     input_tokens: int
     output_tokens: int
     latency_s: float
+    cache_write_tokens: int = 0
+    cache_read_tokens: int = 0
 
 
 @dataclass(frozen=True)
@@ -105,12 +117,15 @@ class Reply:
     answered; `argument_errors` maps the id of a call whose arguments could not be
     read (not JSON, not an object) to what is wrong with them. `cut` is True when reading
     stopped at the answer's size budget: `text` is what came until then, with no tool calls.
+    The input tokens are split as in `Usage`: uncached, written to the cache, read from it.
     """
 
     text: str
     input_tokens: int
     output_tokens: int
     model: str
+    cache_write_tokens: int = 0
+    cache_read_tokens: int = 0
     tool_calls: tuple[ToolCall, ...] = ()
     assistant_turn: Mapping[str, Any] = field(default_factory=dict)
     argument_errors: Mapping[str, str] = field(default_factory=dict)

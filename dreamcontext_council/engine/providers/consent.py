@@ -176,12 +176,16 @@ def require_base_url(
     recorded: str | None,
     env: Mapping[str, str],
     trust: FolderTrust | None = None,
+    *,
+    setting: str = "base_url",
+    flag: str = "--base-url",
 ) -> None:
     """Raise `ConsentRequired` unless the server URL the folder recorded, which the run
     would send its calls and the user's key to, is one the user named or allowed.
 
     Named this time: the URL is one of `OPENAI_BASE_URL` / `ANTHROPIC_BASE_URL` (a URL
-    given with `--base-url` replaces the recorded one, so it never comes here). Allowed
+    given with `flag`, `--base-url` or `--anthropic-base-url`, replaces the recorded
+    `run.<setting>`, so it never comes here). Allowed
     before: the trust file lists it for this folder (`trust`, when the caller holds it).
     Nothing is written either way.
     """
@@ -193,9 +197,9 @@ def require_base_url(
         return
     shown = visible(url_without_credentials(recorded)[0])
     raise ConsentRequired(
-        f"{files.id} recorded the server URL `{shown}` (run.base_url), which you have not "
+        f"{files.id} recorded the server URL `{shown}` (run.{setting}), which you have not "
         "allowed for this folder: its calls, with your API key, would go there; if you "
-        f"trust it, run `dreamcontext council run {files.id} --base-url {shlex.quote(shown)}` "
+        f"trust it, run `dreamcontext council run {files.id} {flag} {shlex.quote(shown)}` "
         "to allow it for this debate."
     )
 

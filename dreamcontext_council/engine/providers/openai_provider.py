@@ -248,9 +248,14 @@ def read_chat_completion(response: Any, requested_model: str) -> Reply:
     if turn_calls:
         turn["tool_calls"] = turn_calls
     usage = field_of(response, "usage")
+    # OpenAI's prompt tokens include the cached ones; they are billed apart, so split off.
+    prompt_tokens = token_count(field_of(usage, "prompt_tokens"))
+    cached = token_count(field_of(field_of(usage, "prompt_tokens_details"), "cached_tokens"))
+    cached = min(cached, prompt_tokens)
     return Reply(
         text=text,
-        input_tokens=token_count(field_of(usage, "prompt_tokens")),
+        input_tokens=prompt_tokens - cached,
+        cache_read_tokens=cached,
         output_tokens=token_count(field_of(usage, "completion_tokens")),
         model=str(field_of(response, "model") or requested_model),
         tool_calls=calls,

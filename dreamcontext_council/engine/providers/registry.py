@@ -26,6 +26,8 @@ from dreamcontext_council.errors import UsageError
 SCRIPTED_PROVIDER = "dreamcontext_council.engine.providers.scripted:ScriptedProvider"
 
 BASE_URL_ENVS = {"anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL"}
+# The `run` flag that names each provider's server, and wins over its variable.
+URL_FLAGS = {"anthropic": "--anthropic-base-url", "openai": "--base-url"}
 
 
 @dataclass(frozen=True)
@@ -53,13 +55,16 @@ class ProviderSettings:
         concurrency: int | None,
         base_url: str | None,
         max_answer_kb: int = DEFAULT_MAX_ANSWER_KB,
+        anthropic_base_url: str | None = None,
     ) -> ProviderSettings:
-        """A run's settings: one concurrency limit for every provider, `base_url` for openai."""
+        """A run's settings: one concurrency limit for every provider, `base_url` for
+        openai and `anthropic_base_url` for anthropic."""
+        urls = {"openai": base_url, "anthropic": anthropic_base_url}
         return cls(
             timeout_s=timeout,
             max_retries=retries,
             concurrency=dict.fromkeys(PROVIDERS, concurrency) if concurrency else {},
-            base_urls={"openai": base_url} if base_url else {},
+            base_urls={name: url for name, url in urls.items() if url},
             max_answer_kb=max_answer_kb,
         )
 
@@ -179,7 +184,7 @@ class ProviderSet:
             "max_answer_kb": self.settings.max_answer_kb,
         }
         if name in self.settings.base_urls:
-            common["base_url_from"] = "--base-url"
+            common["base_url_from"] = URL_FLAGS[name]
         if name == "anthropic":
             from dreamcontext_council.engine.providers.anthropic_provider import (
                 AnthropicProvider,

@@ -222,6 +222,8 @@ async def complete_with_retries(
             input_tokens=reply.input_tokens,
             output_tokens=reply.output_tokens,
             latency_s=answered.latency_s,
+            cache_write_tokens=reply.cache_write_tokens,
+            cache_read_tokens=reply.cache_read_tokens,
         ),
         provider=target.provider,
         model=reply.model or target.model,

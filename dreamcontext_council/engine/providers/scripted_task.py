@@ -22,6 +22,9 @@ _PHASES = {
 BASELINE_PERSONA = "(baseline)"
 _ROUND = re.compile(r"^# Round (\d+) of (\d+) — (.+)$", re.M)
 _DEBATE = re.compile(r"^# Debate (\S+)$", re.M)
+# The debate brief that opens a persona's system prompt (prompts/debate-brief.md.j2).
+_QUOTED = re.compile(r"<(peer-answer|your-answer|attachment|answer)\b[^>]*>.*?</\1>", re.S)
+_BRIEF = re.compile(r"^# The question before the council$", re.M)
 _CHECK = re.compile(
     r"^After (\d+) rounds of debate \(of at most \d+\), evaluate whether to continue\.$", re.M
 )
@@ -82,11 +85,13 @@ def _council(text: str) -> dict[str, Any]:
 
 
 def _persona_call(text: str, title: re.Match[str]) -> dict[str, Any]:
+    brief = _first(_BRIEF, text)
+    start = brief.start() if brief else title.start()
     task: dict[str, Any] = {
         "phase": _PHASES.get(title.group(3).strip(), "rebuttal"),
         "round": int(title.group(1)),
-        "topic": _section(text, "Question", title.start()) or "",
-        "options": _options(text, title.start()),
+        "topic": _section(text, "Question", start) or "",
+        "options": _options(text, start),
     }
     if task["phase"] == "baseline":
         solo = _first(_SOLO, text)
@@ -176,6 +181,8 @@ def task_from_text(text: str) -> dict[str, Any]:
     The kind of call is the one whose opening line comes first in the text: a persona's
     round title, the synthesis's `# Debate <id>`, the check's question, or the request for
     a roster; a repair request after it makes the call a repair."""
+    # What a prompt quotes (attachments, answers) may hold any line: never a call's opening.
+    masked = _QUOTED.sub(lambda quoted: re.sub(r"[^\n]", " ", quoted.group(0)), text)
     kinds = [
         (found.start(), reader, found)
         for pattern, reader in (
@@ -184,12 +191,12 @@ def task_from_text(text: str) -> dict[str, Any]:
             (_CHECK, _check_call),
             (_DESIGN, _design_call),
         )
-        if (found := pattern.search(text)) is not None
+        if (found := pattern.search(masked)) is not None
     ]
     if not kinds:
         return {}
     _, reader, found = min(kinds, key=lambda kind: kind[0])
-    task = reader(text, found)
+    task = reader(masked, found)
     if _REPAIR.search(text, found.end()):
         task["repair"] = True
     return task

@@ -60,7 +60,7 @@ async def run_tool_turn(
     """
     max_calls = max(0, toolbox.max_calls)
     request_cap = max_calls + 2
-    calls_made = input_tokens = output_tokens = attempts = 0
+    calls_made = input_tokens = output_tokens = attempts = written = read = 0
     answered = await ask(ToolOffer(toolbox.specs, allowed=max_calls > 0))
     started = time.monotonic() - answered.latency_s
     requests = 1
@@ -68,6 +68,8 @@ async def run_tool_turn(
         reply = answered.reply
         input_tokens += reply.input_tokens
         output_tokens += reply.output_tokens
+        written += reply.cache_write_tokens
+        read += reply.cache_read_tokens
         attempts += answered.attempts
         if not reply.tool_calls or requests == request_cap:
             break
@@ -93,6 +95,8 @@ async def run_tool_turn(
             input_tokens=input_tokens,
             output_tokens=output_tokens,
             latency_s=time.monotonic() - started,
+            cache_write_tokens=written,
+            cache_read_tokens=read,
         ),
         provider=target.provider,
         model=reply.model or target.model,

@@ -11,6 +11,7 @@ from dreamcontext_council.engine.model_calls.accounting import (
     BASELINE_CALLER,
     ORCHESTRATOR_CALLER,
     SYNTHESIS_CALLER,
+    PriceTable,
 )
 from dreamcontext_council.engine.model_calls.caller import DEFAULT_EXPECTED_OUTPUT, EXPECTED_OUTPUT
 from dreamcontext_council.engine.prompting.attachments import PROMPT_BUDGET_CHARS, attachment_paths
@@ -20,7 +21,7 @@ from dreamcontext_council.engine.prompting.transcript import (
 from dreamcontext_council.engine.protocol.plan import RunPlan
 from dreamcontext_council.engine.providers.consent import visible
 from dreamcontext_council.engine.providers.keys import url_without_credentials
-from dreamcontext_council.engine.providers.models import parse_model
+from dreamcontext_council.engine.providers.models import ModelSpec, parse_model
 from dreamcontext_council.engine.providers.registry import BASE_URL_ENVS
 from dreamcontext_council.rules.run_settings import MODEL_FIELDS
 
@@ -28,6 +29,9 @@ from dreamcontext_council.rules.run_settings import MODEL_FIELDS
 OPENING_INPUT = 1_500
 PER_PEER_INPUT = 400
 ANSWER_INPUT = 1_500  # one answer read whole, as the synthesis estimate counts it
+# The providers whose servers cache prompt prefixes, and the shortest prefix they cache.
+CACHING_PROVIDERS = ("anthropic", "openai")
+MIN_CACHED_TOKENS = 1_024
 
 
 def estimate_run(plan: RunPlan, files: DebateFiles | None) -> dict[str, Any]:
@@ -122,18 +126,20 @@ def estimate_run(plan: RunPlan, files: DebateFiles | None) -> dict[str, Any]:
                 "output_tokens": EXPECTED_OUTPUT["synthesis"],
             }
         )
-    total = 0.0
+    _cache_reads(calls, OPENING_INPUT + attached, warm=plan.flags.warm)
+    total = uncached = 0.0
     unpriced: set[str] = set()
     for call in calls:
         spec = parse_model(call["model"])
         if plan.limits.prices.price(spec) is None:
             unpriced.add(str(spec))
-        call["cost_usd"] = round(
-            plan.limits.prices.cost(spec, call["input_tokens"], call["output_tokens"]), 6
-        )
+        call["cost_usd"] = round(cached_cost(plan.limits.prices, spec, call), 6)
         total += call["cost_usd"]
+        uncached += plan.limits.prices.cost(spec, call["input_tokens"], call["output_tokens"])
+    cached = f" with prompt caching (${uncached:.4f} uncached)" if uncached > total else ""
     lines = [
-        f"Dry run: up to {len(calls)} calls, estimated ${total:.4f} (nothing was called or written)."
+        f"Dry run: up to {len(calls)} calls, estimated ${total:.4f}{cached} "
+        "(nothing was called or written)."
     ]
     by_phase: dict[str, int] = {}
     for call in calls:
@@ -162,8 +168,45 @@ def estimate_run(plan: RunPlan, files: DebateFiles | None) -> dict[str, Any]:
         "message": "\n".join(lines),
         "calls": len(calls),
         "cost_usd": round(total, 6),
+        "uncached_cost_usd": round(uncached, 6),
         "plan": calls,
     }
+
+
+def _cache_reads(calls: list[dict[str, Any]], shared: int, *, warm: bool) -> None:
+    """How many input tokens of each persona call a prompt cache is likely to serve
+    (`cache_read_tokens`): from round 2 what the persona's previous call read (its prompt
+    grows by appending); in round 1 the part every persona shares (contract, question,
+    attachments), for all but the first persona on a model when round 1 is warmed."""
+    previous: dict[str, int] = {}
+    warmed: set[str] = set()
+    for call in calls:
+        if call["phase"] != "persona":
+            continue
+        slug, model = call["persona"], call["model"]
+        own = call["input_tokens"] // (call.get("tool_calls", 0) + 1)
+        if slug in previous:
+            read = min(previous[slug], own)
+        elif warm and model in warmed:
+            read = min(shared, own)
+        else:
+            read = 0
+        warmed.add(model)
+        previous[slug] = own
+        call["cache_read_tokens"] = read
+
+
+def cached_cost(prices: PriceTable, spec: ModelSpec, call: dict[str, Any]) -> float:
+    """A planned call's cost with its `cache_read_tokens` at the cache price, the rest of
+    its input written to the cache where the provider charges for writing (Anthropic);
+    a provider without a prompt cache, or a prefix under its minimum, pays the input price."""
+    read = call.get("cache_read_tokens", 0)
+    if spec.provider not in CACHING_PROVIDERS or read < MIN_CACHED_TOKENS:
+        read = 0
+    fresh = call["input_tokens"] - read
+    if spec.provider == "anthropic":
+        return prices.cost(spec, 0, call["output_tokens"], fresh, read)
+    return prices.cost(spec, fresh, call["output_tokens"], 0, read)
 
 
 def _settings_lines(plan: RunPlan) -> list[str]:
@@ -176,6 +219,10 @@ def _settings_lines(plan: RunPlan) -> list[str]:
     if url and endpoints.source:
         shown = visible(url_without_credentials(url)[0])
         lines.append(f"  base_url: {shown} (from {endpoints.source})")
+    gateway = endpoints.anthropic_base_url
+    if gateway and endpoints.anthropic_source:
+        shown = visible(url_without_credentials(gateway)[0])
+        lines.append(f"  anthropic_base_url: {shown} (from {endpoints.anthropic_source})")
     return lines
 
 

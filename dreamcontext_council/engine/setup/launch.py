@@ -253,6 +253,7 @@ def _allow(files: DebateFiles, plan: RunPlan, commands: Iterable[str]) -> None:
     """Record in the trust file what the user named this time, for this folder."""
     consent.allow_commands(files, commands, plan.env)
     consent.allow_base_url(files, plan.consent.base_url, plan.env)
+    consent.allow_base_url(files, plan.consent.anthropic_base_url, plan.env)
     if plan.research.plan is not None:
         research.allow(files, plan.research.plan, plan.env)
 

@@ -91,11 +91,15 @@ def resolve(
     if roster is not None and request.humans:
         roster = with_persons(roster, request.humans)  # the same again when already seated
     tools_plan = _research(request, files, previous)
-    if previous.base_url_secret and request.base_url is None:
-        raise UsageError(
-            "This debate ran on a --base-url that carried credentials, which are never "
-            "stored; pass --base-url again."
-        )
+    for flag, secret, given in (
+        ("--base-url", previous.base_url_secret, request.base_url),
+        ("--anthropic-base-url", previous.anthropic_base_url_secret, request.anthropic_base_url),
+    ):
+        if secret and given is None:
+            raise UsageError(
+                f"This debate ran on a {flag} that carried credentials, which are never "
+                f"stored; pass {flag} again."
+            )
     tools = request.tools or previous.tools
     if tools_plan is not None or request.no_tools:  # else what was recorded stays recorded
         tools = str(tools_plan.path) if tools_plan else None
@@ -148,7 +152,16 @@ def resolve(
         debate_id=request.debate_id,
         new=new,
         seats=seats,
-        endpoints=Endpoints(base_url=base_url, source=url_source),
+        endpoints=Endpoints(
+            base_url=base_url,
+            source=url_source,
+            anthropic_base_url=request.anthropic_base_url or previous.anthropic_base_url,
+            anthropic_source="--anthropic-base-url"
+            if request.anthropic_base_url
+            else "debate.md run.anthropic_base_url"
+            if previous.anthropic_base_url
+            else None,
+        ),
         limits=Limits(
             timeout=_first(request.timeout, previous.timeout, DEFAULT_TIMEOUT),
             retries=_first(request.retries, previous.retries, DEFAULT_RETRIES),
@@ -179,10 +192,12 @@ def resolve(
             resynthesize=request.resynthesize,
             promote=request.promote,
             dry_run=request.dry_run,
+            warm=request.warm,
         ),
         consent=Consent(
             commands=frozenset(_named_commands(request) | consent.named_commands(own)),
             base_url=url_named,  # else the folder's own, which needs consent
+            anthropic_base_url=request.anthropic_base_url,
             asked=tuple(asked),
         ),
         previous=previous,

@@ -141,8 +141,12 @@ def _model_problem(
     if spec.provider == "anthropic":
         if anthropic_credentials(env) is None:
             return "no Anthropic credentials", "set ANTHROPIC_API_KEY"
+        gateway = plan.endpoints.anthropic_base_url
         return _server_problem(
-            env.get(BASE_URL_ENVS["anthropic"]), "ANTHROPIC_BASE_URL", env, reached
+            gateway or env.get(BASE_URL_ENVS["anthropic"]),
+            plan.endpoints.anthropic_source or "ANTHROPIC_BASE_URL",
+            env,
+            reached,
         )
     if spec.provider == "openai":
         given = plan.endpoints.base_url
@@ -262,7 +266,12 @@ def summary(problems: list[Problem], env: Mapping[str, str]) -> str:
 
 def _calls_openai(uses: list[ModelUse]) -> bool:
     """Whether the run calls an OpenAI-compatible server, where a `--base-url` leads."""
-    return any(_provider(use.model) == "openai" for use in uses)
+    return _calls(uses, "openai")
+
+
+def _calls(uses: list[ModelUse], provider: str) -> bool:
+    """Whether the run calls a model of `provider`."""
+    return any(_provider(use.model) == provider for use in uses)
 
 
 def _provider(model: str) -> str | None:
@@ -305,6 +314,15 @@ def check(
             consent.require_consent(files, set(plan.consent.commands), plan.env, trust)
             if plan.consent.base_url is None and _calls_openai(uses):
                 consent.require_base_url(files, plan.endpoints.base_url, plan.env, trust)
+            if plan.consent.anthropic_base_url is None and _calls(uses, "anthropic"):
+                consent.require_base_url(
+                    files,
+                    plan.endpoints.anthropic_base_url,
+                    plan.env,
+                    trust,
+                    setting="anthropic_base_url",
+                    flag="--anthropic-base-url",
+                )
     except ConsentRequired as refused:
         if not plan.flags.dry_run:
             raise

@@ -24,6 +24,7 @@ class Launch:
     attach: list[str] = field(default_factory=list)
     compact: bool = False
     early_stop: bool = False
+    warm: bool = True  # round 1's warming (engine/protocol/warming.py); False: --no-warm
     baseline: bool = False  # before round 1, one solo answer of the synthesis model
     baseline_model: str | None = None
     model: str | None = None
@@ -31,6 +32,7 @@ class Launch:
     check_model: str | None = None
     synth_model: str | None = None
     base_url: str | None = None
+    anthropic_base_url: str | None = None  # --anthropic-base-url: wins over ANTHROPIC_BASE_URL
     # None: what the debate recorded (engine/setup/remembered.py), else the default.
     timeout: float | None = None
     retries: int | None = None
