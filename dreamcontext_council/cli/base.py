@@ -138,12 +138,33 @@ def echo(message: str, *, err: bool = False, nl: bool = True) -> None:
     click.echo(printable(message), err=err, nl=nl)
 
 
-def read_debate(debate_id: str) -> DebateSnapshot:
-    """A debate for a read command: a file holding git conflict markers is left out and
-    named in one line on stderr each, and the rest of the debate is shown."""
+def optional_debate_id(func: F) -> F:
+    """`[ID]`: a debate id, `@last`, or nothing (the newest debate under the root)."""
+    from dreamcontext_council.cli.completion import complete_debate_id
+
+    return click.argument(
+        "debate_id", required=False, metavar="[ID]", shell_complete=complete_debate_id
+    )(func)
+
+
+def chosen_debate(debate_id: str | None) -> str:
+    """The id a command works on: the one given, else (none, or `@last`) the newest debate
+    under the root, named in one line on stderr."""
+    from dreamcontext_council.actions.newest import choose_debate
+
+    chosen = choose_debate(current_root(), debate_id)
+    if chosen.chosen_for_you:
+        echo(chosen.line(), err=True)
+    return chosen.id
+
+
+def read_debate(debate_id: str | None) -> DebateSnapshot:
+    """A debate for a read command (None or `@last`: the newest, see `chosen_debate`): a
+    file holding git conflict markers is left out and named in one line on stderr each, and
+    the rest of the debate is shown."""
     from dreamcontext_council.actions.snapshot import load_snapshot
 
-    snapshot = load_snapshot(current_root(), debate_id, around_conflicts=True)
+    snapshot = load_snapshot(current_root(), chosen_debate(debate_id), around_conflicts=True)
     for line in snapshot.conflicts:
         warn(f"{line} Shown without it.")
     return snapshot

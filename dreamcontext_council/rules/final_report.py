@@ -42,6 +42,12 @@ class VerdictStatement:
             return self.sentence
         return f"{self.sentence} Confidence: {self.confidence}."
 
+    def short(self) -> str:
+        """`Migrate now (A) · medium`: the decision without its closing stop, and the
+        confidence after a dot, as the list of debates shows it."""
+        sentence = " ".join(self.sentence.split()).rstrip(".")
+        return f"{sentence} · {self.confidence}" if self.confidence else sentence
+
     def to_json(self) -> dict[str, Any]:
         return {"sentence": self.sentence, "confidence": self.confidence}
 
@@ -89,6 +95,17 @@ def final_report_part(text: str, debate_id: str, section: str | None) -> tuple[s
             f"{', '.join(titles) or 'none'}."
         )
     return found.body, titles
+
+
+def without_frontmatter(text: str) -> str:
+    """The report as a reader wants it: without the YAML block between `---` lines at its
+    top (the debate's id, topic, personas), which the file keeps for tools."""
+    from dreamcontext_council.folder.frontmatter_io import parse
+
+    try:
+        return parse(text, "final-report.md")[1] + "\n"
+    except FormatError:
+        return text  # a block that does not parse is shown as written
 
 
 def missing_sections(text: str) -> list[str]:

@@ -46,3 +46,28 @@ def printable_json(text: str) -> str:
     Unlike `printable` this loses nothing: the JSON still decodes to the same strings.
     """
     return _JSON_UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def cells(text: str) -> int:
+    """How many terminal columns `text` takes: wide (CJK) characters two, combining marks
+    none. The standard library's tables: the list commands must not pay for rich's import."""
+    import unicodedata
+
+    return sum(
+        0 if unicodedata.combining(char) else 2 if unicodedata.east_asian_width(char) in "WF" else 1
+        for char in text
+    )
+
+
+def cut_to(text: str, width: int) -> str:
+    """`text` in at most `width` terminal columns, ending in `…` when it had to be cut."""
+    if cells(text) <= width:
+        return text
+    kept, used = [], 0
+    for char in text:
+        size = cells(char)
+        if used + size > width - 1:
+            break
+        kept.append(char)
+        used += size
+    return "".join(kept).rstrip() + "…"
