@@ -73,7 +73,7 @@ def cli() -> None:
     synthesizer writes a decision report that keeps the dissent.
 
     \b
-    Example:
+    Examples:
       dreamcontext council run --topic "Should we migrate the session store to Postgres?"
       dreamcontext council show          # the newest debate: no id to type
 

@@ -114,9 +114,9 @@ def timeline(debate_id: str | None, as_json: bool) -> None:
 def list_debates(mode: str | None, with_evals: bool, as_json: bool) -> None:
     """Debates, newest first: the 10 most recent unless --all (or --active, --unpromoted).
 
-    Each fits in 80 columns: id, status and topic, then a complete debate's verdict
-    (`Migrate now (A) · medium`) or the round a debate is in, then how its run stands.
-    --json gives each debate whole, with `verdict` and `run`.
+    Each debate takes a few lines within 80 columns: its id, status, round and day; its
+    topic; a complete debate's verdict (`verdict: Migrate now (A) · medium`) or how its
+    run stands. --json lists the same debates, each whole (`verdict`, `run`).
 
     The debates an eval made, one per question, are left out unless --evals is given;
     each eval's page on the dashboard links its questions' debates.

@@ -297,6 +297,7 @@ def build_server(settings: ServerSettings, runs: BackgroundRuns | None = None) -
         """Debates of the project, newest first, each with its status and run state."""
 
         def listed() -> DebateList:
+            from dreamcontext_council.actions.decisions import with_decisions
             from dreamcontext_council.actions.index import load_index
             from dreamcontext_council.actions.run_state import with_run_states
             from dreamcontext_council.views import listing
@@ -307,7 +308,8 @@ def build_server(settings: ServerSettings, runs: BackgroundRuns | None = None) -
             left_out = 0
             if not evals:
                 entries, left_out = listing.without_evals(entries, eval_debates(current))
-            return DebateList(debates=with_run_states(current, entries), evals_left_out=left_out)
+            debates = with_decisions(current, with_run_states(current, entries))
+            return DebateList(debates=debates, evals_left_out=left_out)
 
         return await answer(listed)
 

@@ -26,6 +26,9 @@ def test_the_reads_take_at_last_for_the_newest_debate(chair: Chair, workdir: Pat
         )
         assert report["id"] == newest
         assert report["text"].startswith("Migrate now (A). Confidence: medium.")
+        listed = data(await client.call_tool("council_list", {"which": "all"}))["debates"]
+        assert [d["id"] for d in listed] == [newest, older]
+        assert listed[0]["verdict"] == {"sentence": "Migrate now (A).", "confidence": "medium"}
         read = await client.read_resource("council://@last/debate.md")
         [content] = read.contents
         assert isinstance(content, TextResourceContents)
