@@ -13,7 +13,13 @@ from typing import Any
 
 from dreamcontext_council.errors import FormatError, NotFoundError
 from dreamcontext_council.rules.limits import MAX_REPORT_SECTIONS
-from dreamcontext_council.rules.markdown import Section, TooManySections, normalize_title, sections
+from dreamcontext_council.rules.markdown import (
+    Section,
+    TooManySections,
+    first_section,
+    normalize_title,
+    sections,
+)
 
 VERDICT = "Verdict"
 APPENDIX = "Appendix: per-agent per-round summaries"
@@ -119,8 +125,7 @@ def verdict_statement(text: str) -> VerdictStatement | None:
     """The decision the report's Verdict states: its first paragraph, with the confidence
     taken out of it; None when the report has no Verdict or it is empty. Of a report past
     MAX_REPORT_SECTIONS, the Verdict among the sections read."""
-    wanted = normalize_title(VERDICT)
-    found = next((s for s in _sections_read(text) if normalize_title(s.title) == wanted), None)
+    found = first_section(text, 2, VERDICT, most=MAX_REPORT_SECTIONS)
     if found is None:
         return None
     paragraph = _first_paragraph(found.body)
