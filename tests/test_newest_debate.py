@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -163,6 +164,24 @@ def test_list_shows_the_recent_debates_with_their_verdicts_in_80_columns(
 def _day(listing: str, debate_id: str) -> str:
     [line] = [line for line in listing.split("\n") if line.startswith(f"  {debate_id}  ")]
     return line.rsplit(" · ", 1)[1]
+
+
+def columns(line: str) -> int:
+    """Terminal columns of a line: East Asian wide and full-width characters take two."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in line)
+
+
+def test_a_wide_topic_is_cut_by_the_columns_it_takes(council: Runner, chair: Chair) -> None:
+    topic = "我们是否应该在第三季度发布之前把计费服务迁移到新的数据库上，还是等到明年再说？" * 2
+    debate_id = chair.new(topic)
+    listed = council("list").out
+    assert all(columns(line) <= 80 for line in listed.split("\n"))
+    [shown] = [line for line in listed.split("\n") if line.startswith("    我们")]
+    assert shown.endswith("…") and columns(shown) >= 78
+    assert council("list", "--json").json()[0]["topic"] == topic
+    said = council("show").err.rstrip("\n")
+    assert said.startswith(f"{debate_id}, the newest debate: 我们") and said.endswith("…")
+    assert 78 <= columns(said) <= 80
 
 
 def test_a_root_of_complete_debates_is_not_listed_as_none(

@@ -16,7 +16,6 @@ from dreamcontext_council.folder.paths import Root
 
 LAST = "@last"
 """The id that stands for the newest debate under the root."""
-LINE_WIDTH = 80  # the line that names a chosen debate, its topic cut to fit
 
 
 @dataclass(frozen=True)
@@ -29,13 +28,10 @@ class ChosenDebate:
     """No id was given (or `@last`): the command says on stderr which debate it took."""
 
     def line(self, why: str = "the newest debate") -> str:
-        """`council_AbC12345, the newest debate: Should we migrate …` in 80 characters."""
-        head = f"{self.id}, {why}"
+        """`council_AbC12345, the newest debate: Should we migrate …`, the topic on one line
+        (a terminal cuts it to its width: views/terminal.cut_to)."""
         topic = " ".join(self.topic.split())
-        room = LINE_WIDTH - len(head) - 2
-        if len(topic) > room:
-            topic = topic[: max(room - 1, 0)].rstrip() + "…"
-        return f"{head}: {topic}" if topic else head
+        return f"{self.id}, {why}: {topic}" if topic else f"{self.id}, {why}"
 
 
 def choose_debate(root: Root, given: str | None) -> ChosenDebate:

@@ -18,12 +18,13 @@ from dreamcontext_council.folder.paths import Root, require_root
 if TYPE_CHECKING:
     from dreamcontext_council.actions.snapshot import DebateSnapshot
 from dreamcontext_council.rules.debate import MAX_ROUNDS
-from dreamcontext_council.views.terminal import printable, printable_json
+from dreamcontext_council.views.terminal import cut_to, printable, printable_json
 
 F = TypeVar("F", bound=Callable[..., Any])
 # A round number on the command line: a debate has at most MAX_ROUNDS rounds.
 ROUND_NUMBER = click.IntRange(1, MAX_ROUNDS)
 _NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
+NAMED_WIDTH = 80  # the stderr line naming the debate chosen for a command, topic cut to fit
 
 
 class CouncilGroup(click.Group):
@@ -154,8 +155,13 @@ def chosen_debate(debate_id: str | None) -> str:
 
     chosen = choose_debate(current_root(), debate_id)
     if chosen.chosen_for_you:
-        echo(chosen.line(), err=True)
+        say_chosen(chosen.line())
     return chosen.id
+
+
+def say_chosen(line: str) -> None:
+    """The line naming the debate a command chose, on stderr within 80 columns."""
+    echo(cut_to(printable(line), NAMED_WIDTH), err=True)
 
 
 def read_debate(debate_id: str | None) -> DebateSnapshot:

@@ -329,7 +329,7 @@ def _resumed(debate_id: str | None) -> str | None:
     the newest; with no id, the one debate whose run stopped (None when there is none, and
     the run asks for an id or a topic). The debate chosen is named on stderr."""
     from dreamcontext_council.actions.newest import LAST, debate_to_resume
-    from dreamcontext_council.cli.base import chosen_debate
+    from dreamcontext_council.cli.base import chosen_debate, say_chosen
     from dreamcontext_council.folder.paths import find_root
 
     if debate_id == LAST:
@@ -339,7 +339,7 @@ def _resumed(debate_id: str | None) -> str | None:
     chosen = debate_to_resume(find_root(explicit_root()))
     if chosen is None:
         return None
-    echo(chosen.line("the one run that stopped"), err=True)
+    say_chosen(chosen.line("the one run that stopped"))
     return chosen.id
 
 
