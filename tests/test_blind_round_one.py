@@ -142,7 +142,7 @@ class Readers:
     def cli(self) -> dict[str, str]:
         found = {}
         for name, args in {
-            "show": ("show",),
+            "show": ("show", "--log"),
             "show --json": ("show", "--json"),
             "board": ("board", "--plain", "--round", "1"),
             "board --json": ("board", "--json", "--round", "1"),

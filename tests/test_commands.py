@@ -207,7 +207,9 @@ def test_orchestrator_and_persona_commands_walk_a_debate_to_knowledge(
     chair.write_final_report(debate_id)
     assert cli("complete", debate_id, "--json").json()["changed"] is True
     assert cli("list", "--unpromoted", "--json").json()[0]["id"] == debate_id
-    assert cli("list", "--json").json() == []  # nothing is in progress any more
+    assert cli("list", "--active", "--json").json() == []  # nothing is in progress any more
+    [recent] = cli("list", "--json").json()  # the recent debates: this one, with its verdict
+    assert recent["id"] == debate_id and recent["verdict"]["sentence"]
     promoted = cli("promote", debate_id, "--json").json()
     assert (
         promoted["path"]
@@ -216,9 +218,10 @@ def test_orchestrator_and_persona_commands_walk_a_debate_to_knowledge(
     assert (root_path / promoted["path"]).is_file()
     assert cli("list", "--unpromoted", "--json").json() == []
     everything = cli("list", "--all")
-    assert debate_id in everything.out and "[promoted]" in everything.out
+    assert f"  {debate_id}  complete · round 2/3 · " in everything.out
+    assert "· promoted" in everything.out
 
-    shown = cli("show", debate_id)
+    shown = cli("show", debate_id, "--log")
     assert "status:    complete" in shown.out and "round:     2/3" in shown.out
     assert "## Round 2 complete" in shown.out
 

@@ -152,7 +152,7 @@ def test_a_live_run_waiting_on_people_says_so_everywhere(chair: Chair, cli: Runn
     assert list_row(cli, debate_id).split()[1] == "round_2_running"
 
     with holder(chair, debate_id, "alice") as process:
-        assert list_row(cli, debate_id).split(None, 1)[1].startswith("waiting for alice  ")
+        assert list_row(cli, debate_id).split(None, 1)[1].startswith("waiting for alice · ")
         assert "round 2 of 3: waiting for alice ─" in board_top(cli, debate_id)
         assert show_status(cli, debate_id) == "round_2_running · waiting for alice"
         [listed] = cli("list", "--json").json()

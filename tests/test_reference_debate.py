@@ -80,13 +80,22 @@ def test_show_and_list_carry_the_node_figures(fixture_root: Reference, ref_cli: 
         "created:   2026-11-30",
     ):
         assert line in node_show and line in shown, line
-    # the round log is shown whole, as the Node tool shows it
+    # the round log, which the Node tool always printed, is shown whole with --log
     log = (fixture_root.folder / "round-log.md").read_text(encoding="utf-8").rstrip("\n")
-    assert log in shown
+    assert log not in shown and "round log: 4 entries (pass --log to read it)" in shown
+    assert log in ref_cli("show", fixture_root.id, "--log").out
 
-    listed = ref_cli("list", "--all").out
+    # Node's list put a debate on two lines of up to 100 columns; ours keeps its figures
+    # (status, round, day, topic, promoted) within 80 and adds the verdict.
     node_list = fixture_root.expected_text("list-all.txt")
-    assert listed.rstrip("\n") == node_list.rstrip("\n")
+    assert "complete" in node_list and "round 2/2  updated 2026-11-30" in node_list
+    for mode in ("--all", None):
+        listed = ref_cli("list", *([mode] if mode else [])).out
+        assert listed.split("\n")[3:6] == [
+            f"  {fixture_root.id}  complete · round 2/2 · 2026-11-30 · promoted",
+            "    Should we migrate the session store from Redis to Postgres?",
+            "    verdict: Migrate now (A) · medium",
+        ]
 
 
 def test_show_and_list_json_agree_with_the_folder(fixture_root: Reference, ref_cli: Runner) -> None:

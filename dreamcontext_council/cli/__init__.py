@@ -73,8 +73,16 @@ def cli() -> None:
     synthesizer writes a decision report that keeps the dissent.
 
     \b
-    Example:
+    Examples:
       dreamcontext council run --topic "Should we migrate the session store to Postgres?"
+      dreamcontext council show          # the newest debate: no id to type
+
+    \b
+    Shell completion (commands, options, debate ids): add your shell's line
+    to its startup file, then open a new shell.
+      eval "$(_DREAMCONTEXT_COMPLETE=bash_source dreamcontext)"   # ~/.bashrc
+      eval "$(_DREAMCONTEXT_COMPLETE=zsh_source dreamcontext)"    # ~/.zshrc
+      _DREAMCONTEXT_COMPLETE=fish_source dreamcontext | source    # fish config
     """
 
 

@@ -18,12 +18,13 @@ from dreamcontext_council.folder.paths import Root, require_root
 if TYPE_CHECKING:
     from dreamcontext_council.actions.snapshot import DebateSnapshot
 from dreamcontext_council.rules.debate import MAX_ROUNDS
-from dreamcontext_council.views.terminal import printable, printable_json
+from dreamcontext_council.views.terminal import cut_to, printable, printable_json
 
 F = TypeVar("F", bound=Callable[..., Any])
 # A round number on the command line: a debate has at most MAX_ROUNDS rounds.
 ROUND_NUMBER = click.IntRange(1, MAX_ROUNDS)
 _NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
+NAMED_WIDTH = 80  # the stderr line naming the debate chosen for a command, topic cut to fit
 
 
 class CouncilGroup(click.Group):
@@ -138,12 +139,38 @@ def echo(message: str, *, err: bool = False, nl: bool = True) -> None:
     click.echo(printable(message), err=err, nl=nl)
 
 
-def read_debate(debate_id: str) -> DebateSnapshot:
-    """A debate for a read command: a file holding git conflict markers is left out and
-    named in one line on stderr each, and the rest of the debate is shown."""
+def optional_debate_id(func: F) -> F:
+    """`[ID]`: a debate id, `@last`, or nothing (the newest debate under the root)."""
+    from dreamcontext_council.cli.completion import complete_debate_id
+
+    return click.argument(
+        "debate_id", required=False, metavar="[ID]", shell_complete=complete_debate_id
+    )(func)
+
+
+def chosen_debate(debate_id: str | None) -> str:
+    """The id a command works on: the one given, else (none, or `@last`) the newest debate
+    under the root, named in one line on stderr."""
+    from dreamcontext_council.actions.newest import choose_debate
+
+    chosen = choose_debate(current_root(), debate_id)
+    if chosen.chosen_for_you:
+        say_chosen(chosen.line())
+    return chosen.id
+
+
+def say_chosen(line: str) -> None:
+    """The line naming the debate a command chose, on stderr within 80 columns."""
+    echo(cut_to(printable(line), NAMED_WIDTH), err=True)
+
+
+def read_debate(debate_id: str | None) -> DebateSnapshot:
+    """A debate for a read command (None or `@last`: the newest, see `chosen_debate`): a
+    file holding git conflict markers is left out and named in one line on stderr each, and
+    the rest of the debate is shown."""
     from dreamcontext_council.actions.snapshot import load_snapshot
 
-    snapshot = load_snapshot(current_root(), debate_id, around_conflicts=True)
+    snapshot = load_snapshot(current_root(), chosen_debate(debate_id), around_conflicts=True)
     for line in snapshot.conflicts:
         warn(f"{line} Shown without it.")
     return snapshot

@@ -56,11 +56,17 @@ def _folders(path: Path, prefix: str) -> list[str]:
 
 
 def complete_debate_id(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
-    """The debates under the root whose id starts with what was typed, newest first."""
+    """The debates under the root whose id starts with what was typed, newest first;
+    `@last` (the newest debate) once an `@` is typed."""
     try:
         root = _root(ctx)
         if root is None:
             return []
+        if incomplete.startswith("@"):
+            from dreamcontext_council.actions.newest import LAST
+
+            wanted = LAST.startswith(incomplete)
+            return [CompletionItem(LAST, help="the newest debate")] if wanted else []
         names = _folders(root.council, incomplete)
         topics = _topics(root)
         order = {debate_id: n for n, debate_id in enumerate(topics)}

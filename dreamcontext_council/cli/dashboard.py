@@ -6,8 +6,15 @@ from pathlib import Path
 
 import click
 
-from dreamcontext_council.cli.base import current_root, echo, read_debate, root_option, warn
-from dreamcontext_council.cli.completion import complete_debate_id
+from dreamcontext_council.cli.base import (
+    chosen_debate,
+    current_root,
+    echo,
+    optional_debate_id,
+    read_debate,
+    root_option,
+    warn,
+)
 
 
 def register(cli: click.Group, council: click.Group) -> None:
@@ -62,62 +69,70 @@ def serve(port: int, host: str, allow_remote: bool, open_browser: bool) -> None:
 
 
 @click.command()
-@click.argument("debate_id", shell_complete=complete_debate_id)
+@optional_debate_id
 @root_option
-def watch(debate_id: str) -> None:
+def watch(debate_id: str | None) -> None:
     """The board in the terminal, redrawn when the debate's files change; Ctrl-C stops.
 
     On a terminal, the calls in progress show below the board with the characters
     received so far and their seconds. When the output is not a terminal, each board
-    the debate's record changes is printed once.
+    the debate's record changes is printed once. Without an id (or with @last) it
+    watches the newest debate, named on stderr.
 
     \b
-    Example:
+    Examples:
+      dreamcontext council watch
       dreamcontext council watch council_AbC12345
     """
     from rich.console import Console
 
     from dreamcontext_council.dashboard.watch import watch_board
 
-    watch_board(current_root(), debate_id, Console(), write=lambda text: echo(text, nl=False))
+    chosen = chosen_debate(debate_id)
+    watch_board(current_root(), chosen, Console(), write=lambda text: echo(text, nl=False))
 
 
 @click.command()
-@click.argument("debate_id", shell_complete=complete_debate_id)
+@optional_debate_id
 @click.option(
     "--format",
     "fmt",
     type=click.Choice(["html", "json", "md"]),
-    required=True,
     help="html: one page, no scripts or network; json: docs/export-schema.json; "
-    "md: one markdown document.",
+    "md: one markdown document [default: from the -o file's extension].",
 )
 @click.option(
     "-o",
     "--output",
     type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
     help="Write to this file (`-` for standard output) instead of <id>.<format> in the "
-    "current folder.",
+    "current folder; its extension (.html, .json, .md) says the format when --format "
+    "does not.",
 )
 @root_option
-def export(debate_id: str, fmt: str, output: Path | None) -> None:
+def export(debate_id: str | None, fmt: str | None, output: Path | None) -> None:
     """One self-contained file of the whole debate.
 
     Without -o it writes <id>.html (.json, .md) in the current folder, replacing the
-    one an earlier export of the debate left there, and prints its path.
+    one an earlier export of the debate left there, and prints its path. Without an id
+    (or with @last) it exports the newest debate, named on stderr.
 
     \b
     Examples:
+      dreamcontext council export -o decision.md
       dreamcontext council export council_AbC12345 --format html
-      dreamcontext council export council_AbC12345 --format html -o debate.html
       dreamcontext council export council_AbC12345 --format json -o - | jq .verdicts
     """
     from dreamcontext_council.folder.storage import atomic_write_text
     from dreamcontext_council.views.export import export_debate
+    from dreamcontext_council.views.export_target import STDOUT, check_output, export_format
 
+    fmt = export_format(fmt, output)
+    if output is not None and output != STDOUT:
+        check_output(output)  # before the debate is read: one line, nothing made
     snapshot = read_debate(debate_id)
     text = export_debate(snapshot, fmt)
-    if output == Path("-"):
+    if output == STDOUT:
         echo(text, nl=False)
         return
     size = f"{fmt}, {len(text.encode('utf-8')):,} bytes"

@@ -12,6 +12,7 @@ from dreamcontext_council.cli.base import (
     echo,
     emit,
     json_option,
+    optional_debate_id,
     read_stdin_bytes,
     root_option,
     warn,
@@ -100,25 +101,34 @@ def report() -> None:
 
 
 @report.command("show")
-@click.argument("debate_id")
+@optional_debate_id
 @click.option(
     "--section",
     metavar="TITLE",
     help="Print only this `##` section (e.g. Verdict, Why, Open risks).",
 )
+@click.option("--raw", is_flag=True, help="Print the file as it is, its YAML frontmatter too.")
 @root_option
 @json_option
-def report_show(debate_id: str, section: str | None, as_json: bool) -> None:
+def report_show(debate_id: str | None, section: str | None, raw: bool, as_json: bool) -> None:
     """The final report (final-report.md), whole or one section, once synthesis wrote it.
+
+    The report is printed without the YAML frontmatter at its top (--raw keeps it; --json
+    gives the file whole in `text`). Without an id (or with @last) it shows the newest
+    debate's report, named on stderr.
 
     \b
     Examples:
-      dreamcontext council report show council_AbC12345
+      dreamcontext council report show
       dreamcontext council report show council_AbC12345 --section Verdict
     """
     from dreamcontext_council.cli.base import read_debate
     from dreamcontext_council.errors import StateError
-    from dreamcontext_council.rules.final_report import final_report_part, verdict_statement
+    from dreamcontext_council.rules.final_report import (
+        final_report_part,
+        verdict_statement,
+        without_frontmatter,
+    )
 
     snapshot = read_debate(debate_id)
     debate = snapshot.debate
@@ -138,7 +148,7 @@ def report_show(debate_id: str, section: str | None, as_json: bool) -> None:
         "verdict": statement.to_json() if statement else None,
         "text": part,
     }
-    emit(data, as_json, part)
+    emit(data, as_json, part if raw or section else without_frontmatter(part))
 
 
 @report.command("append")

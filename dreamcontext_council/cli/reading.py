@@ -6,11 +6,13 @@ import click
 
 from dreamcontext_council.cli.base import (
     ROUND_NUMBER,
+    chosen_debate,
     current_root,
     echo,
     emit,
     explicit_root,
     json_option,
+    optional_debate_id,
     read_debate,
     root_option,
     warn,
@@ -46,7 +48,7 @@ def summaries(debate_id: str, number: int, as_json: bool) -> None:
 
 
 @click.command()
-@click.argument("debate_id", shell_complete=complete_debate_id)
+@optional_debate_id
 @click.option(
     "--round",
     "number",
@@ -56,11 +58,14 @@ def summaries(debate_id: str, number: int, as_json: bool) -> None:
 @click.option("--plain", is_flag=True, help="Plain text without colour.")
 @root_option
 @json_option
-def board(debate_id: str, number: int | None, plain: bool, as_json: bool) -> None:
+def board(debate_id: str | None, number: int | None, plain: bool, as_json: bool) -> None:
     """The chamber board: convergence meter, one row per persona, options tally.
 
+    Without an id (or with @last) it shows the newest debate, named on stderr.
+
     \b
-    Example:
+    Examples:
+      dreamcontext council board
       dreamcontext council board council_AbC12345 --round 1 --plain
     """
     from dreamcontext_council.views.board import board_figures, fitted_width, render_board
@@ -74,14 +79,17 @@ def board(debate_id: str, number: int | None, plain: bool, as_json: bool) -> Non
 
 
 @click.command()
-@click.argument("debate_id", shell_complete=complete_debate_id)
+@optional_debate_id
 @root_option
 @json_option
-def timeline(debate_id: str, as_json: bool) -> None:
+def timeline(debate_id: str | None, as_json: bool) -> None:
     """Per-round stance and conviction table with convergence.
 
+    Without an id (or with @last) it shows the newest debate, named on stderr.
+
     \b
-    Example:
+    Examples:
+      dreamcontext council timeline
       dreamcontext council timeline council_AbC12345 --json
     """
     from dreamcontext_council.views.timeline import render_timeline, timeline_data
@@ -91,6 +99,7 @@ def timeline(debate_id: str, as_json: bool) -> None:
 
 
 @click.command("list")
+@click.option("--active", "mode", flag_value="active", help="Debates still in progress.")
 @click.option(
     "--unpromoted", "mode", flag_value="unpromoted", help="Complete debates not yet promoted."
 )
@@ -104,51 +113,67 @@ def timeline(debate_id: str, as_json: bool) -> None:
 @root_option
 @json_option
 def list_debates(mode: str | None, with_evals: bool, as_json: bool) -> None:
-    """Debates, newest first (default: those still in progress).
+    """Debates, newest first: the 10 most recent unless --all (or --active, --unpromoted).
+
+    Each debate takes a few lines within 80 columns: its id, status, round and day; its
+    topic; a complete debate's verdict (`verdict: Migrate now (A) · medium`) or how its
+    run stands. --json lists the same debates, each whole (`verdict`, `run`).
 
     The debates an eval made, one per question, are left out unless --evals is given;
     each eval's page on the dashboard links its questions' debates.
 
     \b
-    Example:
+    Examples:
+      dreamcontext council list
       dreamcontext council list --all
     """
+    from dreamcontext_council.actions.decisions import with_decisions
     from dreamcontext_council.actions.index import load_index
     from dreamcontext_council.actions.run_state import with_run_states
     from dreamcontext_council.views import listing
     from dreamcontext_council.views.eval_names import eval_debates
 
-    chosen = mode or "active"
+    chosen = mode or "recent"
     root = current_root()
-    entries = listing.filter_debates(load_index(root), chosen)
+    entries = load_index(root)
     left_out = 0
     if not with_evals:
         entries, left_out = listing.without_evals(entries, eval_debates(root))
-    entries = with_run_states(root, entries)
-    for entry in entries:
+    listed = listing.filter_debates(entries, chosen)
+    more = len(entries) - len(listed) if chosen == "recent" else 0
+    listed = with_decisions(root, with_run_states(root, listed))
+    for entry in listed:
         if entry.get("conflicted"):
             warn(f"{entry['conflicted']} Listed from what the file still says.")
-    emit(entries, as_json, lambda: listing.render_list(entries, chosen, left_out))
+    emit(listed, as_json, lambda: listing.render_list(listed, chosen, left_out, more))
 
 
 @click.command()
-@click.argument("debate_id", shell_complete=complete_debate_id)
+@optional_debate_id
+@click.option("--log", "with_log", is_flag=True, help="Print the round log below.")
 @root_option
 @json_option
-def show(debate_id: str, as_json: bool) -> None:
-    """Metadata, usage totals and the round log of a debate.
+def show(debate_id: str | None, with_log: bool, as_json: bool) -> None:
+    """Where a debate stands: status, verdict, each persona's stance, usage, what runs now.
 
-    While `council run` asks models, the calls in flight show with the characters
-    received so far and their seconds (`in_flight` in --json).
+    Without an id (or with @last) it shows the newest debate, named on stderr. While
+    `council run` asks models, the calls in flight show with the characters received so
+    far and their seconds (`in_flight` in --json). --log adds the round log; --json
+    always holds it (`round_log`).
 
     \b
-    Example:
-      dreamcontext council show council_AbC12345
+    Examples:
+      dreamcontext council show
+      dreamcontext council show council_AbC12345 --log
     """
     from dreamcontext_council.views import listing
 
     snapshot = read_debate(debate_id)
-    emit(listing.show_data(snapshot), as_json, lambda: listing.render_show(snapshot))
+    emit(
+        listing.show_data(snapshot),
+        as_json,
+        lambda: listing.render_show(snapshot, log=with_log),
+    )
 
 
 @click.command()
@@ -180,6 +205,7 @@ def prompt(
     from dreamcontext_council.errors import NotFoundError
     from dreamcontext_council.views.sent_prompt import render_sent_prompt, sent_prompt_data
 
+    debate_id = chosen_debate(debate_id)  # `@last`: the newest
     calls = sent_prompts(current_root(), debate_id, slug, number)
     if part is None:
         data = sent_prompt_data(debate_id, slug, number, calls)

@@ -28,6 +28,12 @@ Every `dreamcontext` command with its `--help`. This page is generated from the 
 Every command that reads or changes a debate also takes `--root PATH` (else the
 `DREAMCONTEXT_ROOT` variable, else the nearest `_dream_context/` folder). Errors are one
 line on stderr.
+
+`show`, `board`, `timeline`, `report show`, `export` and `watch` take the debate's id or
+leave it out: no id, or `@last`, means the newest debate under the root, named in one line
+on stderr (`summaries` and `prompt` take `@last` too). `run @last` goes on with the newest
+debate; the bare `run` resumes the one debate whose run stopped. Commands that write a
+persona's answer always need the id.
 """
 
 

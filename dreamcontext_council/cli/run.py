@@ -235,6 +235,10 @@ def run(
 ) -> None:
     """Drive a debate to its final report, calling models; resumes where it stopped.
 
+    `run <id>` resumes that debate, `run @last` the newest one. With neither an id nor
+    --topic, `run` resumes the one debate whose run stopped (a limit, a failure, Ctrl-C),
+    naming it on stderr; when none or several did, it asks for an id or a topic.
+
     With no API key set, it runs on the built-in scripted provider: an offline,
     deterministic stand-in that shows the whole flow (it is not a model).
 
@@ -258,6 +262,7 @@ def run(
       dreamcontext council run --topic "Should we migrate the session store to Postgres?" \\
         --options "A=Migrate now,B=Stay on Redis"
       dreamcontext council run council_AbC12345 --synth-model opus --max-cost 2
+      dreamcontext council run @last --max-calls 20
       OPENAI_BASE_URL=http://localhost:11434/v1 dreamcontext council run --topic "Should we cache sessions in Redis?" --model openai:llama3.1
       dreamcontext council run council_AbC12345 --only risk-auditor,growth-cfo
       dreamcontext council run --topic "Should we rewrite the billing service?" --human alice
@@ -266,6 +271,8 @@ def run(
     from dreamcontext_council.engine.setup.request import Launch
     from dreamcontext_council.errors import EXIT_STOPPED, EXIT_USAGE, Interrupted, RunStopped
 
+    if topic is None:
+        debate_id = _resumed(debate_id)
     request = Launch(
         debate_id=debate_id,
         topic=topic,
@@ -329,6 +336,25 @@ def run(
         sys.exit(EXIT_USAGE)  # a dry run whose real run would stop at pre-flight
     if result.get("stopped") in STOPS:
         sys.exit(EXIT_STOPPED)  # stopped by a limit: resumable, but not done
+
+
+def _resumed(debate_id: str | None) -> str | None:
+    """The debate `run` goes on with when no --topic is given: the one named; for `@last`
+    the newest; with no id, the one debate whose run stopped (None when there is none, and
+    the run asks for an id or a topic). The debate chosen is named on stderr."""
+    from dreamcontext_council.actions.newest import LAST, debate_to_resume
+    from dreamcontext_council.cli.base import chosen_debate, say_chosen
+    from dreamcontext_council.folder.paths import find_root
+
+    if debate_id == LAST:
+        return chosen_debate(debate_id)
+    if debate_id is not None:
+        return debate_id
+    chosen = debate_to_resume(find_root(explicit_root()))
+    if chosen is None:
+        return None
+    say_chosen(chosen.line("the one run that stopped"))
+    return chosen.id
 
 
 def _board(debate_id: str) -> str:

@@ -32,6 +32,14 @@ DebateId = Annotated[
         description="The debate id, as council_start or council_list give it.",
     ),
 ]
+ReadDebateId = Annotated[
+    str,
+    Field(
+        max_length=limits.MAX_NAME_CHARS,
+        description="The debate id, as council_start or council_list give it, or @last for "
+        "the newest debate (the result's `id` says which).",
+    ),
+]
 PersonaSlug = Annotated[
     str,
     Field(

@@ -31,6 +31,7 @@ from dreamcontext_council.council_mcp.arguments import (
     People,
     Personas,
     PersonaSlug,
+    ReadDebateId,
     RoundNumber,
     Rounds,
     Section,
@@ -114,12 +115,18 @@ def build_server(settings: ServerSettings, runs: BackgroundRuns | None = None) -
         SERVER_NAME, instructions=INSTRUCTIONS, version=package_version(), recent=recent
     )
 
+    def chosen(debate_id: str) -> str:
+        """The id read: the one given, or for `@last` the newest debate's."""
+        from dreamcontext_council.actions.newest import choose_debate
+
+        return choose_debate(root(), debate_id).id
+
     def status_of(debate_id: str) -> DebateStatus:
         from dreamcontext_council.actions.snapshot import load_snapshot
         from dreamcontext_council.views.listing import show_data
 
         current = root()
-        snapshot = load_snapshot(current, debate_id, around_conflicts=True)
+        snapshot = load_snapshot(current, chosen(debate_id), around_conflicts=True)
         debate = snapshot.debate
         details = show_data(snapshot)  # the in-flight calls read once, for both fields
         return DebateStatus(
@@ -224,14 +231,17 @@ def build_server(settings: ServerSettings, runs: BackgroundRuns | None = None) -
         return await answer(lambda: status_of(debate_id))
 
     @server.tool()
-    async def council_status(debate_id: DebateId) -> Annotated[CallToolResult, DebateStatus]:
+    async def council_status(
+        debate_id: ReadDebateId,
+    ) -> Annotated[CallToolResult, DebateStatus]:
         """Where a debate stands: status, round, this server's run of it, the calls in
-        progress, usage and round log, and every file of it as a council:// resource URI."""
+        progress, usage and round log, and every file of it as a council:// resource URI.
+        @last reads the newest debate."""
         return await answer(lambda: status_of(debate_id))
 
     @server.tool()
     async def council_board(
-        debate_id: DebateId,
+        debate_id: ReadDebateId,
         round: Annotated[
             int | None,
             Field(
@@ -240,14 +250,15 @@ def build_server(settings: ServerSettings, runs: BackgroundRuns | None = None) -
         ] = None,
     ) -> Annotated[CallToolResult, Board]:
         """The chamber board of a debate: convergence meter, one row per persona (stance,
-        conviction, headline), options tally; as `dreamcontext council board --json`."""
+        conviction, headline), options tally; as `dreamcontext council board --json`.
+        @last reads the newest debate."""
 
         def board() -> Board:
             from dreamcontext_council.actions.snapshot import load_snapshot
             from dreamcontext_council.views.board import board_figures
             from dreamcontext_council.views.board_extras import board_extra_data
 
-            snapshot = load_snapshot(root(), debate_id, around_conflicts=True)
+            snapshot = load_snapshot(root(), chosen(debate_id), around_conflicts=True)
             data = board_figures(snapshot, round).to_json() | board_extra_data(snapshot)
             return Board(id=snapshot.debate.id, board=data, conflicts=snapshot.conflicts)
 
@@ -255,17 +266,17 @@ def build_server(settings: ServerSettings, runs: BackgroundRuns | None = None) -
 
     @server.tool()
     async def council_report(
-        debate_id: DebateId,
+        debate_id: ReadDebateId,
         section: Section = None,
     ) -> Annotated[CallToolResult, FinalReport]:
         """The final decision report of a debate (final-report.md), whole or one ## section,
-        with the list of its section titles."""
+        with the list of its section titles. @last reads the newest debate."""
 
         def report() -> FinalReport:
             from dreamcontext_council.actions.snapshot import load_snapshot
             from dreamcontext_council.rules.final_report import final_report_part
 
-            snapshot = load_snapshot(root(), debate_id, around_conflicts=True)
+            snapshot = load_snapshot(root(), chosen(debate_id), around_conflicts=True)
             text = snapshot.final_report()
             if text is None:
                 raise reading.missing_report(snapshot.debate.id)
@@ -287,6 +298,7 @@ def build_server(settings: ServerSettings, runs: BackgroundRuns | None = None) -
         """Debates of the project, newest first, each with its status and run state."""
 
         def listed() -> DebateList:
+            from dreamcontext_council.actions.decisions import with_decisions
             from dreamcontext_council.actions.index import load_index
             from dreamcontext_council.actions.run_state import with_run_states
             from dreamcontext_council.views import listing
@@ -297,7 +309,8 @@ def build_server(settings: ServerSettings, runs: BackgroundRuns | None = None) -
             left_out = 0
             if not evals:
                 entries, left_out = listing.without_evals(entries, eval_debates(current))
-            return DebateList(debates=with_run_states(current, entries), evals_left_out=left_out)
+            debates = with_decisions(current, with_run_states(current, entries))
+            return DebateList(debates=debates, evals_left_out=left_out)
 
         return await answer(listed)
 
@@ -395,11 +408,12 @@ def build_server(settings: ServerSettings, runs: BackgroundRuns | None = None) -
         reading.resource_uri("{debate_id}", "{+path}"),
         name="debate-file",
         description="A file of a debate, read-only: debate.md, round-log.md, verdicts.json, "
-        "final-report.md, <persona>/report.md, ... (council_status lists them).",
+        "final-report.md, <persona>/report.md, ... (council_status lists them); "
+        "council://@last/<path> reads the newest debate's.",
     )
     def debate_file(debate_id: str, path: str) -> str:
         try:
-            return reading.read_debate_file(root(), debate_id, path)
+            return reading.read_debate_file(root(), chosen(debate_id), path)
         except NotFoundError as exc:
             raise ResourceNotFoundError(str(exc)) from None
         except CouncilError as exc:

@@ -13,7 +13,13 @@ from typing import Any
 
 from dreamcontext_council.errors import FormatError, NotFoundError
 from dreamcontext_council.rules.limits import MAX_REPORT_SECTIONS
-from dreamcontext_council.rules.markdown import Section, TooManySections, normalize_title, sections
+from dreamcontext_council.rules.markdown import (
+    Section,
+    TooManySections,
+    first_section,
+    normalize_title,
+    sections,
+)
 
 VERDICT = "Verdict"
 APPENDIX = "Appendix: per-agent per-round summaries"
@@ -41,6 +47,12 @@ class VerdictStatement:
         if self.confidence is None:
             return self.sentence
         return f"{self.sentence} Confidence: {self.confidence}."
+
+    def short(self) -> str:
+        """`Migrate now (A) · medium`: the decision without its closing stop, and the
+        confidence after a dot, as the list of debates shows it."""
+        sentence = " ".join(self.sentence.split()).rstrip(".")
+        return f"{sentence} · {self.confidence}" if self.confidence else sentence
 
     def to_json(self) -> dict[str, Any]:
         return {"sentence": self.sentence, "confidence": self.confidence}
@@ -91,6 +103,17 @@ def final_report_part(text: str, debate_id: str, section: str | None) -> tuple[s
     return found.body, titles
 
 
+def without_frontmatter(text: str) -> str:
+    """The report as a reader wants it: without the YAML block between `---` lines at its
+    top (the debate's id, topic, personas), which the file keeps for tools."""
+    from dreamcontext_council.folder.frontmatter_io import parse
+
+    try:
+        return parse(text, "final-report.md")[1] + "\n"
+    except FormatError:
+        return text  # a block that does not parse is shown as written
+
+
 def missing_sections(text: str) -> list[str]:
     """The required `##` sections the report lacks or leaves empty, in the order they go
     (of a report past MAX_REPORT_SECTIONS, among the sections read)."""
@@ -102,8 +125,7 @@ def verdict_statement(text: str) -> VerdictStatement | None:
     """The decision the report's Verdict states: its first paragraph, with the confidence
     taken out of it; None when the report has no Verdict or it is empty. Of a report past
     MAX_REPORT_SECTIONS, the Verdict among the sections read."""
-    wanted = normalize_title(VERDICT)
-    found = next((s for s in _sections_read(text) if normalize_title(s.title) == wanted), None)
+    found = first_section(text, 2, VERDICT, most=MAX_REPORT_SECTIONS)
     if found is None:
         return None
     paragraph = _first_paragraph(found.body)

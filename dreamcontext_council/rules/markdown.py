@@ -147,6 +147,28 @@ def _section(lines: list[str], mark: Heading, end: int) -> Section:
     return Section(mark.title, mark.level, mark.line, end, body)
 
 
+def first_section(text: str, level: int, title: str, most: int | None = None) -> Section | None:
+    """The first section at `level` whose title matches `title` loosely, as `sections` would
+    find it (among the first `most` with `most`), reading the text only to that section's
+    end: a report's Verdict comes first, and the rest of the report is not parsed for it."""
+    wanted = normalize_title(title)
+    lines = text.split("\n")
+    opened: Heading | None = None
+    seen = 0
+    for mark in iter_headings(lines):
+        if mark.level > level:
+            continue
+        if opened is not None:
+            return _section(lines, opened, mark.line)
+        if mark.level == level:
+            seen += 1
+            if most is not None and seen > most:
+                return None
+            if normalize_title(mark.title) == wanted:
+                opened = mark
+    return _section(lines, opened, len(lines)) if opened is not None else None
+
+
 def find_section(text: str, level: int, title: str) -> Section | None:
     """The first section at `level` whose title matches `title` loosely."""
     wanted = normalize_title(title)

@@ -18,13 +18,13 @@ from dreamcontext_council.rules.usage import usage_totals
 from dreamcontext_council.views.board import board_figures, render_board
 from dreamcontext_council.views.board_extras import board_extra_lines
 from dreamcontext_council.views.debate_page import build_debate_page
+from dreamcontext_council.views.export_target import FORMATS
 from dreamcontext_council.views.html import debate_html
 from dreamcontext_council.views.persona_page import research_notes
 from dreamcontext_council.views.report_page import knowledge_file
 from dreamcontext_council.views.terminal import printable, printable_json
 from dreamcontext_council.views.timeline import render_timeline, timeline_data
 
-FORMATS = ("html", "json", "md")
 EXPORT_FORMAT = "dreamcontext-council-export"
 EXPORT_VERSION = 1
 

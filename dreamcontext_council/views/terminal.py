@@ -46,3 +46,36 @@ def printable_json(text: str) -> str:
     Unlike `printable` this loses nothing: the JSON still decodes to the same strings.
     """
     return _JSON_UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+# Latin letters and general punctuation (`·`, `…`, `—`): one column each, no table needed.
+_NOT_PLAIN = re.compile("[^\x00-\u02ff\u2000-\u206f]")
+
+
+def cells(text: str) -> int:
+    """How many terminal columns `text` takes: wide (CJK) characters two, combining marks
+    none. The standard library's tables: the list commands must not pay for rich's import."""
+    if not _NOT_PLAIN.search(text):
+        return len(text)
+    import unicodedata
+
+    return sum(
+        0 if unicodedata.combining(char) else 2 if unicodedata.east_asian_width(char) in "WF" else 1
+        for char in text
+    )
+
+
+def cut_to(text: str, width: int) -> str:
+    """`text` in at most `width` terminal columns, ending in `…` when it had to be cut."""
+    if not _NOT_PLAIN.search(text):  # one column a character: a list of thousands
+        return text if len(text) <= width else text[: max(width - 1, 0)].rstrip() + "…"
+    if cells(text) <= width:
+        return text
+    kept, used = [], 0
+    for char in text:
+        size = cells(char)
+        if used + size > width - 1:
+            break
+        kept.append(char)
+        used += size
+    return "".join(kept).rstrip() + "…"

@@ -36,10 +36,12 @@ def test_run_ends_with_the_verdict_and_show_and_report_show_state_it(council: Co
     data = json.loads(council.proc("show", debate_id, "--json").out)
     assert data["verdict"] == {"sentence": "Migrate now (A).", "confidence": "medium"}
 
-    whole = council.proc("report", "show", debate_id)
+    whole = council.proc("report", "show", debate_id, "--raw")
     assert whole.code == 0, whole.err
     report = (council.folder(debate_id) / "final-report.md").read_text(encoding="utf-8")
     assert whole.out.rstrip("\n") == report.rstrip("\n")
+    read = council.proc("report", "show", debate_id)  # without the YAML block for tools
+    assert read.out.startswith("## Verdict\n") and read.out in report
     section = council.proc("report", "show", debate_id, "--section", "verdict", "--json")
     part = json.loads(section.out)
     assert part["text"].startswith("Migrate now (A). Confidence: medium.")

@@ -74,8 +74,9 @@ def test_list_shows_a_debate_whose_frontmatter_and_index_are_conflicted(repo: Re
 
     listed = repo.council.proc("list", "--all")
     assert listed.code == 0, listed.err
-    row = next(line for line in listed.out.split("\n") if debate_id in line)
-    assert "conflicted" in row and "Should we migrate" in row
+    lines = listed.out.split("\n")
+    at = next(i for i, line in enumerate(lines) if debate_id in line)
+    assert "conflicted" in lines[at] and "Should we migrate" in lines[at + 1]
     assert other in listed.out
     assert f"Warning: {where} {CAUSE} Listed from what the file still says." in listed.err
     as_json = repo.council.proc("list", "--all", "--json")

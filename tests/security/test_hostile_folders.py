@@ -107,7 +107,7 @@ def test_a_link_that_stays_inside_the_debate_is_still_read(
     (folder / "round-log.kept.md").write_bytes((folder / "round-log.md").read_bytes())
     (folder / "round-log.md").unlink()
     (folder / "round-log.md").symlink_to("round-log.kept.md")
-    result = council("show", finished)
+    result = council("show", finished, "--log")
     assert result.code == 0, result.err
     assert "Synthesis started" in result.out
 
