@@ -255,7 +255,7 @@ def summary(problems: list[Problem], env: Mapping[str, str]) -> str:
         groups.setdefault((p.model, p.problem, p.fix), []).append(p.who)
     parts = []
     for (model, problem, fix), who in groups.items():
-        parts.append(f"{_names(who)} (model {model}): {problem}; {fix}")
+        parts.append(f"{names_of(who)} (model {model}): {problem}; {fix}")
     line = consent.visible("Cannot run: " + " | ".join(parts) + ". Nothing was written.")
     return hide_keys(line, answer_keys((env, os.environ), []))
 
@@ -272,7 +272,7 @@ def _provider(model: str) -> str | None:
         return None  # refused with the accepted forms by find_problems
 
 
-def _names(who: list[str]) -> str:
+def names_of(who: list[str]) -> str:
     """`personas a, b and the synthesis` from `persona a`, `persona b`, `the synthesis`."""
     slugs = [w.removeprefix("persona ") for w in who if w.startswith("persona ")]
     names = [f"persona{'s' if len(slugs) > 1 else ''} {', '.join(slugs)}"] if slugs else []
