@@ -79,6 +79,7 @@ def test_the_list_shows_decisions_and_plain_running_lines(reference_root: Root, 
     left_out = running_for_minutes(root, 1)
     an_eval_made(root, left_out)
     with served(root) as (url, _):
+        page.clock.install()  # the page's own clock, moved on below
         page.goto(url + "/")
         complete = row_of(page, REFERENCE_ID)
         assert complete.locator(".list-verdict").inner_text() == "Migrate now (A) · medium"
@@ -86,6 +87,8 @@ def test_the_list_shows_decisions_and_plain_running_lines(reference_root: Root, 
         line = row_of(page, running).locator(".run-state").inner_text()
         assert line == "running for 3 min"
         assert "pid" not in page.inner_text("#live-root")
+        page.clock.fast_forward("04:00")  # the page counts on without asking the server
+        assert row_of(page, running).locator(".run-state").inner_text() == "running for 7 min"
 
         # The checkbox keeps a checkbox's size, its label beside it on one line.
         checkbox = page.locator("#evals-filter").bounding_box()

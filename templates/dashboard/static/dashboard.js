@@ -76,7 +76,16 @@
     });
   }
 
-  if (search) setInterval(countRuns, 30000);
+  // The timer runs only while the list shows a running debate; it fetches nothing.
+  let counting = null;
+
+  function watchRuns() {
+    const any = search && root && root.querySelector(".run-state[data-since]");
+    if (any && !counting) counting = setInterval(countRuns, 30000);
+    if (!any && counting) { clearInterval(counting); counting = null; }
+  }
+
+  watchRuns();
 
   // ---- parts loaded on demand (a long debate's entries and transcripts) --------
   async function load(details) {
@@ -180,6 +189,7 @@
           root.innerHTML = html;
         }
         paintCalls();
+        watchRuns();
         restoreState(state);
         loadOpen();
         body.dataset.updated = String(Date.now());
