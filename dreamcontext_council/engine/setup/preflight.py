@@ -9,8 +9,9 @@ URL set with no model named (the calls would go to the scripted stand-in) and a
 `--max-cost` over a model with no known price (it could not be enforced) are refused. A problem stops the run with exit 2 and
 one line naming the persona, the model and the fix; `--dry-run` reports the same line.
 
-It checks what can be known without a call: a key that is present but wrong, or a
-server that accepts connections but refuses the model, fails on the first call.
+It checks what can be known without a request; then `key_preflight.refused_keys` asks each
+server once whether it takes the key. A server that takes the key but not the model fails
+on the first call.
 """
 
 from __future__ import annotations
