@@ -25,8 +25,9 @@ EXIT_CODES: tuple[tuple[int, str], ...] = (
     (
         EXIT_USAGE,
         "Bad usage: a wrong option or value, or a `run` that cannot start (pre-flight: "
-        "a missing key, program or server, a refused `command:` model, a `--max-cost` that "
-        "cannot be enforced, no model named for a server URL); nothing was written. A "
+        "a missing or refused key, a missing program or server, a refused `command:` "
+        "model, a `--max-cost` that cannot be enforced, no model named for a server URL); "
+        "nothing was written. A "
         "`--dry-run` that finds such a problem exits 2 too.",
     ),
     (

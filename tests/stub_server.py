@@ -34,6 +34,15 @@ dropped, a clean end without the closing event, or an error event). A server bui
 with `streaming="plain"` answers stream requests with a plain JSON body, and one with
 `streaming="refuse"` answers them 400 (as servers that know no `stream` do).
 
+Both SDKs' models list (`GET /v1/models`, what the run's pre-flight asks to check a key)
+is answered apart from the script: with a list of one model, or with the error status set
+in `models_status` (401 for a refused key). Those requests go to `model_lists`, not to
+`requests`, so a test counts the calls it scripted:
+
+    with StubServer(models_status=401) as server:
+        ...  # `council run` stops before it makes a folder
+        assert len(server.model_lists) == 1 and server.requests == []
+
 The server listens on 127.0.0.1 only, on a free port, and never touches the network.
 """
 
@@ -54,6 +63,7 @@ from prompt_cache import MAX_BREAKPOINTS, Bill, PromptCache, usage_fields
 from stub_streams import Event, anthropic_events, error_event, openai_events, split_text
 
 ANTHROPIC_PATHS = ("/v1/messages", "/messages")
+MODELS_PATH = "/v1/models"
 OPENAI_PATHS = ("/v1/chat/completions", "/chat/completions")
 
 Body = bytes | str | Mapping[str, Any] | None
@@ -501,6 +511,8 @@ class StubServer:
     `"plain"` (a plain JSON body) or `"refuse"` (a 400 that names `stream`). With
     `cache` (`prompt_cache.PromptCache`), successful replies bill their input by that
     provider's caching rules, and a request with more than 4 cache breakpoints is refused.
+    `models_status` is the status of every answer to the models list (200: a list), an
+    error's message `models_message`; `model_lists` lists those requests.
     """
 
     def __init__(
@@ -512,6 +524,8 @@ class StubServer:
         keep_alive: bool = False,
         streaming: str = "sse",
         cache: PromptCache | None = None,
+        models_status: int = 200,
+        models_message: str | None = None,
     ) -> None:
         if streaming not in ("sse", "plain", "refuse"):
             raise ValueError(f"streaming must be sse, plain or refuse, not {streaming!r}")
@@ -528,6 +542,9 @@ class StubServer:
         self.bills: list[Bill] = []
         self.billed: list[tuple[RecordedRequest, Bill]] = []
         self.requests: list[RecordedRequest] = []
+        self.models_status = models_status
+        self.models_message = models_message
+        self.model_lists: list[RecordedRequest] = []
         self.in_flight = 0
         self.max_in_flight = 0
         self._queue: deque[StubResponse] = deque()
@@ -660,6 +677,9 @@ def _make_handler(server: StubServer) -> type[BaseHTTPRequestHandler]:
                 body=body,
                 received_at=time.monotonic(),
             )
+            if request.method == "GET" and request.path.split("?", 1)[0] == MODELS_PATH:
+                self._models(request)
+                return
             server._record(request)
             self._counted = True
             try:
@@ -668,6 +688,32 @@ def _make_handler(server: StubServer) -> type[BaseHTTPRequestHandler]:
                 pass  # the client gave up (timeout) before we answered
             finally:
                 self._answered()
+
+        def _models(self, request: RecordedRequest) -> None:
+            """The models list, in a shape both SDKs read, or the error `models_status` sets."""
+            with server._lock:
+                server.model_lists.append(request)
+            status = server.models_status
+            if status >= 400:
+                message = server.models_message or (
+                    "invalid x-api-key" if status == 401 else "stub refusal"
+                )
+                body: dict[str, Any] = error_body(status, message)
+            else:
+                model = {"id": "stub-model", "type": "model", "object": "model"}
+                model |= {"display_name": "Stub", "created_at": "2026-01-01T00:00:00Z"}
+                model |= {"created": 0, "owned_by": "stub"}
+                body = {"object": "list", "data": [model], "has_more": False}
+                body |= {"first_id": "stub-model", "last_id": "stub-model"}
+            payload = json.dumps(body).encode("utf-8")
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.close_connection = True
+            self.wfile.write(payload)
+            self.wfile.flush()
 
         def _answered(self) -> None:
             """The request stops counting as in flight: once, before its first byte is sent

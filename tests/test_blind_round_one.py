@@ -354,7 +354,7 @@ def test_the_live_table_counts_a_sealed_seats_text_and_shows_none_of_it() -> Non
     progress.call_started("contrarian")
     progress.streamed("contrarian", "### Executive Summary\nWe should wait.\n")
     screen = rendered(progress)
-    assert "We should wait" not in screen and re.search(r"contrarian.*thinking.* 38 ", screen)
+    assert "We should wait" not in screen and re.search(r"contrarian.*streaming.* 38 ", screen)
 
     progress.round_started(2, "cross-examination", ["contrarian", PERSON])  # not sealed
     progress.persona("contrarian", "thinking")

@@ -21,8 +21,14 @@ def register(cli: click.Group, council: click.Group) -> None:
     metavar="COMMAND",
     help="Let debates started through MCP run this `command:` model (repeatable).",
 )
+@click.option(
+    "--verbose",
+    is_flag=True,
+    help="Log every request (tool calls, model calls over HTTP) to stderr; "
+    "without it the server writes only warnings and errors there.",
+)
 @root_option
-def mcp(allow_commands: tuple[str, ...]) -> None:
+def mcp(allow_commands: tuple[str, ...], verbose: bool) -> None:
     """Serve the council to an MCP client (Claude Code, Claude Desktop, Cursor) over stdio.
 
     The tools call the same library as these commands; a run started through MCP goes
@@ -42,6 +48,8 @@ def mcp(allow_commands: tuple[str, ...]) -> None:
     from dreamcontext_council.engine.providers.consent import allowed_form
 
     settings = ServerSettings(
-        root=explicit_root(), allow_commands={allowed_form(c) for c in allow_commands if c}
+        root=explicit_root(),
+        allow_commands={allowed_form(c) for c in allow_commands if c},
+        verbose=verbose,
     )
     anyio.run(serve, settings)

@@ -112,7 +112,11 @@ def build_server(settings: ServerSettings, runs: BackgroundRuns | None = None) -
         ]
 
     server: MCPServer = CouncilServer(
-        SERVER_NAME, instructions=INSTRUCTIONS, version=package_version(), recent=recent
+        SERVER_NAME,
+        instructions=INSTRUCTIONS,
+        version=package_version(),
+        recent=recent,
+        log_level="INFO" if settings.verbose else "WARNING",
     )
 
     def chosen(debate_id: str) -> str:

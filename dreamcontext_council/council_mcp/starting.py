@@ -23,6 +23,9 @@ class ServerSettings:
 
     root: str | None = None
     allow_commands: set[str] = field(default_factory=set)
+    # Log each request (the server's and its HTTP clients') to stderr; else warnings only,
+    # since MCP clients show whatever reaches the server's stderr as errors.
+    verbose: bool = False
 
 
 async def start_debate(

@@ -45,6 +45,7 @@ from dreamcontext_council.actions.snapshot import DebateSnapshot, load_snapshot
 from dreamcontext_council.dashboard.changes import EVALS_LIST, eval_topic
 from dreamcontext_council.dashboard.events import ChangeFeed
 from dreamcontext_council.dashboard.index_cache import IndexCache
+from dreamcontext_council.dashboard.list_verdicts import ListVerdicts
 from dreamcontext_council.errors import CouncilError, FormatError, NotFoundError
 from dreamcontext_council.evaluation.page import (
     EvalPage,
@@ -210,6 +211,7 @@ def create_app(
     """The dashboard for one `_dream_context/` root. `allowed_hosts` guards against DNS rebinding."""
     feed = ChangeFeed(root, debounce=debounce)
     index = IndexCache(root)
+    verdicts = ListVerdicts(root)
 
     def listing(request: Request) -> DebateList:
         params = request.query_params
@@ -223,6 +225,7 @@ def create_app(
             tone_of=status_tone,
             eval_debates=eval_debates(root).keys(),
             evals=params.get("evals", "") == "1",
+            verdict_of=verdicts,
         )
 
     def list_page(request: Request) -> Response:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlencode
 
@@ -26,6 +27,8 @@ STATUS_FILTERS = {
 _RUN_FILTERS = frozenset({"running", "stopped"})
 
 RunOf = Callable[[dict[str, Any]], dict[str, Any] | None]
+# A complete debate's decision for its row (`Migrate now (A) · medium`), empty when unknown.
+VerdictOf = Callable[[dict[str, Any]], str]
 
 
 @dataclass(frozen=True)
@@ -34,7 +37,9 @@ class ListRow:
     topic: str
     status: str
     tone: str
-    run: str
+    run: str  # `running for 3 min`, `stopped: <reason>, resume with …`, or empty
+    since: str  # when a running run started (ISO), for the page to count on; else empty
+    verdict: str  # a complete debate's decision and confidence, else empty
     label: str  # the badge: `stopped` for a run that stopped short, `waiting for alice`, else the status
     round: str
     promoted: bool
@@ -101,13 +106,16 @@ def debate_list(
     tone_of: Callable[[str], str],
     eval_debates: Collection[str] = (),
     evals: bool = False,
+    verdict_of: VerdictOf | None = None,
+    now: datetime | None = None,
 ) -> DebateList:
     """The page `page` of the debates whose id, topic or status hold every word of `query`
     and that belong to the `status` group (see STATUS_FILTERS); newest first as indexed.
     The debates an eval made (`eval_debates`) are left out unless `evals`.
 
     `run_of` reads a debate's run state; it is called for the rows shown, and for every
-    debate still open only when the filter is `running` or `stopped`."""
+    debate still open only when the filter is `running` or `stopped`. `verdict_of` reads
+    the decision of a complete debate shown; `now` is what a running line counts from."""
     status = status if status in STATUS_FILTERS else ""
     words = query.casefold().split()
     needs_run = status in _RUN_FILTERS
@@ -135,7 +143,7 @@ def debate_list(
     page = min(max(page, 1), pages)
     shown = kept[(page - 1) * size : page * size]
     return DebateList(
-        [_row(entry, run(entry), tone_of) for entry in shown],
+        [_row(entry, run(entry), tone_of, verdict_of, now or datetime.now(UTC)) for entry in shown],
         len(entries),
         len(kept),
         page,
@@ -148,7 +156,11 @@ def debate_list(
 
 
 def _row(
-    entry: dict[str, Any], run: dict[str, Any] | None, tone_of: Callable[[str], str]
+    entry: dict[str, Any],
+    run: dict[str, Any] | None,
+    tone_of: Callable[[str], str],
+    verdict_of: VerdictOf | None,
+    now: datetime,
 ) -> ListRow:
     status = str(entry.get("status") or "")
     stopped = isinstance(run, dict) and run.get("state") == "stopped"
@@ -157,12 +169,21 @@ def _row(
     conflict = str(entry.get("conflicted") or "")
     label = "stopped" if stopped else f"waiting for {', '.join(people)}" if people else status
     tone = "stopped" if stopped else "waiting" if people else tone_of(status)
+    running = isinstance(run, dict) and run.get("state") == "running"
+    since = str(run.get("started_at") or "") if isinstance(run, dict) and running else ""
+    if running:
+        line = running_line(since, now)
+        line += f", waiting for {', '.join(people)}" if people else ""
+    else:
+        line = str(run.get("line") or "") if isinstance(run, dict) else ""
     return ListRow(
         id=str(entry.get("id")),
         topic=str(entry.get("topic") or ""),
         status=status,
         tone="conflicted" if conflict else tone,
-        run=str(run.get("line") or "") if isinstance(run, dict) else "",
+        run=line,
+        since=since,
+        verdict=verdict_of(entry) if verdict_of and status == "complete" else "",
         label="conflicted" if conflict else label,
         round=f"{entry.get('current_round') or 0}/{entry.get('rounds_planned') or '?'}",
         promoted=bool(entry.get("promoted_to_knowledge")),
@@ -170,3 +191,28 @@ def _row(
         created=str(entry.get("created_at") or ""),
         conflict=conflict,
     )
+
+
+def running_line(started_at: str, now: datetime) -> str:
+    """`running for 3 min` from a run's ISO start time (`running` when it does not parse);
+    the page's script counts on with the same rule (dashboard.js, `runningFor`)."""
+    try:
+        started = datetime.fromisoformat(started_at)
+    except ValueError:
+        return "running"
+    if started.tzinfo is None:
+        started = started.replace(tzinfo=UTC)
+    return "running for " + duration(max(0.0, (now - started).total_seconds()))
+
+
+def duration(seconds: float) -> str:
+    """`less than a minute`, `3 min`, `2 h 5 min`, `3 days`."""
+    minutes = int(seconds // 60)
+    if minutes < 1:
+        return "less than a minute"
+    if minutes < 60:
+        return f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 48:
+        return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+    return f"{hours // 24} days"

@@ -251,11 +251,13 @@ def test_static_files_are_served_from_a_fixed_list(client: TestClient) -> None:
     js = client.get("/static/dashboard.js")
     assert js.headers["content-type"].startswith("text/javascript")
     assert "EventSource" in js.text
-    # No polling: the one timer counts a call's elapsed seconds up on the page, and only
-    # while a call is shown; it fetches nothing.
-    assert re.findall(r"setInterval\((\w+)", js.text) == ["tick"]
-    tick = js.text.split("function tick()")[1].split("\n  }\n")[0]
-    assert "fetch" not in tick and "refresh" not in tick
+    # No polling: one timer counts a call's elapsed seconds up on the page, and only
+    # while a call is shown; the other a run's time on the list, only while one is listed.
+    # Neither fetches anything.
+    assert re.findall(r"setInterval\((\w+)", js.text) == ["countRuns", "tick"]
+    for timer in ("tick", "countRuns"):
+        body = js.text.split(f"function {timer}()")[1].split("\n  }\n")[0]
+        assert "fetch" not in body and "refresh" not in body
     assert client.get("/static/base.html.j2").status_code == 404
 
 

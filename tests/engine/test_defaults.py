@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from stub_server import StubServer
 
 from dreamcontext_council.engine.setup.defaults import read_defaults
 from dreamcontext_council.engine.setup.plan import personas_setting, resolve
@@ -186,7 +187,7 @@ def test_the_user_file_follows_xdg_config_home(tmp_path: Path, home: Path) -> No
     assert setting.source == str(config / "dreamcontext" / "council.toml")
 
 
-def test_dry_run_says_where_each_model_came_from(council: Council) -> None:
+def test_dry_run_says_where_each_model_came_from(council: Council, stub: StubServer) -> None:
     council.root.mkdir()
     (council.root / "council.toml").write_text(
         'model = "openai:gpt-4o"\npersonas = "engineering"\n', encoding="utf-8"
@@ -194,7 +195,8 @@ def test_dry_run_says_where_each_model_came_from(council: Council) -> None:
     result = council.proc(
         "run", "--topic", "Should we ship the beta?", "--options", "A=Ship,B=Wait",
         "--dry-run", "--yes", "--synth-model", "openai:gpt-4o-mini", "--json",
-        env={"OPENAI_API_KEY": "sk-test-not-a-key", "DREAMCONTEXT_CHECK_MODEL": "openai:o3-mini"},
+        env={"OPENAI_API_KEY": "sk-test-not-a-key", "DREAMCONTEXT_CHECK_MODEL": "openai:o3-mini",
+             "OPENAI_BASE_URL": stub.openai_url},  # the pre-flight's models list goes there
     )  # fmt: skip
 
     assert result.code == 0, result.err

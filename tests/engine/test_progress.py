@@ -202,7 +202,7 @@ def test_the_live_table_shows_the_text_as_it_arrives() -> None:
 
     assert row(rendered(progress), "contrarian") == [
         "contrarian",
-        "thinking",
+        "streaming",
         "4 s",
         "39",
         "",
@@ -253,7 +253,7 @@ def test_a_call_outside_the_round_has_its_own_row_while_it_runs() -> None:
     assert "alpha" not in screen
     assert row(screen, "(orchestrator)") == [
         "(orchestrator)",
-        "thinking",
+        "streaming",
         "2 s",
         "9",
         "",
@@ -306,3 +306,25 @@ def test_without_a_terminal_each_retry_is_one_line(council: Council) -> None:
     retries = [line for line in result.err.splitlines() if "retry" in line]
     assert len(retries) == 1, result.err
     assert re.fullmatch(r"  [a-z-]+: 429 rate limited, retry 1/4 in 0\.2 s", retries[0])
+
+
+def test_a_row_says_streaming_once_text_arrives_and_every_column_has_a_header() -> None:
+    """`thinking` until the answer's first piece, `streaming` while it arrives, `thinking`
+    again when a retry starts the text over; the last column is headed `latest`."""
+    from dreamcontext_council.engine.providers.base import RetryNotice
+
+    progress = LiveProgress(io.StringIO(), clock=FakeClock())
+    progress.round_started(1, "blind opening", ["contrarian"])
+    progress.persona("contrarian", "thinking")
+    progress.call_started("contrarian")
+    assert row(rendered(progress), "contrarian")[1] == "thinking"
+
+    progress.streamed("contrarian", "We should wait")
+    assert row(rendered(progress), "contrarian")[1:4] == ["streaming", "0 s", "14"]
+
+    progress.retrying("contrarian", RetryNotice("connection reset", 1, 4, 2.0))
+    assert row(rendered(progress), "contrarian")[1] == "thinking"
+
+    [header] = [line for line in rendered(progress).splitlines() if " persona " in line]
+    cells = [cell.strip() for cell in header.strip()[1:-1].split("┃")]
+    assert cells == ["persona", "state", "time", "chars", "tokens", "latest"]

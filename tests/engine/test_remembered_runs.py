@@ -138,10 +138,12 @@ def test_a_persona_that_named_its_own_model_keeps_it_when_model_changes(
     }
 
 
-def test_a_recorded_provider_without_its_key_is_refused_up_front(council: Council) -> None:
+def test_a_recorded_provider_without_its_key_is_refused_up_front(
+    council: Council, stub: StubServer
+) -> None:
     first = council(
         "run", "--topic", TOPIC, "--options", OPTIONS, "--rounds", "1", "--max-calls", "0",
-        "--model", "sonnet", env={"ANTHROPIC_API_KEY": TEST_KEY},
+        "--model", "sonnet", env={"ANTHROPIC_API_KEY": TEST_KEY, "ANTHROPIC_BASE_URL": stub.url},
     )  # fmt: skip
     debate_id = council.only_id()
     assert council.meta(debate_id)["run"]["model"] == "sonnet", first.err

@@ -26,6 +26,10 @@ TAIL_KEPT = 400
 LAST_LINE_SHOWN = 60
 # A person's seat while the run waits for its entry; timed like a call.
 WAITING_FOR_YOU = "waiting for you"
+# A running call whose answer text is arriving (the row's state word; "thinking" before).
+STREAMING = "streaming"
+# The header of the row's last column: the retry in waiting, the text arriving, or the outcome.
+LATEST_HEADER = "latest"
 
 
 @dataclass
@@ -53,6 +57,13 @@ class PersonaLine:
                     return "…" + shown[-(LAST_LINE_SHOWN - 1) :]
                 return shown
         return ""
+
+    def shown_state(self) -> str:
+        """The state as the row says it: a call whose answer text has begun to arrive is
+        `streaming`, one still waiting for its first piece `thinking`."""
+        if self.state == "thinking" and self.chars:
+            return STREAMING
+        return self.state
 
     def text(self, now: float) -> str:
         """The row's last cell: a retry in waiting, else the text arriving, else the detail."""
@@ -120,9 +131,10 @@ class PlainProgress:
 
 @dataclass
 class LiveProgress:
-    """A rich live table: one row per persona with its state, the seconds its call has
-    taken, the characters of answer received, its tokens once done, and the last line of
-    text received or a retry in waiting (`429 rate limited, retry 2/4 in 8 s`).
+    """A rich live table: one row per persona with its state (`thinking` until its answer's
+    first piece, then `streaming`), the seconds its call has taken, the characters of answer
+    received, its tokens once done, and, under `latest`, the last line of text received,
+    a retry in waiting (`429 rate limited, retry 2/4 in 8 s`) or the outcome.
 
     A call outside the round's table (the convergence check, the synthesis, the solo
     answer) gets a row of its own below it while it runs. The table is drawn again on
@@ -178,10 +190,11 @@ class LiveProgress:
         table.add_column("time", justify="right")
         table.add_column("chars", justify="right")
         table.add_column("tokens", justify="right")
-        table.add_column("", no_wrap=True, overflow="ellipsis")
+        table.add_column(LATEST_HEADER, no_wrap=True, overflow="ellipsis")
         styles = {
             "waiting": "dim",
             "thinking": "yellow",
+            STREAMING: "yellow",
             "done": "green",
             "failed": "red",
             "skipped": "dim",
@@ -192,7 +205,7 @@ class LiveProgress:
         for slug, line in list(lines.items()):  # the refresh thread reads it too
             table.add_row(
                 _cell(slug),
-                _cell(line.state, styles.get(line.state, "")),
+                _cell(line.shown_state(), styles.get(line.shown_state(), "")),
                 line.elapsed(now),
                 f"{line.chars:,}" if line.chars else "",
                 str(line.tokens or ""),

@@ -24,6 +24,8 @@ SERVER_MESSAGE_LIMIT = 300
 # How much of a server error's body a retried failure's reason carries (its first line).
 SERVER_LINE_LIMIT = 120
 STDERR_TAIL_LIMIT = 600
+# The reason of an attempt whose connection failed before, or while, the server answered.
+CONNECTION_FAILED = "connection failed or dropped"
 
 # Key-shaped strings are hidden even when nobody told us they are secrets.
 _SECRET_PATTERNS = (
@@ -322,7 +324,7 @@ def classify(
     if isinstance(exc, errors.transport_timeout):
         return timed_out(timeout_s)
     if isinstance(exc, (errors.connection, *errors.transport)):
-        return Failure(retryable=True, reason="connection failed or dropped")
+        return Failure(retryable=True, reason=CONNECTION_FAILED)
     if isinstance(exc, errors.validation):
         return no_text("response did not match the API schema")
     if isinstance(exc, errors.status):

@@ -236,6 +236,8 @@ class SdkProvider:
         self._errors: SdkErrors | None = None
         # Until the server shows it cannot stream.
         self.streaming = True
+        # Once the pre-flight's models list passed: the key is not asked about again.
+        self.key_checked = False
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(base_url={self.base_url!r})"
@@ -332,9 +334,9 @@ class SdkProvider:
             self._errors = self.sdk_errors()
         return self._errors
 
-    async def complete(self, prompt: Prompt, model: str) -> Completion:
-        """Ask `model` for an answer to `prompt`, retrying transient failures."""
-        target = CallTarget(
+    def target(self, model: str) -> CallTarget:
+        """Who a request of this provider for `model` goes to, for messages."""
+        return CallTarget(
             provider=self.name,
             model=model,
             key_env=self.key_env,
@@ -343,6 +345,18 @@ class SdkProvider:
             secrets=self._secrets,
             base_url_from=self.base_url_from,
         )
+
+    async def list_models(self, timeout_s: float) -> None:
+        """One models-list request (`client.models.list()`) with the key, server and HTTP
+        stack the run's calls use, once, within `timeout_s`; its body is never read. Raises
+        the SDK's error when the request fails: the pre-flight's check of the key."""
+        client = self._client(self.target("")).with_options(timeout=timeout_s)
+        async with client.models.with_streaming_response.list():
+            pass
+
+    async def complete(self, prompt: Prompt, model: str) -> Completion:
+        """Ask `model` for an answer to `prompt`, retrying transient failures."""
+        target = self.target(model)
         if prompt.tools is not None:
             return await self._complete_with_tools(prompt, model, target, prompt.tools)
         messages = self.opening(prompt)

@@ -158,11 +158,16 @@ async def run_plan(
     uses = model_uses(plan, files)
     would_fail = check_providers(plan, files, uses, trust)
     providers = shared or ProviderSet(plan.provider_settings(), env=plan.env)
+    if would_fail is None:  # one request per server: is the key taken?
+        would_fail = await _keys_taken(providers, uses, plan.flags.dry_run, shared is None)
     if tools_plan is not None and not plan.flags.resynthesize:
         would_fail = _tool_less(providers, uses, would_fail, dry_run=plan.flags.dry_run)
     models = [parse_model(use.model) for use in uses]
     if plan.flags.dry_run:
         from dreamcontext_council.engine.setup.estimate import estimate_run
+
+        if shared is None:
+            await providers.aclose()  # the key check's clients
 
         result = estimate_run(plan, files)
         if would_fail:
@@ -220,6 +225,21 @@ async def run_plan(
         "cost_usd": round(outcome.cost, 6),
         "verdict": outcome.verdict,
     }
+
+
+async def _keys_taken(
+    providers: ProviderSet, uses: list[ModelUse], dry_run: bool, owned: bool
+) -> str | None:
+    """The key check of the pre-flight (engine/setup/key_preflight.py): the line of a
+    `--dry-run`, else `ProviderUnavailable` (the providers closed when this run made them)."""
+    from dreamcontext_council.engine.setup.key_preflight import refused_keys
+
+    refused = await refused_keys(uses, providers)
+    if refused is None or dry_run:
+        return refused
+    if owned:
+        await providers.aclose()
+    raise ProviderUnavailable(refused)
 
 
 def stopped_result(stop: RunStopped | Interrupted) -> dict[str, Any]:

@@ -9,8 +9,9 @@ URL set with no model named (the calls would go to the scripted stand-in) and a
 `--max-cost` over a model with no known price (it could not be enforced) are refused. A problem stops the run with exit 2 and
 one line naming the persona, the model and the fix; `--dry-run` reports the same line.
 
-It checks what can be known without a call: a key that is present but wrong, or a
-server that accepts connections but refuses the model, fails on the first call.
+It checks what can be known without a request; then `key_preflight.refused_keys` asks each
+server once whether it takes the key. A server that takes the key but not the model fails
+on the first call.
 """
 
 from __future__ import annotations
@@ -259,7 +260,7 @@ def summary(problems: list[Problem], env: Mapping[str, str]) -> str:
         groups.setdefault((p.model, p.problem, p.fix), []).append(p.who)
     parts = []
     for (model, problem, fix), who in groups.items():
-        parts.append(f"{_names(who)} (model {model}): {problem}; {fix}")
+        parts.append(f"{names_of(who)} (model {model}): {problem}; {fix}")
     line = consent.visible("Cannot run: " + " | ".join(parts) + ". Nothing was written.")
     return hide_keys(line, answer_keys((env, os.environ), []))
 
@@ -281,7 +282,7 @@ def _provider(model: str) -> str | None:
         return None  # refused with the accepted forms by find_problems
 
 
-def _names(who: list[str]) -> str:
+def names_of(who: list[str]) -> str:
     """`personas a, b and the synthesis` from `persona a`, `persona b`, `the synthesis`."""
     slugs = [w.removeprefix("persona ") for w in who if w.startswith("persona ")]
     names = [f"persona{'s' if len(slugs) > 1 else ''} {', '.join(slugs)}"] if slugs else []

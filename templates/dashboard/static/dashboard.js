@@ -53,6 +53,40 @@
     });
   }
 
+  // ---- list page: a running debate's line counts on between changes -----------------
+  // The same rule as the server's `running_line` (views/debate_list.py).
+  function runningFor(since) {
+    const started = Date.parse(since);
+    if (isNaN(started)) return "running";
+    const minutes = Math.floor(Math.max(0, Date.now() - started) / 60000);
+    if (minutes < 1) return "running for less than a minute";
+    if (minutes < 60) return "running for " + minutes + " min";
+    const hours = Math.floor(minutes / 60);
+    if (hours >= 48) return "running for " + Math.floor(hours / 24) + " days";
+    const left = minutes % 60;
+    return "running for " + hours + " h" + (left ? " " + left + " min" : "");
+  }
+
+  function countRuns() {
+    if (!root) return;
+    root.querySelectorAll(".run-state[data-since]").forEach(function (line) {
+      const comma = line.textContent.indexOf(", ");
+      const rest = comma < 0 ? "" : line.textContent.slice(comma);
+      line.textContent = runningFor(line.dataset.since) + rest;
+    });
+  }
+
+  // The timer runs only while the list shows a running debate; it fetches nothing.
+  let counting = null;
+
+  function watchRuns() {
+    const any = search && root && root.querySelector(".run-state[data-since]");
+    if (any && !counting) counting = setInterval(countRuns, 30000);
+    if (!any && counting) { clearInterval(counting); counting = null; }
+  }
+
+  watchRuns();
+
   // ---- parts loaded on demand (a long debate's entries and transcripts) --------
   async function load(details) {
     if (!details.open || details.dataset.loaded) return;
@@ -155,6 +189,7 @@
           root.innerHTML = html;
         }
         paintCalls();
+        watchRuns();
         restoreState(state);
         loadOpen();
         body.dataset.updated = String(Date.now());
@@ -252,10 +287,43 @@
     root.querySelectorAll(".in-flight").forEach(function (block) {
       if (!kept.has(block)) block.remove();
     });
+    paintBoard();
     root.querySelectorAll(".in-flight-box").forEach(function (box) {
       if (!box.querySelector(".in-flight")) box.remove();
     });
     body.dataset.inFlight = String(calls.length);
+  }
+
+  // A board row with no verdict yet says what its persona's call is doing and links to
+  // the cell where its text arrives; once the call ends it says "no verdict yet" again.
+  function boardState(call) {
+    if (call.state === "waiting") return "waiting for " + call.persona;
+    if (call.state === "streaming" && !call.chars) return "thinking";
+    return call.state + " · " + call.chars.toLocaleString("en-US") + " chars";
+  }
+
+  function paintBoard() {
+    const byPersona = {};
+    calls.forEach(function (call) {
+      if (call.place.indexOf("cell-") === 0) byPersona[call.persona] = call;
+    });
+    root.querySelectorAll("#board td.pending").forEach(function (cell) {
+      const call = byPersona[cell.parentNode.id.slice("board-".length)];
+      if (!call) {
+        if (cell.dataset.live) { cell.textContent = "no verdict yet"; delete cell.dataset.live; }
+        return;
+      }
+      let link = cell.querySelector("a.board-live");
+      if (!link) {
+        cell.textContent = "";
+        link = document.createElement("a");
+        link.className = "board-live";
+        cell.appendChild(link);
+      }
+      link.href = "#" + call.place;
+      link.textContent = boardState(call);
+      cell.dataset.live = call.state;
+    });
   }
 
   function tick() {
