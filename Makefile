@@ -1,4 +1,5 @@
-# One entry per habit. `make demo` runs a whole debate; `make test` runs every check CI runs.
+# One entry per habit. `make demo` runs a whole debate; `make test` runs every check CI runs
+# (the slow ones too; `.venv/bin/pytest -m "not slow"` leaves those out of a quick loop).
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -14,11 +15,15 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
-# Debian's chromium for the dashboard's browser tests (never a downloaded browser).
+# Debian's chromium for the dashboard's browser tests (never a downloaded browser), unless
+# CHROMIUM=/path/to/chromium names another one.
 browser:
-	@if [ ! -x /usr/bin/chromium ]; then \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
-	  else sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; fi; \
+	@if [ -n "$$CHROMIUM" ]; then \
+	  [ -x "$$CHROMIUM" ] || { echo "make: CHROMIUM=$$CHROMIUM is not a program; point it at a chromium, or unset it to use Debian's"; exit 1; }; \
+	elif [ ! -x /usr/bin/chromium ]; then \
+	  if [ "$$(id -u)" = 0 ]; then sudo=; else sudo="sudo -n"; fi; \
+	  { $$sudo apt-get update -qq && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >/dev/null 2>&1 \
+	  || { echo "make: could not install Debian's chromium for the browser tests with apt-get (it needs root or password-less sudo, and the network): run 'sudo apt-get install chromium', or set CHROMIUM=/path/to/chromium"; exit 1; }; \
 	fi
 
 demo: setup
@@ -32,10 +37,18 @@ lint: setup
 typecheck: setup
 	$(BIN)/mypy
 
-pytest: setup browser
-	$(BIN)/pytest -q
+# Tests run side by side, one worker per core (PYTEST_WORKERS=0 runs them in one process).
+PYTEST_WORKERS ?= auto
 
-test: lint typecheck pytest
+pytest: setup browser
+	$(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadgroup
+
+test:
+	@start=$$(date +%s); status=0; \
+	$(MAKE) --no-print-directory lint typecheck pytest || status=$$?; \
+	took=$$(( $$(date +%s) - start )); \
+	echo "make test: $$((took / 60)) min $$((took % 60)) s"; \
+	exit $$status
 
 docs: setup
 	$(BIN)/python scripts/gen_cli_reference.py

@@ -14,11 +14,18 @@ Two baselines run in the same round robin, the bare interpreter and the interpre
 click: on a shared or throttled machine they show how fast the machine was at that moment,
 and board minus the click baseline is the part this project controls.
 
+Then `board` and `list --all` on a copy of the Node tool's reference debate
+(tests/fixtures/reference-debate), beside the same commands of the Node CLI when `--node`
+names its entry script (`node SCRIPT council board ID`), alternated run by run; without it
+they are read against the two baselines.
+
 Targets: `board` under 150 ms and independent of the number of debates; `list --all` of 10,000
-debates under 1 s.
+debates under 1 s; on the reference debate, `board` and `list --all` at most 0.35x the Node
+CLI's time.
 
     python bench/cli_latency.py                 # sizes 1,100,10000; 7 runs each
     python bench/cli_latency.py --runs 11 --sizes 1,10000 --keep /tmp/latency-roots
+    python bench/cli_latency.py --sizes 1 --runs 15 --node ../dreamcontext/dist/cli.js
 """
 
 from __future__ import annotations
@@ -55,6 +62,9 @@ from dreamcontext_council.rules.roster import PRESETS
 
 BOARD_TARGET_MS = 150.0
 LIST_TARGET_MS = 1000.0
+NODE_TARGET = 0.35
+REFERENCE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "reference-debate"
+REFERENCE_ID = "council_lwVpZDlF"
 TOPIC = "Should we migrate the session store from Redis to Postgres?"
 OPTIONS = [{"key": "A", "label": "Migrate now"}, {"key": "B", "label": "Stay on Redis"}]
 STANCES = ("A", "B", "A", "A")
@@ -257,6 +267,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="1,100,10000", help="Debate counts (comma-separated).")
     parser.add_argument("--runs", type=int, default=7, help="Measured runs per command.")
     parser.add_argument("--keep", type=Path, help="Build the roots here and keep them.")
+    parser.add_argument("--node", type=Path, help="The Node CLI's entry script, to compare with.")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     exe = str(Path(sys.executable).with_name("dreamcontext"))
@@ -293,10 +304,58 @@ def main() -> None:
                         timing = results.setdefault((name, size), Timing(name, size))
                         timing.walls_ms.append(wall)
                         timing.cpus_ms.append(cpu)
+        reference = reference_runs(base, exe, env, args.runs, args.node)
     finally:
         if not args.keep:
             shutil.rmtree(base, ignore_errors=True)
     report(results, sizes, args.runs)
+    report_reference(reference, results, sizes, args.node)
+
+
+def reference_runs(
+    base: Path, exe: str, env: dict[str, str], runs: int, node: Path | None
+) -> dict[str, Timing]:
+    """board and list --all on a copy of the reference debate, ours and (with `node`) the
+    Node CLI's, alternated; the first round only warms the caches."""
+    copy = base / "reference"
+    shutil.copytree(REFERENCE, copy)
+    env = env | {"DREAMCONTEXT_ROOT": str(copy / "_dream_context")}
+    argvs = {
+        "board": ["council", "board", REFERENCE_ID],
+        "list --all": ["council", "list", "--all"],
+    }
+    tools = {"ours": [exe]} | ({"node": ["node", str(node)]} if node else {})
+    timings: dict[str, Timing] = {}
+    for round_number in range(runs + 1):
+        for name, argv in argvs.items():
+            for tool, head in tools.items():
+                wall, cpu = time_once([*head, *argv], env)
+                if round_number:
+                    timing = timings.setdefault(f"{tool} {name}", Timing(name, 1))
+                    timing.walls_ms.append(wall)
+                    timing.cpus_ms.append(cpu)
+    return timings
+
+
+def report_reference(
+    ref: dict[str, Timing], by: dict[tuple[str, int], Timing], sizes: list[int], node: Path | None
+) -> None:
+    floor = statistics.median(by[CLICK_ONLY, s].median_ms for s in sizes)
+    print("\nThe Node tool's reference debate: median wall ms (fastest; CPU)\n")
+    for name in ("board", "list --all"):
+        ours = ref[f"ours {name}"]
+        line = f"{name}: {ours.median_ms:.0f} ({ours.min_ms:.0f}; {ours.cpu_ms:.0f})"
+        line += f", {ours.median_ms - floor:.0f} above the python + click baseline"
+        if node:
+            theirs = ref[f"node {name}"]
+            ratio = ours.median_ms / theirs.median_ms
+            line += (
+                f"; Node CLI {theirs.median_ms:.0f} ({theirs.min_ms:.0f}; {theirs.cpu_ms:.0f}): "
+                f"{ratio:.2f}x, at most {NODE_TARGET}x: {'yes' if ratio <= NODE_TARGET else 'NO'}"
+            )
+        print(line)
+    if not node:
+        print("(no Node CLI named with --node: the ratio to it is not measured)")
 
 
 def machine() -> str:

@@ -5,6 +5,7 @@ Usage: python scripts/dashboard_screenshot.py [FIXTURE_DIR] [OUTPUT]
 
 from __future__ import annotations
 
+import os
 import shutil
 import stat
 import sys
@@ -48,7 +49,8 @@ def dashboard_page(root: Root, path: str) -> Iterator[Any]:
     try:
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(
-                executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS
+                executable_path=os.environ.get("CHROMIUM") or "/usr/bin/chromium",
+                args=CHROMIUM_ARGS,
             )
             page = browser.new_page(viewport={"width": 1280, "height": 900}, color_scheme="light")
             page.goto(f"http://127.0.0.1:{sock.getsockname()[1]}{path}")

@@ -20,6 +20,15 @@ from debate_story import (
 from dreamcontext_council.folder.paths import Root
 
 
+@pytest.fixture(autouse=True)
+def no_terminal_size_inherited(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tests' own processes and the commands they run see no COLUMNS or LINES unless a
+    test sets them: pytest-xdist's workers set COLUMNS=80 and LINES=24, which would make
+    every board a terminal's width instead of a pipe's."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("LINES", raising=False)
+
+
 @pytest.fixture
 def workdir(tmp_path: Path) -> Path:
     """An empty working directory with no `_dream_context/` at or above it."""

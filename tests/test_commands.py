@@ -421,9 +421,8 @@ def test_check_refuses_what_run_would_not_ask_in_one_line(
     assert (chair.folder(debate_id) / "round-log.md").read_bytes() == log
 
 
-def test_two_checks_answered_at_once_record_one(council: Runner, root_path: Path) -> None:
-    chair = Chair(council, root_path)
-    debate_id = _two_rounds_of_three(chair)
+def test_two_checks_answered_at_once_record_one(chair: Chair, council: Runner) -> None:
+    debate_id = _two_rounds_of_three(chair)  # in-process; the two checks are real processes
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(2) as pool:

@@ -129,9 +129,15 @@ def test_a_retry_starts_the_text_over_and_says_so(tmp_path: Path) -> None:
 
 def test_a_long_answer_keeps_its_end(tmp_path: Path) -> None:
     folder, root = debate_folder(tmp_path)
-    call = InFlightCall(folder, within=root, persona="a", phase="opening", round=1, every=0)
-    for n in range(3 * TEXT_KEPT // 10):
+    now = [0.0]  # a still clock: the first piece is written, the rest wait for the last one
+    call = InFlightCall(
+        folder, within=root, persona="a", phase="opening", round=1, every=1, clock=lambda: now[0]
+    )
+    pieces = 3 * TEXT_KEPT // 10
+    for n in range(pieces - 1):
         call.add(f"{n:09d}\n")
+    now[0] = 2.0
+    call.add(f"{pieces - 1:09d}\n")
     [seen] = read_in_flight(folder)
     assert seen.chars == 3 * TEXT_KEPT
     assert len(seen.text) == TEXT_KEPT

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-from click.shell_completion import CompletionItem
 
 from dreamcontext_council.folder.paths import Root, find_root
 from dreamcontext_council.folder.storage import read_text
@@ -58,6 +57,8 @@ def _folders(path: Path, prefix: str) -> list[str]:
 def complete_debate_id(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
     """The debates under the root whose id starts with what was typed, newest first;
     `@last` (the newest debate) once an `@` is typed."""
+    from click.shell_completion import CompletionItem  # only when completing (it loads shlex)
+
     try:
         root = _root(ctx)
         if root is None:
@@ -78,6 +79,8 @@ def complete_debate_id(ctx: click.Context, param: click.Parameter, incomplete: s
 
 def complete_persona(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
     """The personas of the debate named earlier on the line (its `<slug>/` folders)."""
+    from click.shell_completion import CompletionItem
+
     try:
         root = _root(ctx)
         debate_id = ctx.params.get("debate_id")

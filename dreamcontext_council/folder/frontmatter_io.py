@@ -91,10 +91,10 @@ def parse(text: str, where: str) -> tuple[dict[str, Any], str]:
 # -- the plain subset, read without PyYAML ----------------------------------------------
 #
 # Reading a board must not wait ~20 ms for PyYAML to import. The frontmatter this tool writes
-# (and most of what the Node tool writes) is a flat subset of YAML: `key: scalar`, lists of
-# scalars, lists of flat maps. `plain_block` reads exactly that subset and returns None for
-# anything else, which PyYAML then reads; where it answers, it answers as PyYAML would (a
-# property test compares the two).
+# (and what the Node tool writes) is a flat subset of YAML: `key: scalar`, lists of scalars,
+# lists of flat maps, a long string folded with `>-`. `plain_block` reads exactly that subset
+# and returns None for anything else, which PyYAML then reads; where it answers, it answers as
+# PyYAML would (a property test compares the two).
 
 _KEY_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?: (.*))?")
 _ITEM_LINE = re.compile(r"( *)- (.*)")
@@ -204,6 +204,25 @@ def _flat_map(lines: list[str], i: int) -> tuple[dict[str, Any], int] | None:
     return entry, i
 
 
+def _folded(lines: list[str], i: int) -> tuple[str, int] | None:
+    """The lines of a `>-` scalar starting at lines[i] (js-yaml writes a long string so), all
+    at one indent, joined by spaces as YAML folds them; and the next line."""
+    parts: list[str] = []
+    indent = -1
+    while i < len(lines) and lines[i][:1] == " ":
+        text = lines[i].lstrip(" ")
+        if indent < 0:
+            indent = len(lines[i]) - len(text)
+        # A blank, more indented or tab-led line folds otherwise; trailing blanks stay in.
+        if len(lines[i]) - len(text) != indent or not text or text[0] == "\t":
+            return None
+        if not text.isprintable() or text != text.rstrip(" \t"):
+            return None
+        parts.append(text)
+        i += 1
+    return (" ".join(parts), i) if parts else None
+
+
 def plain_block(block: str) -> dict[str, Any] | None:
     """The frontmatter as a dict when it is in the plain subset, else None (ask PyYAML)."""
     data: dict[str, Any] = {}
@@ -220,6 +239,12 @@ def plain_block(block: str) -> dict[str, Any] | None:
         key, rest = key_line.group(1), key_line.group(2)
         if key in data:
             return None  # a duplicate key: the strict loader refuses it with a clear error
+        if rest == ">-":
+            folded = _folded(lines, i)
+            if folded is None:
+                return None
+            data[key], i = folded
+            continue
         if rest is not None and rest.strip(" "):
             value = _scalar(rest)
             if value is _UNSURE:

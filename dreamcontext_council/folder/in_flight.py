@@ -24,7 +24,6 @@ import itertools
 import json
 import os
 import re
-import socket
 import stat
 import time
 from collections.abc import Callable
@@ -33,7 +32,12 @@ from pathlib import Path
 from typing import Any, TypeGuard
 
 from dreamcontext_council.errors import CouncilError
-from dreamcontext_council.folder.run_record import RunRecord, process_start, still_running
+from dreamcontext_council.folder.run_record import (
+    RunRecord,
+    process_start,
+    still_running,
+    this_host,
+)
 from dreamcontext_council.folder.safe_read import read_bytes
 from dreamcontext_council.folder.safe_write import no_link_at
 from dreamcontext_council.folder.storage import atomic_write_json
@@ -228,7 +232,7 @@ def _owner(pid: int) -> dict[str, Any]:
     """Who writes: the pid, the host and the process's start (read once per process)."""
     if _owners.get("pid") != pid:  # a forked child is another writer
         _owners.clear()
-        _owners.update(pid=pid, host=socket.gethostname(), process_start=process_start(pid))
+        _owners.update(pid=pid, host=this_host(), process_start=process_start(pid))
     return dict(_owners)
 
 
@@ -296,7 +300,7 @@ def _checked(data: dict[str, Any], now: float) -> InFlight | None:
     if not 0 <= started <= MAX_STARTED:  # NaN and the infinities fail it too
         return None
     started = float(started)  # an int this small converts exactly
-    other = "" if host == socket.gethostname() else host
+    other = "" if host == this_host() else host
     return InFlight(
         persona=persona,
         phase=phase,
@@ -338,7 +342,7 @@ def _written_by_a_live_process(data: dict[str, Any]) -> bool:
         return False
     if start is None and process_start(pid) is not None:
         return False
-    return still_running(RunRecord(pid, socket.gethostname(), "", start))
+    return still_running(RunRecord(pid, this_host(), "", start))
 
 
 def remove_leftover_in_flight(folder: Path, *, within: Path) -> list[Path]:
@@ -375,9 +379,9 @@ def _kept(path: Path, folder: Path, pid: int, now: float) -> bool:
     """Whether a sweep leaves the file at `path`: its writer may still be at work."""
     data = _data(path, folder)
     if data is None:  # not readable now: the pid alone says whether its writer runs
-        return still_running(RunRecord(pid, socket.gethostname(), "", None))
+        return still_running(RunRecord(pid, this_host(), "", None))
     host = data.get("host")
-    if _name(host, MAX_HOST) and host != socket.gethostname():
+    if _name(host, MAX_HOST) and host != this_host():
         return _fresh(path, now)
     return _written_by_a_live_process({**data, "pid": pid})
 

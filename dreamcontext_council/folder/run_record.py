@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import socket
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,6 +51,16 @@ class RunRecord:
         return data
 
 
+def this_host() -> str:
+    """This machine's name as socket.gethostname() gives it (uname's nodename on POSIX, where
+    reading a board need not import socket)."""
+    if hasattr(os, "uname"):
+        return os.uname().nodename
+    import socket
+
+    return socket.gethostname()
+
+
 def run_record_path(folder: Path) -> Path:
     """Where a debate folder keeps its run record."""
     return folder / RUN_RECORD_NAME
@@ -60,7 +69,7 @@ def run_record_path(folder: Path) -> Path:
 def begin_run(folder: Path, *, within: Path) -> RunRecord:
     """Record that this process now drives the debate in `folder` of the root `within`."""
     pid = os.getpid()
-    record = RunRecord(pid, socket.gethostname(), now_iso(), process_start(pid))
+    record = RunRecord(pid, this_host(), now_iso(), process_start(pid))
     atomic_write_json(run_record_path(folder), record.to_json(), within=within)
     return record
 
@@ -130,7 +139,7 @@ def still_running(record: RunRecord) -> bool:
 
     A record from another host cannot be checked from here and counts as running.
     """
-    if record.host != socket.gethostname():
+    if record.host != this_host():
         return True
     if record.pid == os.getpid():
         return True

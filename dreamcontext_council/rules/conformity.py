@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 from dreamcontext_council.rules import metrics
 from dreamcontext_council.rules.verdicts import Verdict, Verdicts
@@ -64,8 +64,7 @@ def majority(votes: Mapping[str, Verdict]) -> str | None:
     return min(counts, key=lambda stance: (-counts[stance], -totals[stance], stance))
 
 
-@dataclass(frozen=True)
-class Flip:
+class Flip(NamedTuple):
     """One persona's stance change between round `round - 1` and `round`."""
 
     persona: str
@@ -76,8 +75,7 @@ class Flip:
     """Toward the previous round's majority with no new claim or research note."""
 
 
-@dataclass(frozen=True)
-class RoundNovelty:
+class RoundNovelty(NamedTuple):
     """How much of a round's text no earlier round held."""
 
     round: int
@@ -153,11 +151,11 @@ class DebateMeasures:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "flips": [asdict(f) for f in self.flips],
+            "flips": [f._asdict() for f in self.flips],
             "conformity_flips": len(self.conformity_flips),
             "flippers": self.flippers,
             "novelty": [
-                {**asdict(n), "share": round(n.share, 4), "diminishing": n.diminishing}
+                {**n._asdict(), "share": round(n.share, 4), "diminishing": n.diminishing}
                 for n in self.novelty
             ],
             "diminishing_rounds": self.diminishing_rounds,

@@ -9,8 +9,7 @@ their input schemas.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from dreamcontext_council.errors import UsageError
 
@@ -65,8 +64,7 @@ MAX_ANSWER_KB = (
 MAX_TOOL_CALLS = 32
 
 
-@dataclass(frozen=True)
-class Span:
+class Span(NamedTuple):
     """The values one numeric setting may take: a whole number or a finite number, from
     `least` (excluded when `above_least`) to `most`."""
 

@@ -8,8 +8,9 @@ passes through `printable` (or `printable_json` for JSON) on its way out.
 
 from __future__ import annotations
 
+import os
 import re
-import shutil
+import sys
 
 # C0 controls but tab and newline, DEL, C1 controls, and the bidi embeddings, overrides
 # and isolates (the "Trojan Source" set).
@@ -36,7 +37,17 @@ def printable(text: str) -> str:
 def terminal_columns() -> int | None:
     """The width of the terminal output goes to: `COLUMNS` when set, else the terminal's
     own; None for a pipe or a file."""
-    columns = shutil.get_terminal_size((0, 0)).columns
+    # shutil.get_terminal_size's rule for the columns, without importing shutil (and with it
+    # zlib, bz2 and lzma) on every command that prints.
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0 and sys.__stdout__ is not None:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
     return columns or None
 
 

@@ -24,7 +24,8 @@ from offline import clean_environment
 from dreamcontext_council.dashboard.server import bind, build_server
 from dreamcontext_council.folder.paths import Root
 
-CHROMIUM = Path("/usr/bin/chromium")
+# Debian's chromium, or the one CHROMIUM names (the README says how to get either).
+CHROMIUM = Path(os.environ.get("CHROMIUM") or "/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -150,7 +151,7 @@ def browser() -> Iterator[Any]:
     open, and tests elsewhere call asyncio.run()."""
     if not CHROMIUM.exists():
         pytest.skip(
-            "Debian's chromium is not installed at /usr/bin/chromium (apt-get install chromium)"
+            f"no chromium at {CHROMIUM}: apt-get install chromium, or set CHROMIUM=/path/to/it"
         )
     from playwright.sync_api import sync_playwright
 

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.browser
 
 def test_the_in_flight_screenshot_script_draws_a_round_in_progress(tmp_path: Path) -> None:
     if not CHROMIUM.exists():
-        pytest.skip("Debian's chromium is not installed at /usr/bin/chromium")
+        pytest.skip(f"no chromium at {CHROMIUM}: apt-get install chromium, or set CHROMIUM=/path")
     output = tmp_path / "in-flight.png"
     script = REPO / "scripts" / "dashboard_in_flight_screenshot.py"
     done = subprocess.run(

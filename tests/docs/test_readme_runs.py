@@ -53,13 +53,27 @@ def test_the_readme_has_its_two_set_up_commands_first() -> None:
 
 @pytest.fixture
 def stubs(request: pytest.FixtureRequest) -> Iterator[list[StubServer]]:
-    """One stub on a free port (the SDKs' base URL), plus one per local --base-url port."""
+    """One stub on a free port (the SDKs' base URL), plus one per local --base-url port of the
+    block, each on a free port too (see `on_free_ports`)."""
     block: str = request.param
     with ExitStack() as stack:
         servers = [stack.enter_context(StubServer(responder=scripted_responder))]
-        for port in sorted({int(p) for p in _LOCAL_BASE_URL.findall(block)}):
-            servers.append(stack.enter_context(StubServer(scripted_responder, port=port)))
+        for _ in sorted({int(p) for p in _LOCAL_BASE_URL.findall(block)}):
+            servers.append(stack.enter_context(StubServer(scripted_responder)))
         yield servers
+
+
+def on_free_ports(block: str, stubs: list[StubServer]) -> str:
+    """The block with each local --base-url port it names (11434, a local model server's)
+    moved to its stub's free port: a fixed port is taken by whatever else runs beside."""
+    ports = sorted({int(p) for p in _LOCAL_BASE_URL.findall(block)})
+    for port, server in zip(ports, stubs[1:], strict=True):
+        block = re.sub(
+            rf"(--base-url http://(?:localhost|127\.0\.0\.1)):{port}\b",
+            rf"\g<1>:{server.port}",
+            block,
+        )
+    return block
 
 
 def _claude_program(folder: Path) -> None:
@@ -105,7 +119,7 @@ def test_a_readme_block_runs_as_written(
     if block.strip().startswith("make "):
         where, env["DREAMCONTEXT_ROOT"] = REPO, str(root)  # make runs in the checkout
     done = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", block],
+        ["bash", "-euo", "pipefail", "-c", on_free_ports(block, stubs)],
         cwd=where,
         env=env,
         capture_output=True,

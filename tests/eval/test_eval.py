@@ -219,6 +219,7 @@ def test_an_option_set_on_the_scripted_provider(council: Council, tmp_path: Path
 # -- resume after SIGKILL -------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_resume_after_sigkill_repeats_no_saved_call(
     council: Council, stub: tuple[str, Path], tmp_path: Path
 ) -> None:

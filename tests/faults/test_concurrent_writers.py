@@ -92,6 +92,7 @@ def _run_writers(root: Root, debate_id: str, repeat: int, base: Path) -> None:
     assert not failures, failures
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("repeats", [scaled(1, 3)])
 def test_32_concurrent_writers_lose_nothing(
     debate: tuple[Root, str], tmp_path: Path, repeats: int

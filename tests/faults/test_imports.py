@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from debate_story import REFERENCE, REFERENCE_ID, writable_copy
 
 from dreamcontext_council import Root, append_report, new_debate, record_verdict, start_round
 from dreamcontext_council.rules.roster import PRESETS
@@ -95,3 +96,20 @@ def test_reading_and_verdict_import_no_sdk_server_or_renderer(
     # The frontmatter the tool writes is read without PyYAML (see frontmatter_io.plain_block).
     assert "yaml" not in loaded, "PyYAML is for frontmatter outside the plain subset"
     assert "filelock" not in loaded, "the debate's lock is flock itself on POSIX"
+    # Printing needs neither a socket (the host name is uname's) nor shutil's archivers.
+    if command[0] != "verdict":
+        assert not loaded & {"socket", "shutil"}, f"{command[0]} imported socket or shutil"
+
+
+@pytest.mark.parametrize(
+    "command", [("board", REFERENCE_ID, "--plain"), ("list", "--all")], ids=["board", "list"]
+)
+def test_the_node_tools_debate_is_read_without_pyyaml(
+    tmp_path: Path, command: tuple[str, ...]
+) -> None:
+    # The Node tool folds a long promoted_to_knowledge path with `>-`; that is plain too.
+    root = writable_copy(REFERENCE, tmp_path / "reference") / "_dream_context"
+    loaded = loaded_modules(root, *command)
+    assert "dreamcontext_council" in loaded
+    assert "yaml" not in loaded, "the Node tool's frontmatter is in the plain subset"
+    assert not loaded & {"socket", "shutil"}, f"{command[0]} imported socket or shutil"

@@ -18,6 +18,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
+
 from dreamcontext_council.folder import frontmatter_io
 
 from .support import (
@@ -140,6 +142,7 @@ def kill_and_resume(base: Path, kills: int, per_debate: int, rng: random.Random)
     return log
 
 
+@pytest.mark.slow
 def test_sigkill_at_random_moments_then_resume_finishes_cleanly(tmp_path: Path) -> None:
     log = kill_and_resume(tmp_path, scaled(5, 50), scaled(3, 5), random.Random(SEED))
     assert log.kills == scaled(5, 50)

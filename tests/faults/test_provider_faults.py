@@ -249,6 +249,7 @@ def _scenarios() -> list[Scenario]:
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scenario", _scenarios(), ids=lambda s: s.name)
 def test_a_storm_ends_in_a_complete_debate_or_a_clean_resumable_stop(
     scenario: Scenario, tmp_path: Path

@@ -130,3 +130,47 @@ def test_the_usual_files_are_read_without_pyyaml() -> None:
     report = {"persona": "risk-auditor", "rounds_completed": 2}
     for meta in (debate, context, report):
         assert plain_block(dump_meta(meta)) == meta
+
+
+folded_lines = st.lists(
+    st.one_of(
+        st.text(max_size=20),
+        st.sampled_from(["", " x", "\tx", "x ", "# c", "- i", "k: v", "'q'", "007", "x\x85y"]),
+    ),
+    min_size=0,
+    max_size=4,
+)
+
+
+@settings(settings.get_profile(PROFILE))
+@given(folded_lines, st.sampled_from(["", " ", "   "]), st.sampled_from(["", "\nnext: 1"]))
+def test_a_folded_string_reads_as_pyyaml_reads_it_or_goes_to_pyyaml(
+    lines: list[str], extra: str, after: str
+) -> None:
+    block = (
+        "promoted_to_knowledge: >-\n"
+        + "".join(f"  {extra if n % 2 else ''}{line}\n" for n, line in enumerate(lines))
+        + after.lstrip("\n")
+    )
+    fast = plain_block(block)
+    if fast is not None:
+        assert fast == pyyaml(block), block
+
+
+def test_the_node_tools_folded_path_is_read_without_pyyaml() -> None:
+    block = (
+        "id: council_lwVpZDlF\n"
+        "promoted_to_knowledge: >-\n"
+        "  knowledge/decision-should-we-migrate-the-session-store-from-redis-to-postgres.md\n"
+        "created_at: '2026-11-30'\n"
+    )
+    path = "knowledge/decision-should-we-migrate-the-session-store-from-redis-to-postgres.md"
+    assert (
+        plain_block(block)
+        == pyyaml(block)
+        == {
+            "id": "council_lwVpZDlF",
+            "promoted_to_knowledge": path,
+            "created_at": "2026-11-30",
+        }
+    )

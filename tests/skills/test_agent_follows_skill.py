@@ -291,6 +291,7 @@ def test_every_placeholder_is_documented_in_skill_md() -> None:
             assert not missing, f"{command.where}: undocumented placeholder(s) {missing}"
 
 
+@pytest.mark.slow
 def test_agent_following_skill_md_runs_a_whole_debate(shell: Shell) -> None:
     agent = play(shell)
     debate_id = agent.values["id"]

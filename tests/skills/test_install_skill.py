@@ -219,6 +219,7 @@ def test_json_output(tmp_path: Path) -> None:
     assert data["packs"] == ["council"] and sorted(data["written"]) == COUNCIL_FILES
 
 
+@pytest.mark.slow
 def test_works_from_a_non_editable_install(tmp_path: Path) -> None:
     """Build a wheel, install it into a folder, and install the pack from there."""
     # Without hatchling in this environment, pip fetches the build backend itself.
