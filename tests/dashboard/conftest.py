@@ -22,6 +22,7 @@ from debate_story import Runner as Council
 from offline import clean_environment
 
 from dreamcontext_council.dashboard.server import bind, build_server
+from dreamcontext_council.dashboard.write_path import WriteAccess
 from dreamcontext_council.folder.paths import Root
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -123,10 +124,11 @@ def new_running_debate(run: Council, topic: str, personas: tuple[str, ...], body
 
 
 @contextmanager
-def served(root: Root) -> Iterator[tuple[str, Any]]:
-    """The dashboard on 127.0.0.1 and a free port, run by uvicorn in a background thread."""
+def served(root: Root, write: WriteAccess | None = None) -> Iterator[tuple[str, Any]]:
+    """The dashboard on 127.0.0.1 and a free port, run by uvicorn in a background thread;
+    with `write`, its write path on (the page's address then needs `write.address`)."""
     sock = bind("127.0.0.1", 0)
-    server = build_server(root, "127.0.0.1", sock)
+    server = build_server(root, "127.0.0.1", sock, write)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 10

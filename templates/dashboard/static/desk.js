@@ -23,15 +23,16 @@
     try { storage.setItem(PREFIX + form.dataset.draft, JSON.stringify(values)); } catch (error) { /* full */ }
   }
 
-  // A draft fills only what the server left empty: a refused form comes back with its words.
+  // The draft holds the last words typed in this browser: a refused form came back with the
+  // words sent, and anything typed after them (before a reload) is in the draft.
   function restore(form) {
     const storage = store();
-    if (!storage || form.dataset.kept) return;
+    if (!storage) return;
     let values = null;
     try { values = JSON.parse(storage.getItem(PREFIX + form.dataset.draft) || "null"); } catch (error) { values = null; }
     if (!values) return;
     fieldsOf(form).forEach(function (el) {
-      if (typeof values[el.name] === "string" && !el.value) el.value = values[el.name];
+      if (typeof values[el.name] === "string") el.value = values[el.name];
     });
   }
 
@@ -56,6 +57,14 @@
         storage.removeItem(key);
       }
     }
+  }
+
+  // A refused form comes back as the answer to its POST: the address becomes the page's
+  // own, so a reload asks for the page (the draft refills it) instead of sending it again.
+  const desk0 = document.getElementById("desk");
+  const own = desk0 ? "/d/" + desk0.dataset.desk.split("/")[2] : "/";
+  if (location.pathname !== own && (desk0 || location.pathname === "/ask")) {
+    history.replaceState(null, "", own);
   }
 
   const ask = document.getElementById("ask-form");
