@@ -5,9 +5,13 @@ as `report append` checks an entry, and a refusal keeps every word typed."""
 from __future__ import annotations
 
 import hashlib
+import re
+import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from debate_story import Chair
 from markupsafe import escape
@@ -234,3 +238,37 @@ def test_read_only_refuses_every_post(root: Root, debate: str) -> None:
         assert response.status_code == 405
         assert 'name="topic"' not in as_user(test, "/")
         assert digest(root.path) == before
+
+
+def test_serve_prints_its_token_address_and_read_only_serves_no_forms(
+    reference_root: Root, tmp_path: Path
+) -> None:
+    from debate_story import spawn
+
+    from .test_watch_and_serve import Lines, stop
+
+    for flags in ([], ["--read-only"]):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        process = spawn(["serve", "--port", str(port), *flags], reference_root.path, tmp_path)
+        try:
+            line = Lines(process).until(lambda text: "http://" in text)
+            found = re.search(r"http://127\.0\.0\.1:\d+/\?token=([A-Za-z0-9_-]{43})", line)
+            assert (found is not None) == (not flags), line
+            url = f"http://127.0.0.1:{port}/"
+            deadline = time.monotonic() + 10
+            while True:
+                try:
+                    first = httpx.get(f"{url}?token={found.group(1) if found else 'x'}", timeout=2)
+                    break
+                except httpx.TransportError:
+                    assert time.monotonic() < deadline
+                    time.sleep(0.1)
+            cookie = first.headers.get("set-cookie", "")
+            assert ("council_token=" in cookie) == (not flags)
+            posted = httpx.post(url + "ask", data={"token": found.group(1) if found else "x"})
+            assert posted.status_code == (400 if not flags else 405)  # no topic; read-only
+        finally:
+            code, err = stop(process)
+        assert code == 0, err
