@@ -3,6 +3,7 @@ process, the app served by uvicorn on a free port, and Debian's chromium through
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -220,3 +221,18 @@ def the_eval(root: Root) -> Path:
     """The one eval folder of a root."""
     [folder] = list((root.path / "evals").iterdir())
     return folder
+
+
+def end_runs(root: Root) -> None:
+    """Kill every `council run` still driving a debate under `root` (a test that failed
+    while its run waited on a person would leave it waiting)."""
+    import signal
+
+    from dreamcontext_council.folder.run_record import read_run_record, still_running
+
+    council = root.council
+    for folder in council.iterdir() if council.is_dir() else []:
+        record = read_run_record(folder)
+        if record is not None and record.stopped_reason is None and still_running(record):
+            with contextlib.suppress(OSError):
+                os.kill(record.pid, signal.SIGKILL)

@@ -23,6 +23,8 @@ from dreamcontext_council.errors import ConsentRequired
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.run_record import read_run_record
 
+from .conftest import end_runs
+
 TOKEN = "ask-token"
 SAME_ORIGIN = {"sec-fetch-site": "same-origin", "origin": "http://127.0.0.1:8765"}
 TOPIC = "Should we migrate the session store to Postgres?"
@@ -57,8 +59,11 @@ def access(tmp_path: Path, **more: object) -> WriteAccess:
 def client(project: Path, tmp_path: Path) -> Iterator[TestClient]:
     root = Root(project / "_dream_context")
     app = create_app(root, allowed_hosts=allowed_hosts("127.0.0.1"), write=access(tmp_path))
-    with TestClient(app, base_url="http://127.0.0.1:8765", follow_redirects=False) as test:
-        yield test
+    try:
+        with TestClient(app, base_url="http://127.0.0.1:8765", follow_redirects=False) as test:
+            yield test
+    finally:
+        end_runs(root)
 
 
 def ask(client: TestClient, **fields: str):  # type: ignore[no-untyped-def]

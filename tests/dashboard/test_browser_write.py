@@ -19,7 +19,7 @@ from dreamcontext_council.actions.files import DebateFiles
 from dreamcontext_council.dashboard.write_path import WriteAccess
 from dreamcontext_council.folder.paths import Root
 
-from .conftest import served
+from .conftest import end_runs, served
 
 pytestmark = pytest.mark.browser
 
@@ -36,8 +36,11 @@ def writable(tmp_path: Path) -> Iterator[tuple[Root, str, str]]:
     root = Root(tmp_path / "project" / "_dream_context")
     root.path.mkdir(parents=True)
     access = WriteAccess(env=clean_environment(os.environ, home))
-    with served(root, access) as (url, _server):
-        yield root, url, access.address(url + "/")
+    try:
+        with served(root, access) as (url, _server):
+            yield root, url, access.address(url + "/")
+    finally:
+        end_runs(root)
 
 
 def ask(page: Any, address: str, **fields: str) -> str:
