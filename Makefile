@@ -57,6 +57,7 @@ docs: setup
 screenshots: setup browser
 	$(BIN)/python scripts/dashboard_screenshot.py
 	$(BIN)/python scripts/dashboard_in_flight_screenshot.py
+	$(BIN)/python scripts/dashboard_write_screenshots.py
 
 bench: setup
 	$(BIN)/python bench/run_overhead.py

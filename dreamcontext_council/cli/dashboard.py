@@ -43,18 +43,49 @@ def register(cli: click.Group, council: click.Group) -> None:
     help="Allow a --host other machines can reach (no login: they read every debate).",
 )
 @click.option("--open", "open_browser", is_flag=True, help="Open the dashboard in a browser.")
+@click.option(
+    "--read-only",
+    is_flag=True,
+    help="Only show: no asking, answering, stopping or resuming from the page.",
+)
+@click.option(
+    "--allow-command",
+    "allow_commands",
+    multiple=True,
+    metavar="COMMAND",
+    help="Let a roster file named from the page run this `command:` program (repeatable).",
+)
+@click.option("--base-url", help="Server URL for the openai provider in every run the page starts.")
 @root_option
-def serve(port: int, host: str, allow_remote: bool, open_browser: bool) -> None:
+def serve(
+    port: int,
+    host: str,
+    allow_remote: bool,
+    open_browser: bool,
+    read_only: bool,
+    allow_commands: tuple[str, ...],
+    base_url: str | None,
+) -> None:
     """The live dashboard in a browser: debates, boards, transcripts and reports,
-    updated as the files change. Read-only; stop it with Ctrl-C.
+    updated as the files change; stop it with Ctrl-C.
+
+    On loopback (the default) the page also asks the council, answers a person's seat,
+    and stops or resumes a run. The address printed holds a token made at each start:
+    only a browser that opened it may change anything (docs/security.md). --read-only,
+    or a --host other machines reach, only shows.
 
     \b
-    Example:
+    Examples:
       dreamcontext council serve --port 8765 --open
+      dreamcontext council serve --read-only
     """
     from dreamcontext_council.dashboard.server import serve as run_server
+    from dreamcontext_council.dashboard.write_path import WriteAccess
 
     root = current_root()
+    write = None
+    if not read_only:
+        write = WriteAccess(allow_commands=frozenset(allow_commands), base_url=base_url)
     run_server(
         root,
         host=host,
@@ -65,6 +96,7 @@ def serve(port: int, host: str, allow_remote: bool, open_browser: bool) -> None:
         ),
         allow_remote=allow_remote,
         warn=warn,
+        write=write,
     )
 
 

@@ -1,4 +1,5 @@
-"""The live dashboard: a read-only Starlette app over a `_dream_context/` root."""
+"""The live dashboard: a Starlette app over a `_dream_context/` root, read-only but for its
+own page's write path (dashboard/write_path.py)."""
 
 from dreamcontext_council.dashboard.app import create_app
 from dreamcontext_council.dashboard.server import serve

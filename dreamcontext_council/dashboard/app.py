@@ -1,6 +1,7 @@
 """The dashboard as a Starlette app, built apart from the server so tests need no port.
 
-Routes (all GET/HEAD; anything else is 405):
+Routes (GET/HEAD; with the write path on, the POST routes of dashboard/write_routes.py
+too; anything else is 405):
   /                       the list of debates, a page at a time (?q=, ?status=, ?page=;
                           ?evals=1 lists the debates an eval made too)
   /fragment/list          the list's rows for the same parameters, re-fetched on live updates
@@ -46,6 +47,8 @@ from dreamcontext_council.dashboard.changes import EVALS_LIST, eval_topic
 from dreamcontext_council.dashboard.events import ChangeFeed
 from dreamcontext_council.dashboard.index_cache import IndexCache
 from dreamcontext_council.dashboard.list_verdicts import ListVerdicts
+from dreamcontext_council.dashboard.write_path import WriteAccess, WriteGuard
+from dreamcontext_council.dashboard.write_routes import ask_form, desk_of, write_routes
 from dreamcontext_council.errors import CouncilError, FormatError, NotFoundError
 from dreamcontext_council.evaluation.page import (
     EvalPage,
@@ -93,16 +96,18 @@ _SECURITY_HEADERS = [
 
 
 class ReadOnlyGuard:
-    """Refuses every method but GET and HEAD, and adds the security headers to responses."""
+    """Refuses every method but GET and HEAD, and adds the security headers to responses;
+    with `writes`, other methods go on to the write path's guard (dashboard/write_path.py)."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, writes: bool = False) -> None:
         self.app = app
+        self.writes = writes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        if scope["method"] not in SAFE_METHODS:
+        if scope["method"] not in SAFE_METHODS and not self.writes:
             response = PlainTextResponse(
                 "The dashboard is read-only: change debates with the dreamcontext CLI.",
                 status_code=405,
@@ -206,9 +211,14 @@ def _slug(request: Request) -> str:
 
 
 def create_app(
-    root: Root, *, debounce: float = 0.1, allowed_hosts: Sequence[str] | None = None
+    root: Root,
+    *,
+    debounce: float = 0.1,
+    allowed_hosts: Sequence[str] | None = None,
+    write: WriteAccess | None = None,
 ) -> Starlette:
-    """The dashboard for one `_dream_context/` root. `allowed_hosts` guards against DNS rebinding."""
+    """The dashboard for one `_dream_context/` root. `allowed_hosts` guards against DNS
+    rebinding; `write` turns on the write path (dashboard/write_path.py), None is read-only."""
     feed = ChangeFeed(root, debounce=debounce)
     index = IndexCache(root)
     verdicts = ListVerdicts(root)
@@ -229,7 +239,9 @@ def create_app(
         )
 
     def list_page(request: Request) -> Response:
-        return HTMLResponse(html.list_html(listing(request), evals=len(eval_ids(root))))
+        return HTMLResponse(
+            html.list_html(listing(request), evals=len(eval_ids(root)), ask=ask_form(request))
+        )
 
     def evals_page(request: Request) -> Response:
         return HTMLResponse(evals_html(eval_summaries(root)))
@@ -260,7 +272,8 @@ def create_app(
 
     def debate_page(request: Request) -> Response:
         debate_id = _debate_id(request)
-        return HTMLResponse(html.debate_html(_page_for(root, debate_id)))
+        page = _page_for(root, debate_id)
+        return HTMLResponse(html.debate_html(page, desk=desk_of(request, root, debate_id)))
 
     def debate_fragment(request: Request) -> Response:
         """The live part; with `have`, only the parts whose digest the page lacks."""
@@ -345,11 +358,15 @@ def create_app(
         finally:
             feed.stop()
 
-    middleware = [Middleware(ReadOnlyGuard)]
+    middleware = [Middleware(ReadOnlyGuard, writes=write is not None)]
     if allowed_hosts:
         middleware.append(Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts)))
+    if write is not None:  # after the Host check: a rebinding name never reaches the token
+        middleware.append(Middleware(WriteGuard, access=write))
+    writes = write_routes(root, write, _page_for, listing) if write is not None else []
     app = Starlette(
         routes=[
+            *writes,
             Route("/", list_page),
             Route("/fragment/list", list_fragment),
             Route("/d/{debate_id}", debate_page),
@@ -373,6 +390,7 @@ def create_app(
     )
     app.state.root = root
     app.state.feed = feed
+    app.state.write = write
     return app
 
 

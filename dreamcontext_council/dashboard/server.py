@@ -12,7 +12,8 @@ import uvicorn
 
 from dreamcontext_council.dashboard.app import create_app
 from dreamcontext_council.dashboard.events import ChangeFeed
-from dreamcontext_council.dashboard.hosts import allowed_hosts, check_bind
+from dreamcontext_council.dashboard.hosts import allowed_hosts, check_bind, is_loopback
+from dreamcontext_council.dashboard.write_path import WriteAccess
 from dreamcontext_council.errors import CouncilError, UsageError
 from dreamcontext_council.folder.paths import Root
 
@@ -56,10 +57,13 @@ def url_for(host: str, port: int) -> str:
     return f"http://{shown}:{port}/"
 
 
-def build_server(root: Root, host: str, sock: socket.socket) -> DashboardServer:
-    """The app and its uvicorn server, ready to run on an already bound socket."""
+def build_server(
+    root: Root, host: str, sock: socket.socket, write: WriteAccess | None = None
+) -> DashboardServer:
+    """The app and its uvicorn server, ready to run on an already bound socket; `write`
+    turns on the write path (None: read-only)."""
     # On loopback only local names may reach the app (a rebinding DNS name may not).
-    app = create_app(root, allowed_hosts=allowed_hosts(host))
+    app = create_app(root, allowed_hosts=allowed_hosts(host), write=write)
     config = uvicorn.Config(
         app,
         log_level="warning",
@@ -79,21 +83,29 @@ def serve(
     *,
     allow_remote: bool = False,
     warn: Callable[[str], None] | None = None,
+    write: WriteAccess | None = None,
 ) -> None:
-    """Serve the dashboard until interrupted; `announce` gets the URL once it is bound.
+    """Serve the dashboard until interrupted; `announce` gets the URL once it is bound
+    (with the write path's token, when `write` is given).
 
-    A non-loopback `host` needs `allow_remote` (else UsageError) and is reported to `warn`.
+    A non-loopback `host` needs `allow_remote` (else UsageError) and is reported to `warn`;
+    it is served read-only: the token would cross the network in the clear.
     """
     warning = check_bind(host, allow_remote)
     if warning is not None and warn is not None:
         warn(warning)
+    if write is not None and not is_loopback(host):
+        write = None
+        if warn is not None:
+            warn(f"the dashboard on {host} is read-only: asking and answering need loopback.")
     sock = bind(host, port)
     url = url_for(host, sock.getsockname()[1])
-    server = build_server(root, host, sock)
+    server = build_server(root, host, sock, write)
     if announce is not None:
-        announce(url)
+        announce(write.address(url) if write is not None else url)
     if open_browser:
-        threading.Timer(0.5, webbrowser.open, args=(url,)).start()
+        opened = write.address(url) if write is not None else url
+        threading.Timer(0.5, webbrowser.open, args=(opened,)).start()
     try:
         server.run(sockets=[sock])
     except KeyboardInterrupt:

@@ -15,7 +15,12 @@ from dreamcontext_council.views.debate_list import STATUS_FILTERS, DebateList
 from dreamcontext_council.views.debate_page import DebatePage, Section, status_tone
 from dreamcontext_council.views.persona_page import PersonaView
 
-STATIC_FILES = {"dashboard.css": "text/css", "dashboard.js": "text/javascript"}
+STATIC_FILES = {
+    "dashboard.css": "text/css",
+    "dashboard.js": "text/javascript",
+    "desk.css": "text/css",
+    "desk.js": "text/javascript",
+}
 # The export is opened from disk: nothing in it may run or fetch anything.
 EXPORT_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
@@ -121,18 +126,31 @@ def render_page(template: str, *, export: bool, **values: Any) -> str:
     )
 
 
-def debate_html(page: DebatePage, *, export: bool = False, fragment: bool = False) -> str:
-    """The debate page; `fragment` is the live part only, `export` the standalone file."""
+def debate_html(
+    page: DebatePage, *, export: bool = False, fragment: bool = False, desk: Any = None
+) -> str:
+    """The debate page; `fragment` is the live part only, `export` the standalone file;
+    `desk` (dashboard/desk.py) the run's controls and the person's seats, when writable."""
     if fragment:
         return render_page("debate_body.html.j2", export=export, page=page)
-    return render_page("debate.html.j2", export=export, page=page)
+    return render_page("debate.html.j2", export=export, page=page, desk=desk)
 
 
-def list_html(listing: DebateList, *, fragment: bool = False, evals: int = 0) -> str:
+def desk_html(desk: Any) -> str:
+    """The debate page's desk alone, fetched again when it changes."""
+    return render_page("desk.html.j2", export=False, desk=desk)
+
+
+def list_html(
+    listing: DebateList, *, fragment: bool = False, evals: int = 0, ask: Any = None
+) -> str:
     """One page of the list of debates, with its search box, status filter and pager, and a
-    link to the `evals` evals under the root when there are any."""
+    link to the `evals` evals under the root when there are any; `ask` (dashboard/ask.py)
+    the form that starts a debate, when writable."""
     template = "list_rows.html.j2" if fragment else "list.html.j2"
-    return render_page(template, export=False, listing=listing, filters=STATUS_FILTERS, evals=evals)
+    return render_page(
+        template, export=False, listing=listing, filters=STATUS_FILTERS, evals=evals, ask=ask
+    )
 
 
 def knowledge_html(name: str, meta: dict[str, Any], body: Markup, source: str | None) -> str:

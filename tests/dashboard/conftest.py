@@ -3,6 +3,7 @@ process, the app served by uvicorn on a free port, and Debian's chromium through
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -22,6 +23,7 @@ from debate_story import Runner as Council
 from offline import clean_environment
 
 from dreamcontext_council.dashboard.server import bind, build_server
+from dreamcontext_council.dashboard.write_path import WriteAccess
 from dreamcontext_council.folder.paths import Root
 
 # Debian's chromium, or the one CHROMIUM names (the README says how to get either).
@@ -124,10 +126,11 @@ def new_running_debate(run: Council, topic: str, personas: tuple[str, ...], body
 
 
 @contextmanager
-def served(root: Root) -> Iterator[tuple[str, Any]]:
-    """The dashboard on 127.0.0.1 and a free port, run by uvicorn in a background thread."""
+def served(root: Root, write: WriteAccess | None = None) -> Iterator[tuple[str, Any]]:
+    """The dashboard on 127.0.0.1 and a free port, run by uvicorn in a background thread;
+    with `write`, its write path on (the page's address then needs `write.address`)."""
     sock = bind("127.0.0.1", 0)
-    server = build_server(root, "127.0.0.1", sock)
+    server = build_server(root, "127.0.0.1", sock, write)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 10
@@ -219,3 +222,18 @@ def the_eval(root: Root) -> Path:
     """The one eval folder of a root."""
     [folder] = list((root.path / "evals").iterdir())
     return folder
+
+
+def end_runs(root: Root) -> None:
+    """Kill every `council run` still driving a debate under `root` (a test that failed
+    while its run waited on a person would leave it waiting)."""
+    import signal
+
+    from dreamcontext_council.folder.run_record import read_run_record, still_running
+
+    council = root.council
+    for folder in council.iterdir() if council.is_dir() else []:
+        record = read_run_record(folder)
+        if record is not None and record.stopped_reason is None and still_running(record):
+            with contextlib.suppress(OSError):
+                os.kill(record.pid, signal.SIGKILL)

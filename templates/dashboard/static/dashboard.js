@@ -354,12 +354,12 @@
   }
 
   if (eventsUrl && root && window.EventSource) {
-    let dropped = false;
+    // Before the stream first opens, as while it was down, changes go unheard: the page
+    // catches up once each time it opens (a run may have ended since the page was drawn).
     const source = new EventSource(eventsUrl);
     source.addEventListener("open", function () {
       setLive("on");
-      // Changes made while the stream was down were missed: catch up once.
-      if (dropped) { dropped = false; refresh(); }
+      refresh();
     });
     source.addEventListener("change", function () { refresh(); });
     source.addEventListener("in-flight", function (event) {
@@ -369,7 +369,7 @@
         showCalls([]);
       }
     });
-    source.addEventListener("error", function () { setLive("off"); dropped = true; });
+    source.addEventListener("error", function () { setLive("off"); });
     window.addEventListener("pagehide", function () { source.close(); });
   }
 })();
