@@ -242,6 +242,8 @@ def test_the_list_keeps_dates_on_one_line(reference_root: Root, sized: tuple[str
     stopped(reference_root)
     with served(reference_root) as (url, _):
         page.goto(url + "/")
+        # The list is drawn again once its live stream opens: measure the rows it then holds.
+        page.wait_for_function("() => !!document.body.dataset.updated", timeout=10_000)
         assert one_line(page, ".debate-row td.date")
         assert (
             page.evaluate(SPILLS.replace("#top *, #outcome *, #board *, #claims *", ".debates *"))

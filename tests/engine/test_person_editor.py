@@ -249,7 +249,8 @@ def test_a_refused_entry_closed_unchanged_is_kept_and_opened_next_time(
     path = Path(kept.removeprefix(f"{PERSON}'s text is kept in ").removesuffix("."))
     held = path.read_bytes()
     assert held.endswith(draft)  # under the error, every byte of it
-    assert not (council.folder(debate_id) / PERSON / "report.md").exists()
+    report = council.folder(debate_id) / PERSON / "report.md"  # seated: no entry in it
+    assert "## Round" not in report.read_text(encoding="utf-8")
 
     # The run offers the editor again: it opens on the kept text, which the person fixes.
     monkeypatch.setenv("AFTER_REFUSAL", "fix")

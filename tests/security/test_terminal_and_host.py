@@ -434,7 +434,7 @@ def serving(root: Path, tmp_path: Path, *args: str) -> Iterator[tuple[str, list[
         assert process.stdout is not None
         line = process.stdout.readline().decode("utf-8")
         assert " at http://" in line, line + process.communicate(timeout=10)[1].decode()
-        url = line.rsplit(" at ", 1)[1].strip()
+        url = line.rsplit(" at ", 1)[1].strip().split("?", 1)[0]  # without the write token
         deadline = time.monotonic() + 10
         while True:
             try:
