@@ -5,11 +5,29 @@ from __future__ import annotations
 import asyncio
 import os
 from pathlib import Path
+from typing import Any
 
 import click
 
 from dreamcontext_council.cli.base import echo, emit, explicit_root, json_option, root_option
 from dreamcontext_council.cli.ranges import flag_range
+
+
+class SamplesType(click.ParamType):
+    """`--samples`: a whole number from 0 to 50, or `match`."""
+
+    name = "N|match"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, int) or str(value).strip().lower() == "match":
+            return value if isinstance(value, int) else "match"
+        try:
+            number = int(str(value).strip())
+        except ValueError:
+            self.fail(f"{value!r} is neither a number from 0 to 50 nor `match`.", param, ctx)
+        if not 0 <= number <= 50:
+            self.fail(f"{number} is not from 0 to 50; use `match` for equal budgets.", param, ctx)
+        return number
 
 
 def register(cli: click.Group, council: click.Group) -> None:
@@ -53,10 +71,11 @@ def register(cli: click.Group, council: click.Group) -> None:
 )
 @click.option(
     "--samples",
-    type=click.IntRange(0, 50),
-    default=0,
+    type=SamplesType(),
+    default="0",
     show_default=True,
-    help="Self-consistency: this many solo samples per question, majority-voted (0: off).",
+    help="Self-consistency: this many solo samples per question, majority-voted (0: off); "
+    "`match`: per question, as many as the council's spend on it affords.",
 )
 @click.option(
     "--parallel",
@@ -100,7 +119,7 @@ def eval_command(
     rounds: int,
     model: str | None,
     synth_model: str | None,
-    samples: int,
+    samples: int | str,
     parallel: int,
     concurrency: int | None,
     base_url: str | None,
@@ -116,8 +135,10 @@ def eval_command(
     Each line of SET.jsonl is {"id", "question", "options": {"A": …}, "answer": "A"}
     or a free answer ("answer": "42") compared by --answer-type. Every question becomes
     an ordinary debate; beside the full council it scores a solo answer of the synthesis
-    model, the majority vote of the round-1 answers and, with --samples K,
-    self-consistency. Results go to _dream_context/evals/<id>/ (results.json,
+    model, the majority vote of the round-1 answers, a confidence-weighted vote of the
+    last round and, with --samples K (or `match`: as many samples as the council's
+    spend affords), self-consistency; then the council against each method on the
+    same questions, paired. Results go to _dream_context/evals/<id>/ (results.json,
     results.md, accuracy-cost.svg). Run the same command again to resume after a stop:
     no saved answer is asked again.
 
@@ -125,6 +146,7 @@ def eval_command(
     Examples:
       dreamcontext council eval arith.jsonl --generate arithmetic 50 --seed 1
       dreamcontext council eval arith.jsonl --answer-type number --samples 3
+      dreamcontext council eval test.jsonl --samples match --max-cost 5
     """
     from dreamcontext_council.evaluation.folder import EvalSettings, eval_id_for
     from dreamcontext_council.evaluation.run import run_eval
@@ -168,7 +190,8 @@ def eval_command(
         retries=retries,
         concurrency=concurrency,
         parallel=parallel,
-        samples=samples,
+        samples=samples if isinstance(samples, int) else 0,
+        matched=samples == "match",
         max_cost=max_cost,
         max_calls=max_calls,
         allow_commands=list(allow_commands),
@@ -188,6 +211,8 @@ def eval_command(
             f"{low:.0%}–{high:.0%}) · {s['calls']} calls · {s['tokens']:,} tokens · "
             f"${s['cost_usd']:.4f}"
         )
+    for method, c in results["comparisons"]["methods"].items():
+        lines.append(f"  vs {method}: {c['conclusion']}")
     lines.append(f"Results: {folder / 'results.md'}")
     summary = {k: v for k, v in results.items() if k != "rows"} | {"folder": str(folder)}
     emit(summary, as_json, "\n".join(lines))

@@ -13,13 +13,14 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from markupsafe import Markup
 
 from dreamcontext_council.errors import FormatError
+from dreamcontext_council.evaluation.evidence_figures import Evidence, read_evidence
 from dreamcontext_council.evaluation.folder import METHODS, EvalFolder
 from dreamcontext_council.folder.safe_read import read_bytes
 from dreamcontext_council.views.eval_results import (
@@ -45,6 +46,19 @@ class MethodLine:
     cost_usd: float
     wall_s: float
 
+    @property
+    def tokens_per_question(self) -> float:
+        return self.tokens / self.questions if self.questions else 0.0
+
+    @property
+    def cost_per_question(self) -> float:
+        return self.cost_usd / self.questions if self.questions else 0.0
+
+    @property
+    def right_per_dollar(self) -> float | None:
+        """Accuracy over cost per question (right answers per dollar); None when free."""
+        return self.right / self.cost_usd if self.cost_usd > 0 else None
+
     def to_summary(self) -> dict[str, Any]:
         """The shape `accuracy_cost_svg` draws from."""
         return {
@@ -67,6 +81,7 @@ class Results:
     questions: int
     written: str
     stand_in: str = ""  # said when the scripted stand-in gave answers (see stand_in_line)
+    evidence: Evidence = field(default_factory=Evidence)
 
 
 def _bad_results(path: Path, what: str) -> FormatError:
@@ -141,7 +156,11 @@ def read_results(folder: EvalFolder) -> Results | None:
     calls = int(_number(parsed.get("calls", scripted), path, "calls"))
     stamp = dt.datetime.fromtimestamp(written, dt.UTC)
     return Results(
-        lines, questions, stamp.strftime("%Y-%m-%d %H:%M UTC"), stand_in_line(scripted, calls)
+        lines,
+        questions,
+        stamp.strftime("%Y-%m-%d %H:%M UTC"),
+        stand_in_line(scripted, calls),
+        read_evidence(parsed),
     )
 
 

@@ -16,8 +16,10 @@ from dreamcontext_council.folder.paths import EVAL_ANSWERS_FOLDER, Root
 from dreamcontext_council.folder.safe_write import make_folder
 from dreamcontext_council.folder.storage import atomic_write_json, atomic_write_text, read_text
 from dreamcontext_council.rules.eval_set import EvalQuestion, parse_set, render_set
+from dreamcontext_council.rules.eval_stats import MAX_MATCHED_SAMPLES
 
-METHODS = ("council", "solo", "vote", "self-consistency")
+METHODS = ("council", "solo", "vote", "weighted", "self-consistency")
+MATCH = "match"  # eval.json's `samples` for --samples match
 
 
 @dataclass
@@ -35,6 +37,7 @@ class EvalSettings:
     concurrency: int | None = None
     parallel: int = 8
     samples: int = 0  # self-consistency samples; 0 leaves the method out
+    matched: bool = False  # --samples match: per question, as many as the council's spend
     max_cost: float | None = None  # for the whole eval, in this run
     max_calls: int | None = None
     allow_commands: list[str] = field(default_factory=list)
@@ -47,7 +50,7 @@ class EvalSettings:
             "rounds": self.rounds,
             "model": self.model,
             "synth_model": self.synth_model,
-            "samples": self.samples,
+            "samples": MATCH if self.matched else self.samples,
         }
 
 
@@ -75,6 +78,33 @@ class EvalFolder:
 
     def sample_answer(self, qid: str, number: int) -> Path:
         return self.answers / f"{qid}.sample-{number}.md"
+
+    def budget(self, qid: str) -> Path:
+        """How many samples the council's spend on `qid` affords (--samples match)."""
+        return self.answers / f"{qid}.budget.json"
+
+    def matched_budget(self, qid: str) -> dict[str, Any]:
+        """The budget file of `qid`: samples, council and sample spend, and their measure;
+        empty before it is written or when it does not read as one."""
+        path = self.budget(qid)
+        if not path.is_file():
+            return {}
+        data = json.loads(read_text(path, within=self.path))
+        if not isinstance(data, dict):
+            return {}
+        samples = data.get("samples")
+        if isinstance(samples, bool) or not isinstance(samples, int):
+            return {}
+        return {**data, "samples": max(0, min(MAX_MATCHED_SAMPLES, samples))}
+
+    def sample_count(self, qid: str, setting: object) -> int:
+        """How many self-consistency samples question `qid` has: the eval's `samples`, or
+        with `match` the number its budget file gives (0 before it is written)."""
+        if setting == MATCH:
+            return int(self.matched_budget(qid).get("samples", 0))
+        if isinstance(setting, int) and not isinstance(setting, bool):
+            return max(0, min(1000, setting))
+        return 0
 
     def timing(self, qid: str) -> Path:
         return self.answers / f"{qid}.timing.json"

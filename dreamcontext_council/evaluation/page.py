@@ -26,7 +26,7 @@ from markupsafe import Markup
 from dreamcontext_council.actions.files import DebateFiles
 from dreamcontext_council.errors import CouncilError, FormatError, NotFoundError, UsageError
 from dreamcontext_council.evaluation.figures import Results, accuracy_cost_plot, read_results
-from dreamcontext_council.evaluation.folder import METHODS, EvalFolder
+from dreamcontext_council.evaluation.folder import MATCH, METHODS, EvalFolder
 from dreamcontext_council.evaluation.results import method_answers
 from dreamcontext_council.folder.names import check_debate_id
 from dreamcontext_council.folder.paths import Root
@@ -105,8 +105,11 @@ class EvalContents:
     problems: list[str] = field(default_factory=list)
 
     @property
-    def samples(self) -> int:
+    def samples(self) -> int | str:
+        """The eval's self-consistency setting: a number of samples, or `match`."""
         value = self.settings.get("samples")
+        if value == MATCH:
+            return MATCH
         return value if isinstance(value, int) and 0 <= value <= 1000 else 0
 
     @property

@@ -14,6 +14,7 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from dreamcontext_council.actions import convene
@@ -36,11 +37,13 @@ from dreamcontext_council.engine.providers.registry import ProviderSet, Provider
 from dreamcontext_council.engine.setup.launch import launch
 from dreamcontext_council.engine.setup.request import Launch
 from dreamcontext_council.errors import ProviderError, RunStopped
-from dreamcontext_council.evaluation.folder import EvalFolder, EvalSettings, debate_usage
+from dreamcontext_council.evaluation.folder import MATCH, EvalFolder, EvalSettings, debate_usage
+from dreamcontext_council.evaluation.results import method_usage
 from dreamcontext_council.evaluation.solo import SAMPLE_CALLER, single_answer
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.folder.storage import atomic_write_json
 from dreamcontext_council.rules.eval_set import EvalQuestion
+from dreamcontext_council.rules.eval_stats import matched_samples
 from dreamcontext_council.rules.roster import load_roster
 from dreamcontext_council.rules.run_settings import DEFAULT_RETRIES, DEFAULT_TIMEOUT
 from dreamcontext_council.rules.usage import calls_of
@@ -177,14 +180,17 @@ class Evaluation:
         return DebateFiles(self.root, debate_id)
 
     async def question(self, question: EvalQuestion) -> tuple[float, bool]:
-        """Solo answer, samples, then the council; returns the question's cost and whether
-        anything was left to do."""
+        """Solo answer, samples, then the council (with --samples match: the council, then
+        the samples its spend affords); returns the question's cost and whether anything
+        was left to do."""
         files = await self._debate_for(question)
         complete = str(files.debate().status) == "complete"
+        matched = self.settings.matched
+        count = self.folder.sample_count(question.id, MATCH) if matched else self.settings.samples
         paths = [self.folder.solo_answer(question.id)] + [
-            self.folder.sample_answer(question.id, n) for n in range(1, self.settings.samples + 1)
+            self.folder.sample_answer(question.id, n) for n in range(1, count + 1)
         ]
-        ran = not complete or not all(p.is_file() for p in paths)
+        ran = not complete or not all(p.is_file() for p in paths) or (matched and not count)
         timing = self.folder.timings(question.id)
         ledger = Ledger(files.paths.usage, self.prices, shared=self.budget, within=self.root.path)
         caller = Caller(self.providers, ledger, QuietProgress())
@@ -192,15 +198,8 @@ class Evaluation:
         started = time.monotonic()
         await single_answer(files, paths[0], question, spec, caller, who=BASELINE_CALLER)
         timing["solo"] = timing.get("solo", 0.0) + time.monotonic() - started
-        started = time.monotonic()
-        samples = [
-            single_answer(files, p, question, spec, caller, who=SAMPLE_CALLER, sample=n)
-            for n, p in enumerate(paths[1:], start=1)
-        ]
-        await asyncio.gather(*samples)
-        timing["self-consistency"] = (
-            timing.get("self-consistency", 0.0) + time.monotonic() - started
-        )
+        if not matched:
+            await self._samples(files, question, caller, paths[1:], timing)
         if not complete:
             started = time.monotonic()
             outcome = await launch(
@@ -210,10 +209,61 @@ class Evaluation:
             if outcome.get("stopped") == "budget":
                 atomic_write_json(self.folder.timing(question.id), timing, within=self.root.path)
                 raise BudgetReached(str(outcome["reason"]).removeprefix("budget: "))
+        if matched:
+            count = await self._matched_count(files, question, caller, timing)
+            paths = [self.folder.sample_answer(question.id, n) for n in range(1, count + 1)]
+            await self._samples(files, question, caller, paths, timing)
         if ran:
             atomic_write_json(self.folder.timing(question.id), timing, within=self.root.path)
         usage = calls_of(debate_usage(files))
         return sum(float(r.get("cost_usd") or 0) for r in usage), ran
+
+    async def _samples(
+        self,
+        files: DebateFiles,
+        question: EvalQuestion,
+        caller: Caller,
+        paths: list[Path],
+        timing: dict[str, float],
+    ) -> None:
+        """The self-consistency samples saved at `paths` (sample 1 first), at once."""
+        started = time.monotonic()
+        samples = [
+            single_answer(files, p, question, self.solo_model, caller, who=SAMPLE_CALLER, sample=n)
+            for n, p in enumerate(paths, start=1)
+        ]
+        await asyncio.gather(*samples)
+        timing["self-consistency"] = (
+            timing.get("self-consistency", 0.0) + time.monotonic() - started
+        )
+
+    async def _matched_count(
+        self,
+        files: DebateFiles,
+        question: EvalQuestion,
+        caller: Caller,
+        timing: dict[str, float],
+    ) -> int:
+        """--samples match: how many samples the council's spend on the question affords,
+        priced by the first sample; written to the budget file once, then read back."""
+        written = self.folder.matched_budget(question.id)
+        if written:
+            return int(written["samples"])
+        first = [self.folder.sample_answer(question.id, 1)]
+        await self._samples(files, question, caller, first, timing)
+        usage = method_usage(self.root, self.folder, question.id)
+        council, sample = usage["council"], usage["self-consistency"]
+        # Dollars when both sides have a price, else tokens counted alike.
+        measure = "cost_usd" if council["cost_usd"] > 0 and sample["cost_usd"] > 0 else "tokens"
+        count = matched_samples(council[measure], sample[measure])
+        budget = {
+            "samples": count,
+            "measure": measure,
+            "council": round(council[measure], 6),
+            "sample": round(sample[measure], 6),
+        }
+        atomic_write_json(self.folder.budget(question.id), budget, within=self.root.path)
+        return count
 
     def _launch(self, debate_id: str) -> Launch:
         s = self.settings

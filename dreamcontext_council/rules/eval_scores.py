@@ -54,21 +54,30 @@ def plain_majority(answers: list[str | None]) -> str | None:
 
 
 def method_summary(rows: list[dict[str, Any]], methods: list[str]) -> dict[str, dict[str, Any]]:
-    """Per method: right answers, accuracy with its 95% interval, calls, tokens, cost, wall."""
+    """Per method: right answers, accuracy with its 95% interval, calls, tokens, cost, wall;
+    tokens and cost per question, and accuracy per dollar (None when it cost nothing)."""
     summary: dict[str, dict[str, Any]] = {}
     for method in methods:
         right = sum(1 for row in rows if row["right"].get(method))
         total = len(rows)
         low, high = wilson(right, total)
         usage = [row["usage"].get(method, {}) for row in rows]
+        tokens = sum(u.get("tokens", 0) for u in usage)
+        cost = sum(u.get("cost_usd", 0.0) for u in usage)
+        per_question = cost / total if total else 0.0
         summary[method] = {
             "right": right,
             "questions": total,
             "accuracy": round(right / total, 4) if total else 0.0,
             "interval_95": [round(low, 4), round(high, 4)],
             "calls": int(sum(u.get("calls", 0) for u in usage)),
-            "tokens": int(sum(u.get("tokens", 0) for u in usage)),
-            "cost_usd": round(sum(u.get("cost_usd", 0.0) for u in usage), 6),
+            "tokens": int(tokens),
+            "cost_usd": round(cost, 6),
             "wall_s": round(sum(row["wall_s"].get(method, 0.0) for row in rows), 3),
+            "tokens_per_question": round(tokens / total, 1) if total else 0.0,
+            "cost_per_question": round(per_question, 6),
+            "accuracy_per_dollar": (
+                round(right / total / per_question, 4) if total and per_question > 0 else None
+            ),
         }
     return summary

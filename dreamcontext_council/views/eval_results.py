@@ -10,12 +10,14 @@ METHOD_TITLES = {
     "council": "Full council",
     "solo": "Solo baseline",
     "vote": "Round-1 majority vote",
+    "weighted": "Weighted vote (last round)",
     "self-consistency": "Self-consistency",
 }
 COLOURS = {
     "council": "#1f6feb",
     "solo": "#d29922",
     "vote": "#2da44e",
+    "weighted": "#bf3989",
     "self-consistency": "#8250df",
 }
 
@@ -46,28 +48,37 @@ def results_markdown(
     rows: list[dict[str, Any]],
     answer_type: str,
     stand_in: str = "",
+    evidence: str = "",
 ) -> str:
-    """The human-readable results: one line per method, then one per question; `stand_in`
-    (see `stand_in_line`) leads when the scripted stand-in gave answers."""
+    """The human-readable results: one line per method, `evidence` (the sections of
+    views/eval_evidence.py), then one line per question; `stand_in` (see `stand_in_line`)
+    leads when the scripted stand-in gave answers."""
     lines = [
         f"# Eval {eval_id}",
         "",
         *([f"**{stand_in}**", ""] if stand_in else []),
         f"{len(rows)} questions · answers compared as `{answer_type}`. Accuracy with its 95% "
         "Wilson interval; the majority vote reuses the council's round-1 answers (no call of "
-        "its own: its calls and cost are those round-1 calls).",
+        "its own: its calls and cost are those round-1 calls); the weighted vote reads the "
+        "last round (the council's calls less the synthesis).",
         "",
-        "| Method | Right | Accuracy | 95% interval | Calls | Tokens | Cost | Wall |",
-        "| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: |",
+        "| Method | Right | Accuracy | 95% interval | Calls | Tokens | Cost | Tokens/question "
+        "| Cost/question | Right per $ | Wall |",
+        "| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for method, s in summary.items():
         low, high = s["interval_95"]
+        per_dollar = s.get("accuracy_per_dollar")
         lines.append(
             f"| {METHOD_TITLES.get(method, method)} | {s['right']}/{s['questions']} "
             f"| {s['accuracy']:.0%} | {low:.0%}–{high:.0%} | {s['calls']} | {s['tokens']:,} "
-            f"| ${s['cost_usd']:.4f} | {s['wall_s']:.1f}s |"
+            f"| ${s['cost_usd']:.4f} | {s.get('tokens_per_question', 0):,.0f} "
+            f"| ${s.get('cost_per_question', 0):.4f} "
+            f"| {'—' if per_dollar is None else f'{per_dollar:,.1f}'} | {s['wall_s']:.1f}s |"
         )
     methods = list(summary)
+    if evidence:
+        lines += ["", evidence.rstrip("\n")]
     lines += [
         "",
         "## Questions",

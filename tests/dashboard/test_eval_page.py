@@ -72,7 +72,7 @@ def test_the_method_table_equals_results_json(eval_root: Root, client: TestClien
     assert 'id="eval-answer-type">option<' in text
     assert '<dt>Personas</dt><dd class="mono">cognitive</dd>' in text
     assert 'id="figures-note"' not in text  # the figures cover every question
-    assert set(results["methods"]) == {"council", "solo", "vote"}
+    assert set(results["methods"]) == {"council", "solo", "vote", "weighted"}
     for method, s in results["methods"].items():
         low, high = s["interval_95"]
         assert method_cells(text, method)[1:] == [
@@ -82,6 +82,9 @@ def test_the_method_table_equals_results_json(eval_root: Root, client: TestClien
             str(s["calls"]),
             f"{s['tokens']:,}",
             f"${s['cost_usd']:.4f}",
+            f"{s['tokens'] / s['questions']:,.0f}",
+            f"${s['cost_usd'] / s['questions']:.4f}",
+            "—",  # the scripted stand-in costs nothing: no right answers per dollar
             f"{s['wall_s']:.1f}s",
         ]
     assert method_cells(text, "council")[:2] == ["Full council", "1/2"]

@@ -171,6 +171,7 @@ def test_methods_side_by_side_on_a_command_stub(
         "council": (3, 3),
         "solo": (0, 3),
         "vote": (0, 3),
+        "weighted": (3, 3),
         "self-consistency": (3, 3),
     }
     assert data["methods"]["solo"]["calls"] == 3
@@ -259,7 +260,12 @@ def test_resume_after_sigkill_repeats_no_saved_call(
     assert [
         c for c in asked_after if c[1] == "(baseline)" and solo_of.get(c[0]) in solo_saved
     ] == []
-    assert accuracy(results(council)) == {"council": (4, 4), "solo": (0, 4), "vote": (0, 4)}
+    assert accuracy(results(council)) == {
+        "council": (4, 4),
+        "solo": (0, 4),
+        "vote": (0, 4),
+        "weighted": (4, 4),
+    }
 
 
 def test_a_failing_model_stops_the_eval_with_how_to_resume(
