@@ -14,7 +14,12 @@ from typing import Any
 
 from dreamcontext_council.evaluation.evidence import COMPARED_TITLES
 from dreamcontext_council.evaluation.folder import METHODS
-from dreamcontext_council.rules.eval_stats import PairedDifference, conclusion
+from dreamcontext_council.rules.eval_stats import (
+    PairedDifference,
+    conclusion,
+    interval_points,
+    signed_points,
+)
 from dreamcontext_council.views.eval_results import METHOD_TITLES
 
 NAME_CHARS = 60
@@ -70,6 +75,14 @@ class Comparison:
     ratio: float | None
     unit: str  # cost or tokens
     line: str
+
+    @property
+    def points(self) -> str:
+        return signed_points(self.difference)
+
+    @property
+    def interval(self) -> str:
+        return interval_points(self.low, self.high)
 
 
 @dataclass(frozen=True)

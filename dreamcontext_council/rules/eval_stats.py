@@ -232,7 +232,19 @@ def paired_bootstrap(
 
 
 def _points(share: float) -> str:
-    return f"{round(share * 100):d}"
+    value = round(share * 100)
+    return f"{'−' if value < 0 else ''}{abs(value)}"
+
+
+def interval_points(low: float, high: float) -> str:
+    """An interval of shares as whole points: `[2, 10]`, `[−4, 8]`."""
+    return f"[{_points(low)}, {_points(high)}]"
+
+
+def signed_points(share: float) -> str:
+    """A share as whole points with its sign: `+6`, `−4`, `0`."""
+    value = round(share * 100)
+    return f"{'+' if value > 0 else '−' if value < 0 else ''}{abs(value)}"
 
 
 def conclusion(
@@ -240,17 +252,13 @@ def conclusion(
 ) -> str:
     """One line: whether the council beat `title`, by how many points [interval], and at
     what multiple of its cost (`ratio`: the council's spend over the method's)."""
-    interval = f"[{_points(paired.low)}, {_points(paired.high)}]"
+    interval = interval_points(paired.low, paired.high)
     if paired.low > 0:
         said = f"the council beat {title} by {_points(paired.difference)} points {interval}"
     elif paired.high < 0:
         said = f"the council lost to {title} by {_points(-paired.difference)} points {interval}"
     else:
-        sign = "+" if paired.difference >= 0 else "−"
-        said = (
-            f"the council and {title} did not differ: {sign}{_points(abs(paired.difference))} "
-            f"points {interval}"
-        )
+        said = f"the council and {title} did not differ: {signed_points(paired.difference)} points {interval}"
     if ratio is None:
         return f"{said} ({title} spent nothing to compare with)."
     return f"{said} at {ratio:.1f}× {unit}."

@@ -5,16 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from dreamcontext_council.rules.eval_stats import interval_points, signed_points
 from dreamcontext_council.views.eval_results import METHOD_TITLES
 
 
 def _cell(text: object) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
-
-
-def _points(share: float) -> str:
-    value = round(share * 100)
-    return f"{'+' if value > 0 else '−' if value < 0 else ''}{abs(value)}"
 
 
 def comparison_lines(comparisons: dict[str, Any]) -> list[str]:
@@ -43,8 +39,8 @@ def comparison_lines(comparisons: dict[str, Any]) -> list[str]:
             else f"{ratio:.1f}× {'cost' if c['ratio_of'] == 'cost_usd' else 'tokens'}"
         )
         lines.append(
-            f"| {METHOD_TITLES.get(method, method)} | {_points(c['difference'])} "
-            f"| [{_points(low)}, {_points(high)}] | {c['council_only']} | {c['method_only']} "
+            f"| {METHOD_TITLES.get(method, method)} | {signed_points(c['difference'])} "
+            f"| {interval_points(low, high)} | {c['council_only']} | {c['method_only']} "
             f"| {c['mcnemar_p']:.3f} | {spend} |"
         )
     lines.append("")
