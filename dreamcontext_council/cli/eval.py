@@ -107,6 +107,11 @@ def register(cli: click.Group, council: click.Group) -> None:
     metavar="COMMAND",
     help="Let the debates run a persona's `command:` program (repeatable).",
 )
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Print the calls the eval would make and an estimated cost; call nothing.",
+)
 @root_option
 @json_option
 def eval_command(
@@ -128,12 +133,15 @@ def eval_command(
     max_cost: float | None,
     max_calls: int | None,
     allow_commands: tuple[str, ...],
+    dry_run: bool,
     as_json: bool,
 ) -> None:
     """Score the council against one model on questions with known answers.
 
     Each line of SET.jsonl is {"id", "question", "options": {"A": …}, "answer": "A"}
-    or a free answer ("answer": "42") compared by --answer-type. Every question becomes
+    or a free answer ("answer": "42") compared by --answer-type. GSM8K's JSONL
+    ("answer" ending "#### N") and a multiple-choice CSV (question, A, B, C, D,
+    answer) are read as published. Every question becomes
     an ordinary debate; beside the full council it scores a solo answer of the synthesis
     model, the majority vote of the round-1 answers, a confidence-weighted vote of the
     last round and, with --samples K (or `match`: as many samples as the council's
@@ -146,16 +154,17 @@ def eval_command(
     Examples:
       dreamcontext council eval arith.jsonl --generate arithmetic 50 --seed 1
       dreamcontext council eval arith.jsonl --answer-type number --samples 3
-      dreamcontext council eval test.jsonl --samples match --max-cost 5
+      dreamcontext council eval gsm8k-50.jsonl --samples match --dry-run
+      dreamcontext council eval gsm8k-50.jsonl --samples match --max-cost 5
     """
     from dreamcontext_council.evaluation.folder import EvalSettings, eval_id_for
     from dreamcontext_council.evaluation.run import run_eval
     from dreamcontext_council.folder.paths import root_for_new
     from dreamcontext_council.folder.storage import atomic_write_text
+    from dreamcontext_council.rules.eval_formats import read_any_set
     from dreamcontext_council.rules.eval_set import (
         answer_type_of,
         generate_arithmetic,
-        parse_set,
         render_set,
     )
 
@@ -178,9 +187,9 @@ def eval_command(
         raise UsageError(
             f"Cannot read {path}: {exc.strerror or exc}; pass an eval set file."
         ) from None
-    questions = parse_set(text, str(path))
+    questions, implied = read_any_set(text, str(path))
     settings = EvalSettings(
-        answer_type=answer_type_of(questions, answer_type),
+        answer_type=answer_type_of(questions, answer_type or implied),
         personas_spec=personas_spec,
         rounds=rounds,
         model=model,
@@ -197,6 +206,15 @@ def eval_command(
         allow_commands=list(allow_commands),
         env=dict(os.environ),
     )
+    if dry_run:
+        from dreamcontext_council.evaluation.estimate import estimate_eval
+        from dreamcontext_council.folder.paths import ROOT_NAME, Root, find_root
+
+        # Nothing is written: not even the root a real eval would make here.
+        where = find_root(explicit_root()) or Root((Path.cwd() / ROOT_NAME).resolve())
+        estimate = asyncio.run(estimate_eval(where, questions, settings, lambda _line: None))
+        emit(estimate, as_json, estimate["message"])
+        return
     root, _ = root_for_new(explicit_root())
     chosen = eval_id or eval_id_for(render_set(questions), path.stem)
     results = asyncio.run(
