@@ -20,6 +20,7 @@ from dreamcontext_council.rules.eval_stats import (
     interval_points,
     signed_points,
 )
+from dreamcontext_council.views.eval_names import one_line
 from dreamcontext_council.views.eval_results import METHOD_TITLES
 
 NAME_CHARS = 60
@@ -45,8 +46,6 @@ def _count(value: Any, what: str) -> int:
 def _name(value: Any, what: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise Unfit(f"no name for {what}")
-    from dreamcontext_council.evaluation.page import one_line
-
     return one_line(value, NAME_CHARS)
 
 

@@ -15,8 +15,6 @@ field by field, and the plot is drawn again from those numbers by the same SVG b
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -32,7 +30,7 @@ from dreamcontext_council.folder.names import check_debate_id
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.rules.eval_set import EvalQuestion, is_right
 from dreamcontext_council.views.contained import is_inside
-from dreamcontext_council.views.eval_names import EVAL_ID, eval_ids
+from dreamcontext_council.views.eval_names import EVAL_ID, eval_ids, one_line
 from dreamcontext_council.views.eval_results import METHOD_TITLES
 from dreamcontext_council.views.html import render_page
 
@@ -50,13 +48,6 @@ def check_eval_id(value: str) -> str:
             f"{one_line(value, 80)!r} is not an eval id; ids look like eval-arith-1a2b3c4d."
         )
     return value
-
-
-def one_line(text: object, limit: int) -> str:
-    """`text` on one line, its control and format characters removed, cut to `limit`."""
-    spaced = re.sub(r"\s+", " ", str(text))
-    kept = "".join(c for c in spaced if unicodedata.category(c) not in ("Cc", "Cf")).strip()
-    return kept if len(kept) <= limit else kept[: limit - 1].rstrip() + "…"
 
 
 def open_eval(root: Root, eval_id: str) -> EvalFolder:

@@ -1,4 +1,5 @@
-"""The evals under a root, by name: what the eval pages list and the dashboard watches.
+"""The evals under a root, by name: what the eval pages list and the dashboard watches; and
+the one-line form an eval page gives any text it read from an eval folder.
 
 Kept apart from the eval page, which reads results through the engine, so the dashboard's
 change watcher can list the evals without importing it.
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 
 from dreamcontext_council.errors import CouncilError
 from dreamcontext_council.folder.paths import Root
@@ -45,3 +47,10 @@ def eval_debates(root: Root) -> dict[str, str]:
         if isinstance(data, dict):
             found.update({str(d): eval_id for d in data.values() if isinstance(d, str)})
     return found
+
+
+def one_line(text: object, limit: int) -> str:
+    """`text` on one line, its control and format characters removed, cut to `limit`."""
+    spaced = re.sub(r"\s+", " ", str(text))
+    kept = "".join(c for c in spaced if unicodedata.category(c) not in ("Cc", "Cf")).strip()
+    return kept if len(kept) <= limit else kept[: limit - 1].rstrip() + "…"
