@@ -24,6 +24,7 @@ from dreamcontext_council.views.eval_names import one_line
 from dreamcontext_council.views.eval_results import METHOD_TITLES
 
 NAME_CHARS = 60
+FAMILY_CHARS = 200  # a `command:` family is its whole command line: cut only a long one
 MAX_LINES = 500  # more seats, families or movers than this are not shown
 
 
@@ -43,10 +44,10 @@ def _count(value: Any, what: str) -> int:
     return int(_number(value, what))
 
 
-def _name(value: Any, what: str) -> str:
+def _name(value: Any, what: str, limit: int = NAME_CHARS) -> str:
     if not isinstance(value, str) or not value.strip():
         raise Unfit(f"no name for {what}")
-    return one_line(value, NAME_CHARS)
+    return one_line(value, limit)
 
 
 def _items(value: Any, what: str) -> list[Any]:
@@ -187,7 +188,7 @@ def read_evidence(parsed: dict[str, Any]) -> Evidence:
             names = _items(f.get("seats"), "a family's seats")
             families.append(
                 (
-                    _name(f.get("family"), "a family"),
+                    _name(f.get("family"), "a family", FAMILY_CHARS),
                     ", ".join(_name(n, "a seat") for n in names),
                     _number(f.get("mean_correlation"), "a family's correlation", low=-1, high=1),
                     _number(f.get("effective"), "a family's effective votes", high=seats),
@@ -202,7 +203,7 @@ def read_evidence(parsed: dict[str, Any]) -> Evidence:
             seat_lines.append(
                 (
                     _name(s.get("persona"), "a seat"),
-                    _name(s.get("family") or "unknown", "a seat's family"),
+                    _name(s.get("family") or "unknown", "a seat's family", FAMILY_CHARS),
                     _count(s.get("first_right"), "a seat's round 1"),
                     _count(s.get("right"), "a seat's right answers"),
                     _count(s.get("questions"), "a seat's questions"),

@@ -94,7 +94,7 @@ def votes_lines(votes: dict[str, Any]) -> list[str]:
         f"council's {votes['seats']} seats are worth **{votes['effective']:.2f}** independent "
         f"votes (ρ̄ = {votes['mean_correlation']:.2f}).",
         "",
-        "| Model family | Seats | ρ̄ | Effective votes |",
+        "| Model family | Seats | Mean correlation ρ̄ | Effective votes |",
         "| --- | --- | ---: | ---: |",
     ]
     for f in votes["families"]:

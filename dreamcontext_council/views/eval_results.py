@@ -10,7 +10,7 @@ METHOD_TITLES = {
     "council": "Full council",
     "solo": "Solo baseline",
     "vote": "Round-1 majority vote",
-    "weighted": "Weighted vote (last round)",
+    "weighted": "Last-round weighted vote",
     "self-consistency": "Self-consistency",
 }
 COLOURS = {
