@@ -66,7 +66,7 @@ def test_the_council_against_a_vote_at_equal_cost(council: Council, tmp_path: Pa
         encoding="utf-8",
     )
     log = tmp_path / "calls.jsonl"
-    result = council.proc(
+    args = (
         "eval",
         str(the_set(tmp_path / "set.jsonl")),
         "--answer-type",
@@ -81,9 +81,8 @@ def test_the_council_against_a_vote_at_equal_cost(council: Council, tmp_path: Pa
         other,
         "--samples",
         "match",
-        env={"EVAL_STUB_LOG": str(log)},
-        timeout=300,
     )
+    result = council.proc(*args, env={"EVAL_STUB_LOG": str(log)}, timeout=300)
     assert result.code == 0, result.err
     [folder] = list((council.root / "evals").iterdir())
     data = json.loads((folder / "results.json").read_text(encoding="utf-8"))
@@ -123,6 +122,11 @@ def test_the_council_against_a_vote_at_equal_cost(council: Council, tmp_path: Pa
         sampled += expected
     calls = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
     assert sum(1 for c in calls if c[3]) == sampled == methods["self-consistency"]["calls"]
+    # The same command again draws no sample and asks no call: the numbers were written.
+    again = council.proc(*args, env={"EVAL_STUB_LOG": str(log)}, timeout=300)
+    assert again.code == 0, again.err
+    assert len(log.read_text(encoding="utf-8").splitlines()) == len(calls)
+    assert json.loads((folder / "results.json").read_text("utf-8"))["methods"] == methods
 
     # -- the council against each method, paired ---------------------------------------
     paired = data["comparisons"]
