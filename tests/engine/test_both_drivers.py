@@ -171,6 +171,13 @@ def test_both_drivers_give_the_same_pages_and_decide_alike(
         sent = h2_sections(contract) + h2_sections(sent_user_message(by_run, slug, number))
         shown_sections = [(t, b) for t, b in h2_sections(page) if not hand_only(t)]
         assert shown_sections == sent, (slug, number)
+        # The whole message, byte for byte: every round the persona took part in.
+        message = sent_user_message(by_run, slug, number).strip("\n")
+        assert "\n\n" + contract + "\n\n" + message + "\n" in page
+        if number > 1:
+            # It opens with the message of the round before, as `run` sent it then.
+            before = sent_user_message(by_run, slug, number - 1)
+            assert message.startswith(before) and len(message) > len(before)
     # Each phase's material is there, so the comparison above compares something.
     titles = {key: [t for t, _ in h2_sections(page)] for key, page in pages.items()}
     peer = council.meta(debate_id)["cross_examination"]["growth-cfo"]
@@ -178,7 +185,7 @@ def test_both_drivers_give_the_same_pages_and_decide_alike(
     assert "Your round 1 answer" in titles["growth-cfo", 2]
     assert "Critiques aimed at you" in titles["growth-cfo", 3]
     assert "Cross-examinations: who critiqued whom" in titles["growth-cfo", 3]
-    assert "The debate so far" in titles["growth-cfo", 3]
+    assert "What the other personas answered" in titles["growth-cfo", 3]
     assert not any("cross-examination" in t.lower() for t in titles["growth-cfo", 1])
 
     hand_folder = by_hand.folder(debate_id)
