@@ -98,9 +98,14 @@ def test_a_persona_prompt_grows_by_appending_and_carries_its_breakpoints(
             # The brief every persona shares, then its own prompt: both marked.
             assert [marked for _, marked in system] == [True, True]
             briefs.add(system[0][0])
-            # Marked where the previous round's message ended (that round wrote it) and where
-            # this one's ends, unless no round follows to read it.
-            expected = {1: [True], 2: [True, True], 3: [True, True], 4: [True, False]}
+            # One block per round; marked where the previous round's message ended (that
+            # round wrote it) and where this one's ends, unless no round follows to read it.
+            expected = {
+                1: [True],
+                2: [True, True],
+                3: [False, True, True],
+                4: [False, False, True, False],
+            }
             assert [marked for _, marked in user] == expected[number], (slug, number)
             sent = "".join(text for text, _ in user)
             # This round's title comes after every earlier round's, and is the last.
@@ -115,11 +120,12 @@ def test_a_persona_prompt_grows_by_appending_and_carries_its_breakpoints(
             before, after = by_call[slug, number], by_call[slug, number + 1]
             # The whole system prompt is the same, byte for byte, in every round.
             assert before["system"] == after["system"]
-            # The whole message of round N opens round N+1's, byte for byte, and the mark
-            # sits where it ends.
-            read = "".join(text for text, _ in texts(before["messages"][0]["content"]))
-            first, *_ = texts(after["messages"][0]["content"])
-            assert first == (read, True)
+            # The whole message of round N opens round N+1's, byte for byte and in the same
+            # blocks, and the mark sits where it ends.
+            read = [text for text, _ in texts(before["messages"][0]["content"])]
+            sent = texts(after["messages"][0]["content"])
+            assert [text for text, _ in sent[:number]] == read
+            assert sent[number - 1][1] and len(sent) == number + 1
     [brief] = briefs  # every persona, every round: the same brief
     assert design() in brief
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -166,6 +167,7 @@ def persona_prompt(
         user_marks=_worth_caching(
             len(user) - len(parts[-1]), len(user), material.round, material.rounds_planned
         ),
+        user_breaks=tuple(itertools.accumulate(len(part) for part in parts[:-1])),
     )
 
 
