@@ -8,11 +8,13 @@ protocol when held here.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
 from pathlib import Path
 
 from dreamcontext_council.actions.files import DebateFiles
+from dreamcontext_council.engine.protocol.round_page import round_context
 from dreamcontext_council.folder.paths import Root
 
 from .support import OPTIONS, TOPIC, Council, entry
@@ -132,6 +134,13 @@ def test_both_drivers_give_the_same_pages_and_decide_alike(
             page = by_hand("round-context", debate_id, slug)
             assert page.code == 0, page.err
             pages[slug, number] = page.out
+            # A person's seat (editor, dashboard) is shown only what this round adds.
+            seat = round_context(Root(by_hand.root), debate_id, slug, this_round=True)
+            titles = re.findall(r"^# Round (\d+) of 3 — ", seat, re.M)
+            assert titles == [str(number)]
+            if number > 1:
+                assert f"## Your round {number - 1} answer" in seat
+                assert f"# Round {number - 1} of 3" in page.out
         # Each persona answers by hand, in one command, what its model answered under `run`.
         verdicts = run_files.verdicts().round(number)
         for slug in SLUGS:
