@@ -127,7 +127,7 @@ def seat_of(files: DebateFiles, slug: str, number: int) -> Seat:
         peer = cross_exam_pairs(files, debate, participants(files, debate, 2)).get(slug)
     registered = debate.options or files.verdicts().options
     options = tuple((o["key"], o.get("label", "")) for o in registered)
-    context = round_context(files.root, files.id, slug)
+    context = round_context(files.root, files.id, slug, this_round=True)
     return Seat(files.id, slug, number, peer, options, context, form_fields(peer))
 
 

@@ -2,8 +2,9 @@
 
 The prompts of every phase are rendered for a copy of the reference debate (with an
 attachment, a cross-examination seed and round-2 review scores added), from the same
-builders `run` uses; the `##` sections of each user message must be the table's, in the
-table's order, and a section the table does not mark optional (`?`) must be there.
+builders `run` uses; the `##` sections of each user message (of a persona's, the part its
+round appends) must be the table's, in the table's order, and a section the table does not
+mark optional (`?`) must be there.
 """
 
 from __future__ import annotations
@@ -82,7 +83,10 @@ def rendered(reference: Reference) -> dict[str, list[str]]:
             context = files.context(slug)
             material = runner.material(debate, slug, number, roster, context, verdicts)
             prompt = prompts.persona_prompt(slug, context.persona_text, context.aspects, material)
-            found.setdefault(prompts.phase_of(number), []).append(prompt.user)
+            # The message grows by appending: the table gives what each round adds.
+            *earlier, added = prompts.round_parts(material)
+            assert prompt.user == "".join(earlier) + added
+            found.setdefault(prompts.phase_of(number), []).append(added)
             systems.append(prompt.system)
     question = debate.section("Question") or debate.topic
     check = prompts.check_prompt(question, 2, 3, check_material(files, 2))

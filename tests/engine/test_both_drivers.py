@@ -8,11 +8,13 @@ protocol when held here.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
 from pathlib import Path
 
 from dreamcontext_council.actions.files import DebateFiles
+from dreamcontext_council.engine.protocol.round_page import round_context
 from dreamcontext_council.folder.paths import Root
 
 from .support import OPTIONS, TOPIC, Council, entry
@@ -132,6 +134,13 @@ def test_both_drivers_give_the_same_pages_and_decide_alike(
             page = by_hand("round-context", debate_id, slug)
             assert page.code == 0, page.err
             pages[slug, number] = page.out
+            # A person's seat (editor, dashboard) is shown only what this round adds.
+            seat = round_context(Root(by_hand.root), debate_id, slug, this_round=True)
+            titles = re.findall(r"^# Round (\d+) of 3 — ", seat, re.M)
+            assert titles == [str(number)]
+            if number > 1:
+                assert f"## Your round {number - 1} answer" in seat
+                assert f"# Round {number - 1} of 3" in page.out
         # Each persona answers by hand, in one command, what its model answered under `run`.
         verdicts = run_files.verdicts().round(number)
         for slug in SLUGS:
@@ -171,6 +180,13 @@ def test_both_drivers_give_the_same_pages_and_decide_alike(
         sent = h2_sections(contract) + h2_sections(sent_user_message(by_run, slug, number))
         shown_sections = [(t, b) for t, b in h2_sections(page) if not hand_only(t)]
         assert shown_sections == sent, (slug, number)
+        # The whole message, byte for byte: every round the persona took part in.
+        message = sent_user_message(by_run, slug, number).strip("\n")
+        assert "\n\n" + contract + "\n\n" + message + "\n" in page
+        if number > 1:
+            # It opens with the message of the round before, as `run` sent it then.
+            before = sent_user_message(by_run, slug, number - 1)
+            assert message.startswith(before) and len(message) > len(before)
     # Each phase's material is there, so the comparison above compares something.
     titles = {key: [t for t, _ in h2_sections(page)] for key, page in pages.items()}
     peer = council.meta(debate_id)["cross_examination"]["growth-cfo"]
@@ -178,7 +194,7 @@ def test_both_drivers_give_the_same_pages_and_decide_alike(
     assert "Your round 1 answer" in titles["growth-cfo", 2]
     assert "Critiques aimed at you" in titles["growth-cfo", 3]
     assert "Cross-examinations: who critiqued whom" in titles["growth-cfo", 3]
-    assert "The debate so far" in titles["growth-cfo", 3]
+    assert "What the other personas answered" in titles["growth-cfo", 3]
     assert not any("cross-examination" in t.lower() for t in titles["growth-cfo", 1])
 
     hand_folder = by_hand.folder(debate_id)

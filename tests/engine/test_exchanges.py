@@ -114,7 +114,10 @@ def test_a_critique_already_answered_comes_back_with_its_answer_not_as_new(
     for critic, target in pairs_of(council, debate_id).items():
         [round_3] = calls[(target, 3, "rebuttal")]
         assert f"### From {critic}, round 2" in round_3 and "— AIMED AT YOU" in round_3
-        [seen] = calls[(target, 4, "rebuttal")]
+        [message] = calls[(target, 4, "rebuttal")]
+        # Round 3's part stays as it was sent; round 4's own part follows its title.
+        assert message.startswith(round_3)
+        seen = message[message.index("# Round 4 of 5 — rebuttal") :]
         critiques = seen[seen.index("## Critiques aimed at you") :]
         assert "AIMED AT YOU" not in seen
         assert f"### From {critic}, round 2 (score " in critiques

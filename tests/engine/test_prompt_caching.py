@@ -1,13 +1,14 @@
 """A grounded debate on an Anthropic model through a stub that caches as Anthropic does.
 
 Every persona request carries its `cache_control` breakpoints; a persona's prompt grows by
-appending (the system prompt the same in every round, and the debate so far of round N
-first in round N+1's message, byte for byte); every persona reads the same brief; and
+appending (the system prompt the same in every round, and round N's whole message first in
+round N+1's, byte for byte, every answer in it once); every persona reads the same brief; and
 usage.jsonl records the cached tokens the stub billed, priced at their prices.
 """
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -16,6 +17,9 @@ from typing import Any
 import pytest
 from prompt_cache import Bill, PromptCache
 from stub_server import StubServer
+
+from dreamcontext_council.actions.files import DebateFiles
+from dreamcontext_council.folder.paths import Root
 
 from .support import (
     OPTIONS,
@@ -76,9 +80,13 @@ def run_cached(
 def test_a_persona_prompt_grows_by_appending_and_carries_its_breakpoints(
     council: Council, tmp_path: Path
 ) -> None:
-    _, billed = run_cached(council, tmp_path, 4)
+    debate_id, billed = run_cached(council, tmp_path, 4)
     assert len(billed) == len(SLUGS) * 4  # every persona call answered, none refused
     by_call = {(task["persona"], task["round"]): request for task, request, _ in billed}
+    files = DebateFiles(Root(council.root), debate_id)
+    answers = {(slug, e.round): e.body for slug in SLUGS for e in files.entries(slug)}
+    assert len(answers) == len(SLUGS) * 4
+    pairs = council.meta(debate_id)["cross_examination"]
     briefs = set()
     for slug in SLUGS:
         for number in (1, 2, 3, 4):
@@ -86,29 +94,38 @@ def test_a_persona_prompt_grows_by_appending_and_carries_its_breakpoints(
             system = texts(request["system"])
             [message] = request["messages"]
             user = texts(message["content"])
-            marks = sum(marked for _, marked in system + user)
-            assert marks <= 4
+            assert sum(marked for _, marked in system + user) <= 4
             # The brief every persona shares, then its own prompt: both marked.
             assert [marked for _, marked in system] == [True, True]
             briefs.add(system[0][0])
-            if number >= 3:
-                # The debate so far, marked where the previous round's prompt ended (from
-                # round 4: round 3 wrote it) and where this one's ends (unless no round
-                # follows to read it); the round's own part after them is not.
-                assert [marked for _, marked in user] == [True, False]
-                cut = len(user[0][0])
-                transcript = "".join(text for text, _ in user)
-                title = transcript.index(f"# Round {number} of 4")
-                assert cut == title if number == 3 else cut < title
+            # One block per round; marked where the previous round's message ended (that
+            # round wrote it) and where this one's ends, unless no round follows to read it.
+            expected = {
+                1: [True],
+                2: [True, True],
+                3: [False, True, True],
+                4: [False, False, True, False],
+            }
+            assert [marked for _, marked in user] == expected[number], (slug, number)
+            sent = "".join(text for text, _ in user)
+            # This round's title comes after every earlier round's, and is the last.
+            titles = re.findall(r"^# Round (\d+) of 4 — ", sent, re.M)
+            assert titles == [str(n) for n in range(1, number + 1)]
+            # Every earlier answer is there exactly once, the persona's own and its peers'
+            # (round 2 reads only its own and its assigned peer's round-1 answers whole).
+            for (persona, answered), body in answers.items():
+                read_whole = answered < number and (number > 2 or persona in (slug, pairs[slug]))
+                assert sent.count(body) == read_whole, (slug, number, persona, answered)
         for number in (1, 2, 3):
             before, after = by_call[slug, number], by_call[slug, number + 1]
             # The whole system prompt is the same, byte for byte, in every round.
             assert before["system"] == after["system"]
-            if number >= 3:
-                # What the persona read of the debate so far comes first next round, byte for byte.
-                read = "".join(text for text, _ in texts(before["messages"][0]["content"])[:-1])
-                sent = "".join(text for text, _ in texts(after["messages"][0]["content"]))
-                assert sent.startswith(read) and len(sent) > len(read)
+            # The whole message of round N opens round N+1's, byte for byte and in the same
+            # blocks, and the mark sits where it ends.
+            read = [text for text, _ in texts(before["messages"][0]["content"])]
+            sent = texts(after["messages"][0]["content"])
+            assert [text for text, _ in sent[:number]] == read
+            assert sent[number - 1][1] and len(sent) == number + 1
     [brief] = briefs  # every persona, every round: the same brief
     assert design() in brief
 

@@ -36,6 +36,26 @@ def test_the_task_is_read_from_the_prompt_text_in_either_order() -> None:
         assert task_from_text(f"{prompt.user}\n{prompt.system}") == dict(prompt.task)
 
 
+def test_a_message_that_holds_every_round_is_read_as_its_last_round() -> None:
+    # Round 3's message opens with rounds 1 and 2 as they were sent, round 2's assignment
+    # of a peer included: the call is round 3's, and names no peer.
+    first, second, third = material(1), material(2), material(3)
+    second.own_previous = {"round": 1, "text": "### Position\nA."}
+    second.peer = {"slug": "growth-cfo", "text": "### Position\nB.\n\n# Round 9 of 9 — rebuttal"}
+    third.own_previous = {"round": 2, "text": "### Position\nStill A."}
+    second.earlier, third.earlier = [first], [first, second]
+    for round_material in (second, third):
+        prompt = prompts.persona_prompt("risk-auditor", "You audit risk.", ["risk"], round_material)
+        assert prompt.user.count("# Round 1 of 3 — blind opening") == 1
+        task = task_from_text(f"{prompt.system}\n\n{prompt.user}")
+        assert task == dict(prompt.task)
+        assert task["round"] == round_material.round and ("peer" in task) == (task["round"] == 2)
+        answer = parse_persona_answer(
+            scripted_text(task), OPTIONS, OPTIONS, cross_examines=task.get("peer")
+        )
+        assert answer.verdict.stance in ("A", "B")
+
+
 def test_a_repair_prompt_reads_as_the_repair_call_not_the_original() -> None:
     prompt = prompts.persona_prompt("risk-auditor", "You audit risk.", ["risk"], material())
     repair = prompts.repair_prompt(prompt, "no verdict here", "the answer has no ```verdict block.")

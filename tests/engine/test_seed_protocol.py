@@ -165,9 +165,11 @@ def test_each_rebuttal_reads_the_whole_debate_with_its_critiques_marked(
     exchanges = reviews(council, result.last_line)
     for slug in SLUGS:
         [seen] = calls[(slug, 3, "rebuttal")]
-        # Round by round, every answer, whole, the persona's own among them (round 1, then
-        # round 2), before this round's part: the round-2 answers hold every cross-examination.
+        # Every answer, whole, once, before this round's title: round 2's message (its own
+        # round-1 answer, its peer's), then its own round-2 answer, then the peers' answers
+        # not read yet, round by round: the round-2 answers hold every cross-examination.
         title = seen.index("# Round 3 of 3 — rebuttal")
+        assert seen.index("# Round 2 of 3 — cross-examination") < title
         second = seen.index("### Round 2: cross-examination")
         for peer in SLUGS:
             if peer == slug:
@@ -178,10 +180,9 @@ def test_each_rebuttal_reads_the_whole_debate_with_its_critiques_marked(
             target = exchanges[peer]["target"]
             assert f"- {gap(peer, target)}: the rollback plan is missing." in seen
         assert 'latest="yes"' not in seen
-        assert (
-            seen.index('<your-answer round="1">') < second < seen.index('<your-answer round="2">')
-        )
-        assert seen.index('<your-answer round="2">') < title
+        assert seen.index('<your-answer round="1">') < seen.index('<your-answer round="2">')
+        assert seen.index('<your-answer round="2">') < second < title
+        assert seen.count(perspective(slug, 1)) == 1
         assert seen.count(perspective(slug, 2)) == 1  # its own answer once, in its round
         own = title
         # The critiques aimed at it, marked, in full in this round's part.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -56,25 +57,27 @@ class RoundMaterial:
     personas: list[str]
     attachments: list[dict[str, Any]] = field(default_factory=list)
     panel: str = ""
-    peer: dict[str, str] | None = None
+    """Round 2: the others' round-1 summaries."""
+    peer: dict[str, Any] | None = None
+    """Round 2: the peer to cross-examine and its whole round-1 answer (slug, text)."""
     own_previous: dict[str, Any] | None = None
-    """Round 2: the persona's own round-1 answer, whole."""
+    """From round 2: the persona's own answer of the round before, whole (round, text)."""
     directives: list[str] = field(default_factory=list)
-    # Round 3 and later: the transcript so far (engine.prompting.transcript).
     transcript_rounds: list[dict[str, Any]] = field(default_factory=list)
-    """Each earlier round: round, title, answers (slug, text, yours, compressed), the
-    persona's own among them."""
+    """From round 3: the peers' answers this round adds, those not read whole before, one
+    block per earlier round: round, title, answers (slug, text, compressed)."""
     cross_examinations: list[dict[str, Any]] = field(default_factory=list)
     """Who cross-examined whom, with the score (no text: it is in the answers)."""
-    own_answers: list[dict[str, Any]] = field(default_factory=list)
-    """The persona's own earlier answers, as `transcript_rounds` shows them."""
     critiques: list[dict[str, Any]] = field(default_factory=list)
     """The critiques aimed at the persona from the latest cross-examination, whole, each with
     the turns of its exchange (engine.prompting.exchanges)."""
     answers_to_critiques: list[dict[str, Any]] = field(default_factory=list)
     """From round 4: the persona's own critiques with its target's answers, to press or drop."""
+    earlier: list[RoundMaterial] = field(default_factory=list)
+    """The persona's earlier rounds, each as it stood when that round began: their parts
+    open this round's message, byte for byte (engine/protocol/material.py)."""
     transcript_log: str | None = None
-    """The round-log bullet when the transcript was compressed to fit its budget."""
+    """The round-log bullet when the message was compressed to fit its budget."""
 
 
 def debate_brief(material: RoundMaterial) -> str:
@@ -92,14 +95,18 @@ def debate_brief(material: RoundMaterial) -> str:
     return brief.rstrip("\n") + "\n\n"
 
 
-def debate_so_far(transcript_rounds: list[dict[str, Any]]) -> list[str]:
-    """The transcript of a rebuttal round, one block per earlier round: the blocks of round
-    N's prompt are the first blocks of round N+1's, byte for byte, while nothing in them
-    is compressed."""
-    return [
-        resources.render("prompts/debate-so-far.md.j2", item=item, first=index == 0)
-        for index, item in enumerate(transcript_rounds)
+def round_parts(material: RoundMaterial) -> list[str]:
+    """The persona's message, one part per round it took part in: round N's message is
+    round N-1's with round N's part appended, so each part is rendered from that round's
+    own material, never from a later one."""
+    title = PHASE_TITLES[phase_of(material.round)]
+    parts = [
+        _round_message(turn, phase_title=PHASE_TITLES[phase_of(turn.round)])
+        for turn in material.earlier
     ]
+    parts.append(_round_message(material, phase_title=title))
+    parts[0] = parts[0].lstrip("\n")
+    return parts
 
 
 def persona_prompt(
@@ -115,10 +122,10 @@ def persona_prompt(
     is never sent: the prompt's text says everything a model needs.
 
     The prompt grows by appending: the system prompt is the same in every round, and the
-    user message starts with the rounds the previous round's message held. The marks say
-    where the shared prefixes end: after the brief (every persona's), after the system
-    prompt (this persona's, when a later round reads it), and in the transcript where the
-    previous round's prompt ended and where this one's ends (`_worth_caching`).
+    user message starts with the previous round's, byte for byte (`round_parts`). The
+    marks say where the shared prefixes end: after the brief (every persona's), after the
+    system prompt (this persona's, when a later round reads it), where the previous
+    round's message ended and where this one's ends (`_worth_caching`).
 
     With `tools`, the persona is told how many research calls it may make and how to
     cite the notes they leave, and the prompt carries the toolbox to the provider.
@@ -148,8 +155,8 @@ def persona_prompt(
         options=material.options,
         research={"persona": slug, "max_calls": tools.max_calls} if tools else None,
     )
-    blocks = debate_so_far(material.transcript_rounds)
-    user = "".join(blocks) + _round_message(material, phase_title=PHASE_TITLES[phase])
+    parts = round_parts(material)
+    user = "".join(parts)
     return Prompt(
         system,
         user,
@@ -157,30 +164,22 @@ def persona_prompt(
         task,
         tools,
         system_marks=(len(brief), len(system)) if material.rounds_planned > 1 else (len(brief),),
-        user_marks=_worth_caching(_ends(blocks), material.round, material.rounds_planned),
+        user_marks=_worth_caching(
+            len(user) - len(parts[-1]), len(user), material.round, material.rounds_planned
+        ),
+        user_breaks=tuple(itertools.accumulate(len(part) for part in parts[:-1])),
     )
 
 
-def _worth_caching(ends: tuple[int, ...], number: int, planned: int) -> tuple[int, ...]:
-    """The transcript marks a cache should keep in round `number`: where the round before
-    last ends (round N-1 wrote that prefix, from round 4), and where the last round ends
-    (round N+1 will read it), unless this is the last round planned: a prefix no later
-    call reads is not worth a cache write."""
-    marks = []
-    if number >= 4 and len(ends) >= 2:
-        marks.append(ends[-2])
-    if number < planned and ends:
-        marks.append(ends[-1])
+def _worth_caching(previous: int, end: int, number: int, planned: int) -> tuple[int, ...]:
+    """The marks a cache should keep in round `number`: where the previous round's message
+    ends (that round wrote the prefix; this one reads it), and where this one's ends (the
+    next round reads it), unless this is the last round planned: a prefix no later call
+    reads is not worth a cache write."""
+    marks = [previous] if previous > 0 else []
+    if number < planned:
+        marks.append(end)
     return tuple(marks)
-
-
-def _ends(blocks: list[str]) -> tuple[int, ...]:
-    """The offset where each block ends once they are joined."""
-    ends, at = [], 0
-    for block in blocks:
-        at += len(block)
-        ends.append(at)
-    return tuple(ends)
 
 
 def _round_message(
@@ -190,11 +189,13 @@ def _round_message(
     rounds_planned: int | None = None,
     solo: bool = False,
 ) -> str:
-    """What is new in a round: its title, the persona's assignment and exchanges, the
+    """One round's part of the message: the persona's answer of the round before and what
+    it reads new, then the round's title, the persona's assignment and exchanges, the
     directives, and what this round's answer adds to the contract."""
     return resources.render(
         "prompts/persona-round.md.j2",
         round=material.round,
+        transcript_rounds=material.transcript_rounds,
         rounds_planned=rounds_planned or material.rounds_planned,
         phase_title=phase_title,
         solo=solo,

@@ -1,21 +1,22 @@
-"""What a persona reads in a rebuttal round (round 3 and later): the full debate transcript.
+"""Fitting what a persona reads in a rebuttal round (round 3 and later) to its budget.
 
 NiraNexus Council: after the convergence check every model "receives the full debate
-transcript" and writes its rebuttal. Here that is every peer's answer of every earlier
-round, whole (the round-2 answers hold their cross-examinations; from round 4 on the
-round-3 rebuttals are there too), the persona's own earlier answers, the critiques aimed
-at it from the latest cross-examination, in full, each with the answer it already gave
-and what its critic said to that (engine/prompting/exchanges.py), and from round 4 its
-target's answers to its own critique, to press or drop.
+transcript" and writes its rebuttal. A persona's message holds it as a conversation that
+grows round by round (engine/protocol/material.py): every answer of every earlier round,
+each once (its own under `Your round N answer`, the peers' as it first reads them whole),
+the critiques aimed at it with the answers it gave and what its critic said to that
+(engine/prompting/exchanges.py), and from round 4 its target's answers to its own critique.
 
-Over the budget the transcript is compressed by the answer rule of the synthesis
-(Open Council compression, `compression.compress_answer`: first and last lines kept
-around a key-points marker, code never cut), in this order: the peers' older rounds
-(oldest first) and then the reader's own older answers, then the peers' latest answers,
-each group through every step of `LINE_STEPS` before the next gives way; only then do
-the reader's latest answer and the exchanges give way, in the same steps. The part that
-brings the transcript under its budget takes back as many lines as still fit
-(`compression.widest_view`), so the budget is filled, not undershot.
+Over the budget those texts are compressed by the answer rule of the synthesis (Open
+Council compression, `compression.compress_answer`: first and last lines kept around a
+key-points marker, code never cut), in this order: the peers' older rounds (oldest first)
+and then the reader's own older answers and the critiques earlier rounds showed it, then
+the peers' latest answers, each group through every step of `LINE_STEPS` before the next
+gives way; only then do the reader's latest answer and this round's exchanges give way, in
+the same steps. The part that brings the message under its budget takes back as many
+lines as still fit (`compression.widest_view`), so the budget is filled, not undershot.
+A compressed message no longer starts with the previous round's, byte for byte: that is
+the price of fitting it.
 """
 
 from __future__ import annotations
@@ -25,14 +26,15 @@ from typing import Any
 
 from dreamcontext_council.actions.files import DebateFiles
 from dreamcontext_council.engine.prompting.compression import compress_answer, widest_view
-from dreamcontext_council.engine.prompting.exchanges import Exchange, exchanges_before
+from dreamcontext_council.engine.prompting.exchanges import Exchange
 from dreamcontext_council.engine.prompting.reviews import load_reviews
-from dreamcontext_council.rules.report import RoundEntry
 
 # The default budget: the synthesis gate (0.6 × a 100,000-character window).
 DEFAULT_BUDGET_CHARS = 60_000
 LINE_STEPS = ((15, 10), (8, 5), (4, 3), (2, 1))
 """(first, last) lines a compressed part keeps, one step per pass."""
+PEER_OLDER, OWN_OLDER, PEER_LATEST, OWN_LATEST, EXCHANGE = range(5)
+"""The tiers of `Part`, in the order compression reaches them."""
 
 
 def phase_title(number: int) -> str:
@@ -40,17 +42,22 @@ def phase_title(number: int) -> str:
 
 
 @dataclass
-class _Part:
-    """One piece of the transcript compression may shorten, with where it is shown."""
+class Part:
+    """One text compression may shorten, with the dict the prompt shows it from."""
 
     label: str
     text: str
     shown: dict[str, Any]
     tier: int
-    """0: a peer's older round; 1: the reader's older answer; 2: a peer's latest answer;
-    3: the reader's latest answer; 4: an exchange the reader is part of."""
+    """PEER_OLDER: a peer's older round; OWN_OLDER: the reader's older answer, or a critique
+    an earlier round showed it; PEER_LATEST: a peer's latest answer; OWN_LATEST: the reader's
+    latest answer; EXCHANGE: a critique or answer of this round's exchanges."""
     order: int
     lines_kept: tuple[int, int] | None = None
+
+    def __post_init__(self) -> None:
+        self.shown["text"] = self.text
+        self.shown["compressed"] = False
 
     @property
     def view(self) -> str:
@@ -58,21 +65,9 @@ class _Part:
 
 
 @dataclass
-class RebuttalTranscript:
-    """The transcript one persona reads, with what compression did to it."""
+class Fitted:
+    """What fitting the parts to a budget did to them."""
 
-    rounds: list[dict[str, Any]] = field(default_factory=list)
-    """Each earlier round: round, title, answers (slug, text, yours, compressed), the
-    reader's own among them."""
-    cross_examinations: list[dict[str, Any]] = field(default_factory=list)
-    """Who cross-examined whom: round, critic, target, score, aimed_at_you, by_you."""
-    own_answers: list[dict[str, Any]] = field(default_factory=list)
-    """The reader's earlier answers as `rounds` shows them, round 1 first."""
-    critiques: list[dict[str, Any]] = field(default_factory=list)
-    """The critiques aimed at the reader from the latest cross-examination, in full, each with
-    its turns (`Exchange.shown`): new when `answered_in` is None, else with the answer."""
-    answers_to_critiques: list[dict[str, Any]] = field(default_factory=list)
-    """The reader's own critiques its target has answered (from round 4), with the turns."""
     budget: int = DEFAULT_BUDGET_CHARS
     gate: int | None = None
     """The call's whole budget, when `budget` is what the rest of the prompt leaves of it."""
@@ -96,8 +91,12 @@ class RebuttalTranscript:
         )
 
 
-def _entry(entries: list[RoundEntry], number: int) -> RoundEntry | None:
-    return next((e for e in entries if e.round == number), None)
+def framed(parts: list[Part]) -> None:
+    """Empty every part, tagged as compressed, to measure the rest of the prompt: the frame
+    is never shorter than what is sent."""
+    for part in parts:
+        part.shown["text"] = ""
+        part.shown["compressed"] = True
 
 
 def cross_examination_index(
@@ -131,71 +130,22 @@ def cross_examination_index(
     return found
 
 
-def rebuttal_transcript(
-    files: DebateFiles,
-    roster: list[str],
-    slug: str,
-    number: int,
-    *,
-    budget: int = DEFAULT_BUDGET_CHARS,
-) -> RebuttalTranscript:
-    """The transcript `slug` reads in round `number` (3 or later), within `budget` characters."""
-    entries = {s: files.entries(s) for s in dict.fromkeys([*roster, slug])}
-    transcript = RebuttalTranscript(budget=budget)
-    parts: list[_Part] = []
-    seated = list(dict.fromkeys([*roster, slug]))
-    latest = {p: max((e.round for e in entries[p] if e.round < number), default=0) for p in seated}
-    # Round by round, each answer in roster order, the reader's own among them: the prompt of
-    # the next round starts with these same blocks, byte for byte (a prefix cache serves them).
-    for round_number in range(1, number):
-        answers = []
-        for persona in seated:
-            entry = _entry(entries[persona], round_number)
-            if entry is None:
-                continue
-            yours = persona == slug
-            shown = {"slug": persona, "text": entry.body, "yours": yours}
-            answers.append(shown)
-            if yours:
-                transcript.own_answers.append(shown)
-            is_latest = round_number == latest[persona]
-            tier = (3 if is_latest else 1) if yours else int(is_latest) * 2
-            parts.append(_Part(f"{persona} R{round_number}", entry.body, shown, tier, round_number))
-        if answers:
-            title = phase_title(round_number)
-            transcript.rounds.append({"round": round_number, "title": title, "answers": answers})
-    exchanges = exchanges_before(files, number, entries)
-    transcript.cross_examinations = cross_examination_index(files, slug, number, exchanges)
-    for exchange in exchanges:
-        thread = exchange.shown(slug)
-        if exchange.target == slug:
-            transcript.critiques.append(thread)
-            label = f"{exchange.critic} R{exchange.round} cross-examination of {slug}"
-        elif exchange.critic == slug and exchange.answered_in() is not None:
-            transcript.answers_to_critiques.append(thread)
-            label = f"{exchange.target}'s answers to {slug}'s R{exchange.round} cross-examination"
-        else:
-            continue
-        parts.append(_Part(label, exchange.critique, thread, 4, exchange.round))
-        for turn in thread["turns"]:
-            turn_label = f"{turn['by']} R{turn['round']} in that exchange"
-            parts.append(_Part(turn_label, str(turn["text"]), turn, 4, turn["round"]))
-    _fit(transcript, parts, budget)
-    return transcript
-
-
-def _fit(transcript: RebuttalTranscript, parts: list[_Part], budget: int) -> None:
-    """Compress the parts in the module's order until the transcript is within `budget`."""
+def fit(parts: list[Part], budget: int) -> Fitted:
+    """Show every part whole, then compress them in the module's order until they are
+    within `budget` characters."""
+    fitted = Fitted(budget=budget)
     total = sum(len(p.text) for p in parts)
-    transcript.original_chars = total
+    fitted.original_chars = total
     for part in parts:
+        part.shown["text"] = part.text
         part.shown["compressed"] = False
+        part.lines_kept = None
     if total > budget:
         groups = [
             sorted((p for p in parts if p.tier in tiers), key=lambda p: (p.tier, p.order))
-            for tiers in ((0, 1), (2,), (3, 4))
+            for tiers in ((PEER_OLDER, OWN_OLDER), (PEER_LATEST,), (OWN_LATEST, EXCHANGE))
         ]
-        last: _Part | None = None
+        last: Part | None = None
         for group in groups:
             for head, tail in LINE_STEPS:
                 for part in group:
@@ -214,15 +164,14 @@ def _fit(transcript: RebuttalTranscript, parts: list[_Part], budget: int) -> Non
         for part in parts:
             if part.lines_kept:
                 first, last_lines = part.lines_kept
-                transcript.compressed.append(
-                    f"{part.label} (first {first}, last {last_lines} lines)"
-                )
+                fitted.compressed.append(f"{part.label} (first {first}, last {last_lines} lines)")
             else:
-                transcript.whole.append(part.label)
-    transcript.view_chars = total
+                fitted.whole.append(part.label)
+    fitted.view_chars = total
+    return fitted
 
 
-def _widen(part: _Part, total: int, budget: int) -> int:
+def _widen(part: Part, total: int, budget: int) -> int:
     """The part that brought the transcript under `budget` takes back the lines that fit."""
     assert part.lines_kept is not None
     head, tail = part.lines_kept

@@ -63,7 +63,7 @@ class EntryForm:
 
     def text(self, error: str | None = None) -> str:
         """The form to fill in; with `error`, the reason the last one was not recorded on top."""
-        context = round_context(self.root, self.debate_id, self.slug)
+        context = round_context(self.root, self.debate_id, self.slug, this_round=True)
         return resources.render(
             "views/person-entry.md.j2",
             error=_inside_comment(error) if error else None,

@@ -1,11 +1,11 @@
 """round-context: what a persona driven by hand reads, built as `run`'s prompt is built.
 
 The page holds the system prompt `run` sends (the persona and the answer contract: the
-sections, the verdict block), then the round's material rendered by the very prompt `run`
-sends (engine/protocol/material.round_material and engine/prompts.persona_prompt: the question,
-facts, options, attachments, panel, round 2's peer answer, round 3's
-transcript and the critiques aimed at the persona, compressed by the same rules), then
-the command that submits the answer.
+sections, the verdict block), then the user message `run` sends, whole
+(engine/protocol/material.round_material and engine/prompts.persona_prompt: every round the
+persona took part in, each as it was, the current one last: its answers, the peers'
+answers, the critiques aimed at it, compressed by the same rules), then the command that
+submits the answer. A person's seat is shown the current round's part only.
 """
 
 from __future__ import annotations
@@ -56,11 +56,18 @@ def page_round(debate: Debate) -> int:
 
 
 def round_message(
-    files: DebateFiles, debate: Debate, slug: str, number: int, verdicts: Verdicts | None = None
+    files: DebateFiles,
+    debate: Debate,
+    slug: str,
+    number: int,
+    verdicts: Verdicts | None = None,
+    *,
+    this_round: bool = False,
 ) -> tuple[str, str, str | None]:
     """The system prompt `run` would send `slug` in round N (the debate brief, its persona
-    and the answer contract), the user message without its title line (the sections a
-    persona driven by hand reads), and the peer it cross-examines, if any."""
+    and the answer contract), the user message it would send (every round the persona took
+    part in, round N's last), or with `this_round` only round N's part of it (what is new
+    since the persona's last answer), and the peer it cross-examines, if any."""
     context = files.context(slug)
     material = round_material(
         files,
@@ -73,21 +80,21 @@ def round_message(
         attachments=attachments_for_prompt(files),
         transcript_budget=transcript_budget(compression_of(debate)),
         pairs=cross_exam_pairs(files, debate, participants(files, debate, 2))
-        if number == 2
+        if number >= 2
         else {},
     )
     prompt = prompts.persona_prompt(slug, context.persona_text, context.aspects, material)
-    # The title follows the debate so far, where this round's own part begins.
-    at = prompt.user_marks[-1] if prompt.user_marks else 0
-    head, rest = prompt.user[:at], prompt.user[at:]
-    if rest.startswith("# "):
-        rest = rest.split("\n", 1)[1] if "\n" in rest else ""
+    user = prompt.user
+    if this_round:
+        user = user[len(user) - len(prompts.round_parts(material)[-1]) :]
     peer = str(material.peer["slug"]) if material.peer else None
-    return prompt.system.strip("\n"), (head + rest.lstrip("\n")).strip("\n"), peer
+    return prompt.system.strip("\n"), user.strip("\n"), peer
 
 
-def round_context(root: Root, debate_id: str, slug: str) -> str:
-    """The persona's page for its round: persona, the round's material, how to submit."""
+def round_context(root: Root, debate_id: str, slug: str, *, this_round: bool = False) -> str:
+    """The persona's page for its round: persona, the round's material, how to submit.
+    With `this_round` the material is only what the round adds (a person's seat has read
+    the earlier rounds as they came); else the whole message `run` sends."""
     files = DebateFiles(root, debate_id)
     debate = files.debate()
     files.require_persona(debate, slug)
@@ -95,7 +102,9 @@ def round_context(root: Root, debate_id: str, slug: str) -> str:
     # A file a merge left conflict markers in is left out of the page and named at its top.
     snapshot = load_snapshot(root, debate_id, around_conflicts=True)
     number = page_round(debate)
-    system, message, peer = round_message(files, debate, slug, number, snapshot.verdicts)
+    system, message, peer = round_message(
+        files, debate, slug, number, snapshot.verdicts, this_round=this_round
+    )
     status = debate.status
     last_finished = debate.current_round if status.phase != "running" else debate.current_round - 1
     new_facts = [

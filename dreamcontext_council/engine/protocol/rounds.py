@@ -133,7 +133,7 @@ class RoundRunner:
         verdicts: Verdicts,
     ) -> prompts.RoundMaterial:
         """What the persona sees this round; `verdicts` as they stood when the round began."""
-        pairs = self._pairs(debate, participants(self.files, debate, 2)) if number == 2 else {}
+        pairs = self._pairs(debate, participants(self.files, debate, 2)) if number >= 2 else {}
         return round_material(
             self.files,
             debate,

@@ -73,7 +73,8 @@ class AnthropicProvider(SdkProvider):
 
     def opening(self, prompt: Prompt) -> list[Message]:
         _, user_marks = breakpoints(prompt)
-        return [{"role": "user", "content": cached_blocks(prompt.user, user_marks)}]
+        content = cached_blocks(prompt.user, user_marks, breaks=prompt.user_breaks)
+        return [{"role": "user", "content": content}]
 
     async def send(
         self,
@@ -153,8 +154,8 @@ def message_request(
 def breakpoints(prompt: Prompt) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """The marks of `prompt` that get a `cache_control` breakpoint, at most
     `MAX_BREAKPOINTS` in all: every mark of the system prompt (the brief every persona
-    shares, then the persona's own prompt), then the last of the user message's (the
-    debate so far up to last round, which this call reads, and up to this round's start,
+    shares, then the persona's own prompt), then the last of the user message's (where
+    the previous round's message ended, which this call reads, and where this one ends,
     which the next round reads)."""
     system = tuple(m for m in prompt.system_marks if 0 < m <= len(prompt.system))
     system = system[:MAX_BREAKPOINTS]
@@ -163,18 +164,25 @@ def breakpoints(prompt: Prompt) -> tuple[tuple[int, ...], tuple[int, ...]]:
     return system, user[len(user) - room :] if room else ()
 
 
-def cached_blocks(text: str, marks: Sequence[int]) -> str | list[dict[str, Any]]:
-    """`text` as it is sent: whole without marks; else as text blocks split at the marks,
-    each block that ends at one marked `cache_control` (the prefix up to it is cached).
-    The blocks joined are `text`, byte for byte."""
+def cached_blocks(
+    text: str, marks: Sequence[int], *, breaks: Sequence[int] = ()
+) -> str | list[dict[str, Any]]:
+    """`text` as it is sent: whole without marks; else as text blocks split at the marks
+    and the breaks, each block that ends at a mark marked `cache_control` (the prefix up
+    to it is cached). Splitting at the breaks too gives a later call that repeats the
+    text the same blocks, so its prefix matches this one's. The blocks joined are `text`,
+    byte for byte."""
     if not marks:
         return text
+    cuts = sorted({m for m in (*marks, *breaks) if 0 < m <= len(text)})
     blocks: list[dict[str, Any]] = []
     start = 0
-    for mark in sorted(set(marks)):
-        if mark > start:
-            blocks.append({"type": "text", "text": text[start:mark], "cache_control": EPHEMERAL})
-            start = mark
+    for cut in cuts:
+        block: dict[str, Any] = {"type": "text", "text": text[start:cut]}
+        if cut in marks:
+            block["cache_control"] = EPHEMERAL
+        blocks.append(block)
+        start = cut
     if start < len(text):
         blocks.append({"type": "text", "text": text[start:]})
     return blocks

@@ -55,6 +55,9 @@ class Prompt:
     into `system` and `user`: text other calls (another persona's, the next round's) start
     with byte for byte. A provider with a prompt cache asks it to keep those prefixes
     (`anthropic_provider.message_request`); the text sent is the same either way.
+    `user_breaks` are where the user message's parts end (a persona's: each round it took
+    part in): a provider that sends text blocks splits there too, so a later call that
+    starts with these parts sends them as the same blocks and its prefix matches.
     """
 
     system: str
@@ -64,6 +67,7 @@ class Prompt:
     tools: ToolBox | None = None
     system_marks: tuple[int, ...] = ()
     user_marks: tuple[int, ...] = ()
+    user_breaks: tuple[int, ...] = ()
     on_retry: RetryListener | None = field(default=None, compare=False, repr=False)
     on_text: TextListener | None = field(default=None, compare=False, repr=False)
 

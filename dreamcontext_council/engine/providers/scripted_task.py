@@ -180,7 +180,8 @@ def task_from_text(text: str) -> dict[str, Any]:
 
     The kind of call is the one whose opening line comes first in the text: a persona's
     round title, the synthesis's `# Debate <id>`, the check's question, or the request for
-    a roster; a repair request after it makes the call a repair."""
+    a roster; a repair request after it makes the call a repair. A persona's message holds
+    the title of every round it took part in: the last one is the round asked."""
     # What a prompt quotes (attachments, answers) may hold any line: never a call's opening.
     masked = _QUOTED.sub(lambda quoted: re.sub(r"[^\n]", " ", quoted.group(0)), text)
     kinds = [
@@ -196,6 +197,9 @@ def task_from_text(text: str) -> dict[str, Any]:
     if not kinds:
         return {}
     _, reader, found = min(kinds, key=lambda kind: kind[0])
+    if reader is _persona_call:
+        # A persona's message holds every round it took part in: the last title is asked.
+        *_, found = _ROUND.finditer(masked)
     task = reader(masked, found)
     if _REPAIR.search(text, found.end()):
         task["repair"] = True
