@@ -37,8 +37,10 @@ lint: setup
 typecheck: setup
 	$(BIN)/mypy
 
-# Tests run side by side, one worker per core (PYTEST_WORKERS=0 runs them in one process).
-PYTEST_WORKERS ?= auto
+# Tests run side by side, two workers per core: many of them wait on CLI processes, servers
+# and a browser, so one worker per core leaves the cores idle a third of the time
+# (PYTEST_WORKERS=0 runs them in one process).
+PYTEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) * 2 )))
 
 pytest: setup browser
 	$(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadgroup

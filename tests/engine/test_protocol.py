@@ -230,7 +230,7 @@ def test_cross_examination_pairs_are_a_derangement_from_the_recorded_seed(
         context = council.text(first, f"{critic}/context-and-persona.md")
         assert f"## Round 2 — Directives\n\n- Cross-examine {peer}:" in context
         [prompt] = [p for p in calls[(critic, 2, "cross-exam")] if council.meta(first)["id"] in p]
-        assert f'<peer-answer persona="{peer}">' in prompt
+        assert f'<peer-answer persona="{peer}" round="1">' in prompt
         assert f"Your cross-examination assignment: {peer}" in prompt
         report = council.text(first, f"{critic}/report.md")
         assert "### Cross-examination" in report
