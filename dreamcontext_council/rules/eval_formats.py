@@ -15,7 +15,12 @@ import json
 import re
 
 from dreamcontext_council.errors import UsageError
-from dreamcontext_council.rules.eval_set import ARITHMETIC_QUESTION, EvalQuestion, parse_set
+from dreamcontext_council.rules.eval_set import (
+    ARITHMETIC_QUESTION,
+    EvalQuestion,
+    json_lines,
+    parse_set,
+)
 
 CHOICES = ("A", "B", "C", "D")
 CSV_HEADER = ("question", "a", "b", "c", "d", "answer")
@@ -43,15 +48,7 @@ def parse_gsm8k(text: str, where: str) -> list[EvalQuestion]:
     """GSM8K's JSONL: ids `gsm8k-0001`…, the question with a note to state the number alone,
     the number after `####` as the answer. UsageError names the first line that is not one."""
     questions: list[EvalQuestion] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line)
-        except ValueError:
-            raise UsageError(
-                f"{where} line {number} is not JSON; GSM8K has one object a line."
-            ) from None
+    for number, data in json_lines(text, where, "GSM8K has one object a line"):
         if not isinstance(data, dict) or not isinstance(data.get("question"), str):
             raise UsageError(f"{where} line {number} has no question; GSM8K lines have one.")
         final = _FINAL.search(str(data.get("answer") or ""))

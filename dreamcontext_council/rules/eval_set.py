@@ -12,6 +12,7 @@ import json
 import math
 import random
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,19 +40,23 @@ class EvalQuestion:
         return data
 
 
-def parse_set(text: str, where: str = "the eval set") -> list[EvalQuestion]:
-    """Every question of a JSONL set; UsageError names the first bad line."""
-    questions: list[EvalQuestion] = []
-    seen: set[str] = set()
+def json_lines(text: str, where: str, hint: str) -> Iterator[tuple[int, object]]:
+    """Each non-blank line of a JSONL text with its line number; UsageError (ending with
+    `hint`) names the first line that is not JSON."""
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            data = json.loads(line)
+            yield number, json.loads(line)
         except ValueError:
-            raise UsageError(
-                f"{where} line {number} is not JSON; write one object a line."
-            ) from None
+            raise UsageError(f"{where} line {number} is not JSON; {hint}.") from None
+
+
+def parse_set(text: str, where: str = "the eval set") -> list[EvalQuestion]:
+    """Every question of a JSONL set; UsageError names the first bad line."""
+    questions: list[EvalQuestion] = []
+    seen: set[str] = set()
+    for number, data in json_lines(text, where, "write one object a line"):
         question = _question(data, f"{where} line {number}")
         if question.id in seen:
             raise UsageError(
