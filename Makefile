@@ -42,8 +42,11 @@ typecheck: setup
 # (PYTEST_WORKERS=0 runs them in one process).
 PYTEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) * 2 )))
 
+# Bytecode is written even where the environment says PYTHONDONTWRITEBYTECODE: without it every
+# one of the suite's thousand-odd CLI processes compiles the modules it imports again, and
+# every worker rewrites every test module's asserts.
 pytest: setup browser
-	$(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadgroup
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadgroup
 
 test:
 	@start=$$(date +%s); status=0; \

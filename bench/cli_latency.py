@@ -216,11 +216,11 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def time_once(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
+def time_once(argv: list[str], env: dict[str, str], cwd: Path | None = None) -> tuple[float, float]:
     """Wall and CPU time of one fresh process, in ms."""
     cpu = _children_cpu()
     start = time.perf_counter()
-    done = subprocess.run(argv, env=env, capture_output=True, text=True)
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, cwd=cwd)
     elapsed = (time.perf_counter() - start) * 1000
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed ({done.returncode}): {done.stderr}")
@@ -329,7 +329,9 @@ def reference_runs(
     for round_number in range(runs + 1):
         for name, argv in argvs.items():
             for tool, head in tools.items():
-                wall, cpu = time_once([*head, *argv], env)
+                # In the copy's folder: the Node CLI reads `_dream_context/` there, not the
+                # DREAMCONTEXT_ROOT that points ours at the same folder.
+                wall, cpu = time_once([*head, *argv], env, cwd=copy)
                 if round_number:
                     timing = timings.setdefault(f"{tool} {name}", Timing(name, 1))
                     timing.walls_ms.append(wall)

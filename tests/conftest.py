@@ -150,6 +150,22 @@ def ref_council(fixture_root: Reference, workdir: Path) -> Runner:
     return subprocess_runner(workdir, fixture_root.root)
 
 
+# -- the long cases start first ----------------------------------------------------------
+#
+# pytest-xdist hands tests out in collection order, so a long case collected last runs alone at
+# the end while the other workers sit idle. The slow cases go first, then the browser's, then
+# the rest in their usual order.
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def weight(item: pytest.Item) -> int:
+        if item.get_closest_marker("slow"):
+            return 0
+        return 1 if item.get_closest_marker("browser") else 2
+
+    items.sort(key=weight)
+
+
 # -- skips are failures unless expected ----------------------------------------------------
 #
 # A test that skips because a file or a tool is missing proves nothing, and `-q` hides it.
