@@ -150,19 +150,25 @@ def ref_council(fixture_root: Reference, workdir: Path) -> Runner:
     return subprocess_runner(workdir, fixture_root.root)
 
 
-# -- the long cases start first ----------------------------------------------------------
+# -- the long cases start first, a browser module runs on one worker ------------------------
 #
 # pytest-xdist hands tests out in collection order, so a long case collected last runs alone at
-# the end while the other workers sit idle. The slow cases go first, then the browser's, then
-# the rest in their usual order.
+# the end while the other workers sit idle: the slow cases go first, then the browser's, then
+# the rest in their usual order. Each browser module is one group (run with `--dist
+# loadgroup`), so its chromium starts once rather than once on every worker. This runs before
+# xdist's own hook, which reads the groups.
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     def weight(item: pytest.Item) -> int:
         if item.get_closest_marker("slow"):
             return 0
         return 1 if item.get_closest_marker("browser") else 2
 
+    for item in items:
+        if item.get_closest_marker("browser") and not item.get_closest_marker("xdist_group"):
+            item.add_marker(pytest.mark.xdist_group(item.path.stem))
     items.sort(key=weight)
 
 

@@ -24,8 +24,8 @@ from .conftest import end_runs, served
 pytestmark = pytest.mark.browser
 
 TOPIC = "Should we migrate the session store to Postgres?"
-RUN_MS = 180_000
-COMPLETE = "() => document.getElementById('status')?.textContent.trim() === 'complete'"  # a whole run, in another process, on a machine shared with other tests
+RUN_MS = 60_000  # a whole run, in another process, on a machine shared with other tests
+COMPLETE = "() => document.getElementById('status')?.textContent.trim() === 'complete'"
 
 
 @pytest.fixture
@@ -92,6 +92,23 @@ def fill_seat(page: Any, number: int, *, skip: str | None = None) -> None:
         page.fill("#alice-score", "6")
 
 
+def wait_telling_the_folder(page: Any, selector: str, files: DebateFiles) -> None:
+    """Wait for `selector`; when it never comes, fail with what the folder says (its state,
+    the run's record and the round log's end) rather than the page's timeout alone."""
+    from playwright.sync_api import TimeoutError as PageTimeout
+
+    try:
+        page.wait_for_selector(selector, timeout=RUN_MS)
+    except PageTimeout:
+        run = files.paths.folder / "run.json"
+        said = run.read_text(encoding="utf-8") if run.exists() else "no run.json"
+        log = files.paths.round_log.read_text(encoding="utf-8")[-1500:]
+        raise AssertionError(
+            f"{selector} never shown; debate.md says {files.debate().status.phase}\n"
+            f"run.json: {said}\nround-log.md ends:\n{log}\npage:\n{page.inner_text('body')[:1500]}"
+        ) from None
+
+
 def test_a_person_answers_three_rounds_from_the_page(
     writable: tuple[Root, str, str], page: Any
 ) -> None:
@@ -124,8 +141,8 @@ def test_a_person_answers_three_rounds_from_the_page(
     page.click("#alice-submit")
     files = DebateFiles(root, debate_id)
     for number in (2, 3):
-        page.wait_for_selector(
-            f"#seat-alice form[data-draft='{debate_id}/alice/{number}']", timeout=RUN_MS
+        wait_telling_the_folder(
+            page, f"#seat-alice form[data-draft='{debate_id}/alice/{number}']", files
         )
         fill_seat(page, number)
         page.click("#alice-submit")
