@@ -111,6 +111,9 @@ def test_a_call_in_flight_is_shown_and_a_killed_one_is_asked_again(
         shown = council("show", debate_id)
         assert "in flight:" in shown.out
         assert "user-advocate  opening r1  0 chars  " in shown.out
+        # The call's file is written before its program starts: the kill comes once the
+        # program has the question, so the resume must ask it a second time.
+        wait_for(lambda: asked(marks) == ["opening 1"])
 
         process.send_signal(signal.SIGKILL)
         process.communicate(timeout=60)
