@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from dreamcontext_council.folder.in_flight import STREAMING
 from dreamcontext_council.rules.final_report import VerdictStatement, verdict_statement
 from dreamcontext_council.rules.usage import usage_totals
 from dreamcontext_council.views.terminal import cells, cut_to, printable
@@ -132,6 +131,8 @@ def in_flight_lines(calls: list[dict[str, Any]]) -> list[str]:
     """`show`'s block of the calls running now: `  contrarian  opening r1  1,234 chars  12 s`."""
     if not calls:
         return []
+    from dreamcontext_council.folder.in_flight import STREAMING  # `list` shows no calls
+
     width = max(len(printable(str(call["persona"]))) for call in calls)
     lines = ["", "  in flight:"]
     for call in calls:
