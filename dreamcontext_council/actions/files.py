@@ -11,10 +11,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
-from dreamcontext_council.actions.index import update_index
 from dreamcontext_council.errors import FormatError, NotFoundError, UsageError
 from dreamcontext_council.folder import frontmatter_io
-from dreamcontext_council.folder.machine_local import keep_out_of_git
 from dreamcontext_council.folder.paths import DebatePaths, PersonaPaths, Root
 from dreamcontext_council.folder.safe_read import inside, inside_with_info
 from dreamcontext_council.folder.storage import (
@@ -26,7 +24,6 @@ from dreamcontext_council.folder.storage import (
     racy_window_ns,
     read_text,
 )
-from dreamcontext_council.rules import roundlog
 from dreamcontext_council.rules.conflict_markers import ConflictMarkers, holds_conflict
 from dreamcontext_council.rules.debate import Debate, parse_debate, render_debate
 from dreamcontext_council.rules.persona import PersonaContext, parse_context, render_context
@@ -60,6 +57,8 @@ class DebateFiles:
     @contextmanager
     def lock(self) -> Iterator[None]:
         """Hold the debate's lock for a read-modify-write."""
+        from dreamcontext_council.folder.machine_local import keep_out_of_git  # writes only
+
         keep_out_of_git(self.root)  # the lock file is the first machine-local file a write makes
         with locked(self.paths.folder, within=self.root.path):
             yield
@@ -111,6 +110,8 @@ class DebateFiles:
             else frontmatter_io.render_over(over, debate.meta, debate.body)
         )
         atomic_write_text(self.paths.debate_md, text, within=self.root.path)
+        from dreamcontext_council.actions.index import update_index  # a read needs no index
+
         update_index(self.root, debate.meta)
 
     # verdicts.json
@@ -124,9 +125,16 @@ class DebateFiles:
     # round-log.md
     def log(self) -> str:
         # Read once per hold of the lock, and kept while unchanged.
-        return self._parsed_or(self.paths.round_log, str, lambda: roundlog.new_log(self.id))
+        return self._parsed_or(self.paths.round_log, str, self._new_log)
+
+    def _new_log(self) -> str:
+        from dreamcontext_council.rules import roundlog  # only writing the log needs its rules
+
+        return roundlog.new_log(self.id)
 
     def append_log(self, heading: str, bullets: list[str], *, once: bool = False) -> None:
+        from dreamcontext_council.rules import roundlog
+
         with self.lock():
             log = self.log()
             if once and roundlog.has_heading(log, heading):

@@ -121,24 +121,35 @@ def test_the_node_tools_debate_is_read_without_pyyaml(
 
 
 # What printing a debate that no run drives does not need: each is imported where it is used.
-NOT_FOR_READING = (
+NOT_FOR_READING = {
     "pickle",  # the parse cache pickles only a file read twice (actions/files.py)
     "dreamcontext_council.folder.in_flight",  # the calls of a live run
     "dreamcontext_council.folder.run_record",  # read only for a debate not complete
     "dreamcontext_council.rules.run_settings",  # only a debate.md with `run:`
     "dreamcontext_council.rules.solo",  # only a debate with baseline.md
-)
+}
+NOT_FOR_THE_BOARD = {
+    "shlex",  # only a `command:` model's family needs a command line split
+    "dreamcontext_council.actions.newest",  # the id is given: nothing to choose
+    "dreamcontext_council.actions.index",  # a board writes no index
+    "dreamcontext_council.folder.machine_local",  # nor takes the lock
+    "dreamcontext_council.rules.roundlog",  # nor appends to the round log
+}
+NOT_FOR_THE_LIST = {"unicodedata"}  # an eval's name is made one line only on its page
 
 
 @pytest.mark.parametrize(
-    "command", [("board", REFERENCE_ID), ("list", "--all")], ids=["board", "list"]
+    ("command", "unused"),
+    [
+        (("board", REFERENCE_ID), NOT_FOR_READING | NOT_FOR_THE_BOARD),
+        (("list", "--all"), NOT_FOR_READING | NOT_FOR_THE_LIST),
+    ],
+    ids=["board", "list"],
 )
-def test_the_node_tools_debate_is_read_without_what_only_runs_need(
-    tmp_path: Path, command: tuple[str, ...]
+def test_the_node_tools_debate_is_read_without_what_only_writes_and_runs_need(
+    tmp_path: Path, command: tuple[str, ...], unused: set[str]
 ) -> None:
     root = writable_copy(REFERENCE, tmp_path / "reference") / "_dream_context"
     loaded = loaded_names(root, *command)
     assert "dreamcontext_council.cli.reading" in loaded
-    assert not loaded & set(NOT_FOR_READING), (
-        f"{command[0]} imported {sorted(loaded & set(NOT_FOR_READING))}"
-    )
+    assert not loaded & unused, f"{command[0]} imported {sorted(loaded & unused)}"
