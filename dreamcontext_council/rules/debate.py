@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 RUN_KEY = "run"
 """The frontmatter key of how `council run` last ran the debate (rules/run_settings.py)."""
 
-_STATUS = re.compile(r"round_(\d+)_(running|complete)")
+_STATUS = r"round_(\d+)_(running|complete)"  # compiled by the first round status read
 
 
 def bounded_round(digits: str) -> int | None:
@@ -51,7 +51,7 @@ class Status(NamedTuple):
     def parse(cls, text: str) -> Status:
         if text in ("created", "synthesizing", "complete"):
             return cls(text, 0)
-        match = _STATUS.fullmatch(text)
+        match = re.fullmatch(_STATUS, text)
         if not match:
             raise FormatError(
                 f"status '{text}' is not one of created, round_N_running, round_N_complete, "

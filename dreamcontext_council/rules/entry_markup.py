@@ -13,14 +13,11 @@ import re
 from functools import cache
 from typing import TYPE_CHECKING, NamedTuple
 
-from dreamcontext_council.rules.markdown import open_fence
+from dreamcontext_council.rules.markdown import ENTRY_HEADING, open_fence
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
 
-# The entry heading exactly as report.md is written (`## Round 2 — 2026-11-30`); in report.md
-# such a line after a blank line starts an entry even when a fence above was left open.
-ENTRY_HEADING = re.compile(r"## Round ([0-9]+)(?: — (?:[0-9]{4}-[0-9]{2}-[0-9]{2})?)?[ \t]*$")
 # The patterns below only check and write a submitted entry: each is compiled where it is
 # used (re keeps it), so reading report.md compiles none of them.
 _ATX_MARK = r"#{1,2}(?=[ \t]|$)"

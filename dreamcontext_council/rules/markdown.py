@@ -13,6 +13,10 @@ _FENCE = re.compile(r"^ {0,3}(`{3,}(?!.*`)|~{3,})")
 # a lazy title before `[ \t#]*$` backtracked over that run at every character, quadratic
 # in the length of one long line.
 _HEADING = re.compile(r"(#{1,6})[ \t]+(.*)")
+# The entry heading exactly as report.md is written (`## Round 2 — 2026-11-30`); in report.md
+# such a line after a blank line starts an entry even when a fence above was left open (the
+# `boundary` of `headings`), and rules/entry_markup.py keeps such lines out of an entry.
+ENTRY_HEADING = re.compile(r"## Round ([0-9]+)(?: — (?:[0-9]{4}-[0-9]{2}-[0-9]{2})?)?[ \t]*$")
 
 
 class Heading(NamedTuple):
