@@ -9,11 +9,9 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from dreamcontext_council.actions.files import DebateFiles
-from dreamcontext_council.actions.run_state import RunState, debate_run_state
 from dreamcontext_council.errors import CouncilError
 from dreamcontext_council.folder.paths import DebatePaths, Root
 from dreamcontext_council.folder.storage import read_text
-from dreamcontext_council.rules.claims_file import parse_claims_file
 from dreamcontext_council.rules.conflict_markers import (
     ConflictMarkers,
     conflict_line,
@@ -35,6 +33,7 @@ from dreamcontext_council.rules.usage import calls_of
 from dreamcontext_council.rules.verdicts import Verdicts
 
 if TYPE_CHECKING:
+    from dreamcontext_council.actions.run_state import RunState
     from dreamcontext_council.folder.in_flight import InFlight
     from dreamcontext_council.rules.solo import SoloAnswer, SoloComparison
 
@@ -90,7 +89,12 @@ class DebateSnapshot:
 
     @cached_property
     def _run_state(self) -> RunState | None:
-        return debate_run_state(self.paths.folder, self.id, str(self.debate.status))
+        status = str(self.debate.status)
+        if status == "complete":
+            return None  # no run state, as debate_run_state says: actions.run_state not loaded
+        from dreamcontext_council.actions.run_state import debate_run_state
+
+        return debate_run_state(self.paths.folder, self.id, status)
 
     def in_flight(self) -> list[InFlight]:
         """The calls a live `council run` is making right now, with their text so far (none
@@ -208,6 +212,8 @@ class DebateSnapshot:
         path = self.paths.claims
         if not path.exists():
             return None, None
+        from dreamcontext_council.rules.claims_file import parse_claims_file  # claims.json only
+
         try:
             return parse_claims_file(read_text(path, within=self.paths.folder)), None
         except (CouncilError, UnicodeDecodeError) as exc:

@@ -135,6 +135,9 @@ NOT_FOR_THE_BOARD = {
     "dreamcontext_council.actions.index",  # a board writes no index
     "dreamcontext_council.folder.machine_local",  # nor takes the lock
     "dreamcontext_council.rules.roundlog",  # nor appends to the round log
+    "dreamcontext_council.actions.run_state",  # a complete debate has no run state to read
+    "dreamcontext_council.rules.claims_file",  # the debate has no claims.json
+    "dreamcontext_council.folder.strict_yaml",  # its frontmatter is in the plain subset
 }
 NOT_FOR_THE_LIST = {"unicodedata"}  # an eval's name is made one line only on its page
 
