@@ -179,7 +179,8 @@ def seal_entry_body(body: str) -> tuple[str, list[str]]:
     heading is indented by one space. Returns the body and one note per change."""
     lines = body.split("\n")
     notes = []
-    quoted = [i for i, line in enumerate(lines) if ENTRY_HEADING.match(line)]
+    heading = re.compile(ENTRY_HEADING)
+    quoted = [i for i, line in enumerate(lines) if heading.match(line)]
     for i in quoted:
         lines[i] = " " + lines[i]
     if quoted:
