@@ -128,6 +128,7 @@ NOT_FOR_READING = {
     "dreamcontext_council.rules.run_settings",  # only a debate.md with `run:`
     "dreamcontext_council.rules.solo",  # only a debate with baseline.md
     "dreamcontext_council.rules.entry_markup",  # checks and seals an entry being written
+    "encodings.utf_8_sig",  # read_text drops a BOM itself
 }
 NOT_FOR_THE_BOARD = {
     "shlex",  # only a `command:` model's family needs a command line split
