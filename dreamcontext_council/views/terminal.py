@@ -17,8 +17,7 @@ import sys
 _BIDI = "\u202a-\u202e\u2066-\u2069"
 _UNPRINTABLE = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}]")
 # Outside JSON strings JSON is plain ASCII, and json.dumps already escapes C0 controls.
-# Compiled by its first use (re keeps it), like _NOT_PLAIN: a board printed as text needs
-# neither.
+# Compiled by its first use (re keeps it): a board printed as text needs none.
 _JSON_UNPRINTABLE = f"[\x7f-\x9f{_BIDI}]"
 
 
@@ -62,13 +61,13 @@ def printable_json(text: str) -> str:
 
 
 # Latin letters and general punctuation (`·`, `…`, `—`): one column each, no table needed.
-_NOT_PLAIN = "[^\x00-\u02ff\u2000-\u206f]"
+_NOT_PLAIN = re.compile("[^\x00-\u02ff\u2000-\u206f]")
 
 
 def cells(text: str) -> int:
     """How many terminal columns `text` takes: wide (CJK) characters two, combining marks
     none. The standard library's tables: the list commands must not pay for rich's import."""
-    if not re.search(_NOT_PLAIN, text):
+    if not _NOT_PLAIN.search(text):
         return len(text)
     import unicodedata
 
@@ -80,7 +79,7 @@ def cells(text: str) -> int:
 
 def cut_to(text: str, width: int) -> str:
     """`text` in at most `width` terminal columns, ending in `…` when it had to be cut."""
-    if not re.search(_NOT_PLAIN, text):  # one column a character: a list of thousands
+    if not _NOT_PLAIN.search(text):  # one column a character: a list of thousands
         return text if len(text) <= width else text[: max(width - 1, 0)].rstrip() + "…"
     if cells(text) <= width:
         return text
