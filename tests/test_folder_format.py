@@ -331,6 +331,7 @@ def test_the_parse_cache_keeps_the_newest_parses_when_full(
         path.write_text(f"file {n}", encoding="utf-8")
         paths.append(path)
         files_module._parsed(path, tmp_path, parse)
+        files_module._parsed(path, tmp_path, parse)  # a file read again is the one kept
     parsed.clear()
     copy = files_module._parsed(paths[-1], tmp_path, parse)
     copy["text"] = "changed by the caller"
@@ -340,6 +341,31 @@ def test_the_parse_cache_keeps_the_newest_parses_when_full(
     assert parsed == []  # the newest four stayed parsed (a full cache used to forget them all)
     files_module._parsed(paths[0], tmp_path, parse)
     assert parsed == ["file 0"]  # the oldest made room
+
+
+def test_a_file_read_once_is_not_pickled_and_one_read_again_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A one-shot command reads most files once: their parse is only noted, so printing a
+    board loads no pickle (tests/faults/test_imports.py); a file read again is kept."""
+    from dreamcontext_council.actions import files as files_module
+
+    monkeypatch.setattr(files_module, "_parse_cache", {})
+    parsed: list[str] = []
+
+    def parse(text: str) -> list[str]:
+        parsed.append(text)
+        return [text]
+
+    path = tmp_path / "verdicts.json"
+    path.write_text("{}", encoding="utf-8")
+    assert files_module._parsed(path, tmp_path, parse) == ["{}"]
+    assert files_module._parse_cache[str(path)][1] is None
+    assert files_module._parsed(path, tmp_path, parse) == ["{}"]
+    assert isinstance(files_module._parse_cache[str(path)][1], bytes)
+    files_module._parsed(path, tmp_path, parse).append("changed by the caller")
+    assert files_module._parsed(path, tmp_path, parse) == ["{}"]
+    assert parsed == ["{}", "{}"]
 
 
 def test_a_cached_parse_looks_at_each_part_once_and_sees_a_rewrite(
@@ -355,6 +381,7 @@ def test_a_cached_parse_looks_at_each_part_once_and_sees_a_rewrite(
     path = tmp_path / "persona-1" / "report.md"
     atomic_write_text(path, "first", within=tmp_path)
     assert files_module._parsed(path, tmp_path, str.upper) == "FIRST"
+    assert files_module._parsed(path, tmp_path, str.upper) == "FIRST"  # read again: kept
     looked: list[tuple[str, str]] = []
     for name in ("stat", "lstat"):
         real = getattr(os, name)
@@ -491,9 +518,9 @@ def test_a_file_is_compared_by_its_text_only_within_its_file_systems_tick(
     monkeypatch.setattr(files_module, "read_text", counted)
     monkeypatch.setattr(files_module, "inside_with_info", lambda p, w: (p, os.stat(p)))
 
-    assert files_module._parsed(path, tmp_path, str.upper) == "{}"
-    assert files_module._parsed(path, tmp_path, str.upper) == "{}"
-    assert len(read) == (2 if compared else 1)
+    for _ in range(3):  # the second parse is kept (the first is only noted)
+        assert files_module._parsed(path, tmp_path, str.upper) == "{}"
+    assert len(read) == (3 if compared else 2)
 
 
 @pytest.mark.parametrize(

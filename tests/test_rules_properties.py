@@ -287,6 +287,7 @@ def test_a_value_ending_in_kept_line_breaks_does_not_end_the_frontmatter(value: 
 
 
 def test_an_entry_already_in_stored_form_is_parsed_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    import dreamcontext_council.rules.entry_markup as entry_markup
     import dreamcontext_council.rules.report as report
 
     parses: list[str] = []
@@ -295,7 +296,7 @@ def test_an_entry_already_in_stored_form_is_parsed_once(monkeypatch: pytest.Monk
         parses.append(text)
         return parsed_headings(text)
 
-    monkeypatch.setattr(report, "parsed_headings", counted)
+    monkeypatch.setattr(entry_markup, "parsed_headings", counted)
     monkeypatch.setattr(report, "_STORED_FORM", set())
     body = "\n".join(f"### {title}\ntext for {title}" for title in REQUIRED_SECTIONS)
 

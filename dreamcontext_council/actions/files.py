@@ -5,17 +5,14 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-import pickle
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
-from dreamcontext_council.actions.index import update_index
 from dreamcontext_council.errors import FormatError, NotFoundError, UsageError
 from dreamcontext_council.folder import frontmatter_io
-from dreamcontext_council.folder.machine_local import keep_out_of_git
 from dreamcontext_council.folder.paths import DebatePaths, PersonaPaths, Root
 from dreamcontext_council.folder.safe_read import inside, inside_with_info
 from dreamcontext_council.folder.storage import (
@@ -27,7 +24,6 @@ from dreamcontext_council.folder.storage import (
     racy_window_ns,
     read_text,
 )
-from dreamcontext_council.rules import roundlog
 from dreamcontext_council.rules.conflict_markers import ConflictMarkers, holds_conflict
 from dreamcontext_council.rules.debate import Debate, parse_debate, render_debate
 from dreamcontext_council.rules.persona import PersonaContext, parse_context, render_context
@@ -61,6 +57,8 @@ class DebateFiles:
     @contextmanager
     def lock(self) -> Iterator[None]:
         """Hold the debate's lock for a read-modify-write."""
+        from dreamcontext_council.folder.machine_local import keep_out_of_git  # writes only
+
         keep_out_of_git(self.root)  # the lock file is the first machine-local file a write makes
         with locked(self.paths.folder, within=self.root.path):
             yield
@@ -112,6 +110,8 @@ class DebateFiles:
             else frontmatter_io.render_over(over, debate.meta, debate.body)
         )
         atomic_write_text(self.paths.debate_md, text, within=self.root.path)
+        from dreamcontext_council.actions.index import update_index  # a read needs no index
+
         update_index(self.root, debate.meta)
 
     # verdicts.json
@@ -125,9 +125,16 @@ class DebateFiles:
     # round-log.md
     def log(self) -> str:
         # Read once per hold of the lock, and kept while unchanged.
-        return self._parsed_or(self.paths.round_log, str, lambda: roundlog.new_log(self.id))
+        return self._parsed_or(self.paths.round_log, str, self._new_log)
+
+    def _new_log(self) -> str:
+        from dreamcontext_council.rules import roundlog  # only writing the log needs its rules
+
+        return roundlog.new_log(self.id)
 
     def append_log(self, heading: str, bullets: list[str], *, once: bool = False) -> None:
+        from dreamcontext_council.rules import roundlog
+
         with self.lock():
             log = self.log()
             if once and roundlog.has_heading(log, heading):
@@ -238,8 +245,10 @@ def _debate_refusing_conflicts(where: str) -> Callable[[str], Debate]:
 # path → (file signature, the parse pickled, and the text of a file changed within its racy
 # window (storage.racy_window_ns) of its parse, compared as well until the file settles).
 # Loading a pickle is several times cheaper than a deepcopy of the parse, and every caller
-# still gets its own copy.
-_parse_cache: dict[str, tuple[tuple[int, int, int, int], bytes, str | None]] = {}
+# still gets its own copy. Outside a hold of the lock a file's first parse is only noted
+# (no pickle): a one-shot command reads most files once, and pickle is loaded only for a
+# file read again.
+_parse_cache: dict[str, tuple[tuple[int, int, int, int], bytes | None, str | None]] = {}
 # About ten files a debate: an eval with a hundred debates in flight must not thrash it.
 _PARSE_CACHE_LIMIT = 4096
 
@@ -261,6 +270,8 @@ def _parsed(path: Path, within: Path, parse: Callable[[str], T]) -> T:
     if memo is not None and key in memo:
         kept = memo[key]
         if not isinstance(kept, str):
+            import pickle
+
             value: T = pickle.loads(kept)
             return value
         # The text this hold wrote: it is the file, so it is not read back; its parse is
@@ -272,7 +283,9 @@ def _parsed(path: Path, within: Path, parse: Callable[[str], T]) -> T:
     racy = max(info.st_mtime_ns, info.st_ctime_ns) >= time.time_ns() - racy_window_ns(info)
     hit = None if written is not None else _parse_cache.get(key)
     text = written
-    if hit is not None and hit[0] == signature:
+    if hit is not None and hit[0] == signature and hit[1] is not None:
+        import pickle
+
         if hit[2] is not None:  # racily new when it was parsed: the text tells
             text = read_text(target, within=within, checked=True)
         if hit[2] is None or text == hit[2]:
@@ -285,10 +298,15 @@ def _parsed(path: Path, within: Path, parse: Callable[[str], T]) -> T:
     if text is None:
         text = read_text(target, within=within, checked=True)
     value = parse(text)
+    _parse_cache.pop(key, None)  # parsed again: it goes to the young end
     if len(_parse_cache) >= _PARSE_CACHE_LIMIT:
         for stale in list(_parse_cache)[: _PARSE_CACHE_LIMIT // 4]:  # the oldest parsed
             _parse_cache.pop(stale, None)  # another thread may have dropped it already
-    _parse_cache.pop(key, None)  # parsed again: it goes to the young end
+    if memo is None and hit is None:
+        _parse_cache[key] = (signature, None, None)  # the first parse, noted (see above)
+        return value
+    import pickle
+
     pickled = pickle.dumps(value, pickle.HIGHEST_PROTOCOL)
     _parse_cache[key] = (signature, pickled, text if racy else None)
     if memo is not None:

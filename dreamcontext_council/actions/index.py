@@ -213,8 +213,6 @@ def _checked_index(
     With `trust_mtimes`, only debates whose debate.md is newer than index.json are read.
     `conflicted` receives, by id, the listing of each debate read whose frontmatter holds
     git conflict markers (see `_conflicted_entry`)."""
-    from dreamcontext_council.rules.debate import parse_debate
-
     entries = _read(root)
     try:
         index_mtime = os.stat(root.index).st_mtime_ns if trust_mtimes else -1
@@ -239,6 +237,9 @@ def _checked_index(
         if debate_id in by_id and mtime < index_mtime:
             listed.add(debate_id)
             continue
+        # Imported at the first debate.md to read: an index that is up to date needs no parse.
+        from dreamcontext_council.rules.debate import parse_debate
+
         text = None
         try:
             text = read_text(Path(debate_md), within=root.council)

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dreamcontext_council.errors import CouncilError
-from dreamcontext_council.folder.in_flight import WAITING, read_in_flight
 from dreamcontext_council.folder.names import check_slug
 from dreamcontext_council.folder.paths import Root
-from dreamcontext_council.folder.run_record import RunRecord, read_run_record, still_running
+
+if TYPE_CHECKING:
+    from dreamcontext_council.folder.run_record import RunRecord
 
 KILLED = "the run (pid {pid}) ended without finishing: it was killed or crashed"
 
@@ -88,6 +89,8 @@ def run_state_of(
     """
     if record is None or status == "complete":
         return None
+    from dreamcontext_council.folder.run_record import still_running
+
     if record.stopped_reason is not None:
         if record.stopped_status is not None and record.stopped_status != status:
             return None
@@ -119,6 +122,9 @@ def debate_run_state(folder: Path, debate_id: str, status: str) -> RunState | No
     """The run state of the debate in `folder` (see `run_state_of`)."""
     if status == "complete":
         return None  # no read: most debates listed are complete
+    # Imported here, like the in-flight files below: a complete debate needs neither.
+    from dreamcontext_council.folder.run_record import read_run_record
+
     record = read_run_record(folder)
     waiting = waiting_for(folder, status) if record and record.stopped_reason is None else ()
     return run_state_of(record, debate_id, status, waiting)
@@ -131,6 +137,8 @@ def waiting_for(folder: Path, status: str) -> tuple[str, ...]:
     host (its writer cannot be checked from here)."""
     if not status.endswith("_running"):
         return ()
+    from dreamcontext_council.folder.in_flight import WAITING, read_in_flight
+
     slugs = [
         call.persona
         for call in read_in_flight(folder)

@@ -6,16 +6,12 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from dreamcontext_council.actions.files import DebateFiles
-from dreamcontext_council.actions.run_state import RunState, debate_run_state
-from dreamcontext_council.actions.sealed import sealed_calls
 from dreamcontext_council.errors import CouncilError
-from dreamcontext_council.folder.in_flight import InFlight, read_in_flight
 from dreamcontext_council.folder.paths import DebatePaths, Root
 from dreamcontext_council.folder.storage import read_text
-from dreamcontext_council.rules.claims_file import parse_claims_file
 from dreamcontext_council.rules.conflict_markers import (
     ConflictMarkers,
     conflict_line,
@@ -33,9 +29,13 @@ from dreamcontext_council.rules.sealing import (
     sealed_log,
 )
 from dreamcontext_council.rules.seats import HUMAN_MODEL, is_person
-from dreamcontext_council.rules.solo import SoloAnswer, SoloComparison, compare, parse_solo
 from dreamcontext_council.rules.usage import calls_of
 from dreamcontext_council.rules.verdicts import Verdicts
+
+if TYPE_CHECKING:
+    from dreamcontext_council.actions.run_state import RunState
+    from dreamcontext_council.folder.in_flight import InFlight
+    from dreamcontext_council.rules.solo import SoloAnswer, SoloComparison
 
 T = TypeVar("T")
 
@@ -89,11 +89,20 @@ class DebateSnapshot:
 
     @cached_property
     def _run_state(self) -> RunState | None:
-        return debate_run_state(self.paths.folder, self.id, str(self.debate.status))
+        status = str(self.debate.status)
+        if status == "complete":
+            return None  # no run state, as debate_run_state says: actions.run_state not loaded
+        from dreamcontext_council.actions.run_state import debate_run_state
+
+        return debate_run_state(self.paths.folder, self.id, status)
 
     def in_flight(self) -> list[InFlight]:
         """The calls a live `council run` is making right now, with their text so far (none
         of the text of a round-1 call while round 1 is sealed)."""
+        # Imported here: the views of a debate no run drives never look for its calls.
+        from dreamcontext_council.actions.sealed import sealed_calls
+        from dreamcontext_council.folder.in_flight import read_in_flight
+
         calls = read_in_flight(self.paths.folder)
         return sealed_calls(calls) if self.sealed_round_one else calls
 
@@ -181,6 +190,8 @@ class DebateSnapshot:
         path = self.paths.baseline
         if not path.exists():
             return None
+        from dreamcontext_council.rules.solo import parse_solo  # only a debate with a baseline
+
         return parse_solo(read_text(path, within=self.paths.folder), "baseline.md")
 
     def solo_comparison(self) -> SoloComparison | None:
@@ -188,6 +199,8 @@ class DebateSnapshot:
         solo = self.solo_answer()
         if solo is None:
             return None
+        from dreamcontext_council.rules.solo import compare
+
         ledger = self.ledger
         claims = None
         if ledger is not None:
@@ -199,6 +212,8 @@ class DebateSnapshot:
         path = self.paths.claims
         if not path.exists():
             return None, None
+        from dreamcontext_council.rules.claims_file import parse_claims_file  # claims.json only
+
         try:
             return parse_claims_file(read_text(path, within=self.paths.folder)), None
         except (CouncilError, UnicodeDecodeError) as exc:

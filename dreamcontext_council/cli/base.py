@@ -17,7 +17,7 @@ from dreamcontext_council.folder.paths import Root, require_root
 
 if TYPE_CHECKING:
     from dreamcontext_council.actions.snapshot import DebateSnapshot
-from dreamcontext_council.rules.debate import MAX_ROUNDS
+from dreamcontext_council.rules.limits import MAX_ROUNDS
 from dreamcontext_council.views.terminal import cut_to, printable, printable_json
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -151,6 +151,8 @@ def optional_debate_id(func: F) -> F:
 def chosen_debate(debate_id: str | None) -> str:
     """The id a command works on: the one given, else (none, or `@last`) the newest debate
     under the root, named in one line on stderr."""
+    if debate_id is not None and not debate_id.startswith("@"):
+        return debate_id  # named: nothing to choose (and actions.newest is not loaded)
     from dreamcontext_council.actions.newest import choose_debate
 
     chosen = choose_debate(current_root(), debate_id)

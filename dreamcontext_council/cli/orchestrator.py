@@ -93,7 +93,7 @@ def new(
     if tools:
         from dreamcontext_council.actions.files import DebateFiles
         from dreamcontext_council.engine.research import session as research
-        from dreamcontext_council.rules.run_settings import RUN_KEY
+        from dreamcontext_council.rules.debate import RUN_KEY
 
         tools_plan = research.plan(tools, None)
     root, created = root_for_new(explicit_root())  # only once the input is known to be good

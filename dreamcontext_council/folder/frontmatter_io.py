@@ -8,7 +8,6 @@ from functools import cache
 from typing import Any
 
 from dreamcontext_council.errors import FormatError
-from dreamcontext_council.folder import strict_yaml
 
 # The boundary gray-matter and python-frontmatter use: a line of three or more dashes.
 _BOUNDARY = re.compile(r"^-{3,}\s*$", re.MULTILINE)
@@ -62,6 +61,8 @@ def parse(text: str, where: str) -> tuple[dict[str, Any], str]:
     data = plain_block(block)
     if data is not None:
         return data, body.strip()
+    from dreamcontext_council.folder import strict_yaml  # frontmatter outside the plain subset
+
     try:
         data = strict_yaml.load(block)
     except strict_yaml.YamlRefused as exc:

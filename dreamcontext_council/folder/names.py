@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import unicodedata
 
 from dreamcontext_council.errors import UsageError
 
@@ -56,6 +55,8 @@ def check_slug(value: str, what: str = "persona slug") -> str:
 
 def slugify(text: str, limit: int) -> str:
     """Lowercase ASCII words joined by dashes, cut to `limit` characters."""
+    import unicodedata  # a C extension: loaded by the commands that make a slug of text
+
     ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
     slug = re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")
     return slug[:limit].strip("-")

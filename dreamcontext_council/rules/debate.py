@@ -4,20 +4,20 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from dreamcontext_council.errors import FormatError, StateError
 from dreamcontext_council.folder import frontmatter_io
 from dreamcontext_council.rules.limits import MAX_ROUNDS
 from dreamcontext_council.rules.markdown import find_section, sections
-from dreamcontext_council.rules.run_settings import (
-    RUN_KEY,
-    RunSettings,
-    check_run_shape,
-    parse_run_settings,
-)
 
-_STATUS = re.compile(r"round_(\d+)_(running|complete)")
+if TYPE_CHECKING:
+    from dreamcontext_council.rules.run_settings import RunSettings
+
+RUN_KEY = "run"
+"""The frontmatter key of how `council run` last ran the debate (rules/run_settings.py)."""
+
+_STATUS = r"round_(\d+)_(running|complete)"  # compiled by the first round status read
 
 
 def bounded_round(digits: str) -> int | None:
@@ -51,7 +51,7 @@ class Status(NamedTuple):
     def parse(cls, text: str) -> Status:
         if text in ("created", "synthesizing", "complete"):
             return cls(text, 0)
-        match = _STATUS.fullmatch(text)
+        match = re.fullmatch(_STATUS, text)
         if not match:
             raise FormatError(
                 f"status '{text}' is not one of created, round_N_running, round_N_complete, "
@@ -127,6 +127,8 @@ class Debate:
     @property
     def run_settings(self) -> RunSettings:
         """How `council run` last ran this debate (`run:`), empty before its first run."""
+        from dreamcontext_council.rules.run_settings import parse_run_settings
+
         return parse_run_settings(self.meta.get(RUN_KEY))
 
     def section(self, title: str) -> str:
@@ -160,7 +162,10 @@ def parse_debate(text: str, where: str = "debate.md") -> Debate:
         isinstance(o, dict) and _scalar(o.get("key")) and _scalar(o.get("label")) for o in options
     ):
         raise FormatError(f"{where}: 'options' must be a list of {{key, label}} entries.")
-    check_run_shape(meta.get(RUN_KEY), where)
+    if meta.get(RUN_KEY) is not None:  # a debate never run (or the Node tool's) has none
+        from dreamcontext_council.rules.run_settings import check_run_shape
+
+        check_run_shape(meta[RUN_KEY], where)
     meta["topic"] = str(meta["topic"])
     return Debate(meta, body)
 

@@ -16,7 +16,6 @@ council of one family and a person is still one family.
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Iterable
 from pathlib import PurePath
 from typing import Any, NamedTuple
@@ -25,18 +24,20 @@ from dreamcontext_council.rules.seats import is_person
 
 UNSPECIFIED = "unspecified"
 _ALIASES = {"opus": "anthropic", "sonnet": "anthropic", "haiku": "anthropic"}
+# Searched in order, each compiled on its first search (re keeps it): a council of claudes
+# compiles one.
 _FAMILIES = (
-    (re.compile(r"claude|opus|sonnet|haiku"), "claude"),
-    (re.compile(r"\bgpt|(?:^|[\s/:])o[1-9](?:\b|-)|chatgpt"), "gpt"),
-    (re.compile(r"gemini|gemma"), "gemini"),
-    (re.compile(r"(?<!o)llama"), "llama"),  # not the ollama server
-    (re.compile(r"qwen|qwq"), "qwen"),
-    (re.compile(r"mistral|mixtral|codestral|ministral"), "mistral"),
-    (re.compile(r"deepseek"), "deepseek"),
-    (re.compile(r"grok"), "grok"),
-    (re.compile(r"\bphi-?\d"), "phi"),
-    (re.compile(r"command-r|cohere"), "command-r"),
-    (re.compile(r"^scripted"), "scripted"),
+    (r"claude|opus|sonnet|haiku", "claude"),
+    (r"\bgpt|(?:^|[\s/:])o[1-9](?:\b|-)|chatgpt", "gpt"),
+    (r"gemini|gemma", "gemini"),
+    (r"(?<!o)llama", "llama"),  # not the ollama server
+    (r"qwen|qwq", "qwen"),
+    (r"mistral|mixtral|codestral|ministral", "mistral"),
+    (r"deepseek", "deepseek"),
+    (r"grok", "grok"),
+    (r"\bphi-?\d", "phi"),
+    (r"command-r|cohere", "command-r"),
+    (r"^scripted", "scripted"),
 )
 # Programs that run the real thing: the family is named by what comes after them.
 _LAUNCHERS = {"python", "python3", "node", "bash", "sh", "uv", "uvx", "npx", "env", "ruby"}
@@ -60,6 +61,8 @@ def provider_of(model: str) -> str:
 
 def _program(command: str) -> str:
     """The program a command line runs, past interpreters: `python3 x/echo.py` → `echo.py`."""
+    import shlex  # only a `command:` model needs it
+
     try:
         words = shlex.split(command)
     except ValueError:
@@ -81,7 +84,7 @@ def family_of(model: str) -> str:
         return UNSPECIFIED
     body = text.split(":", 1)[1].strip() if ":" in text and provider != "scripted" else text
     for pattern, family in _FAMILIES:
-        if pattern.search(body):
+        if re.search(pattern, body):
             return family
     if provider == "command":
         return _program(model.strip().split(":", 1)[1])

@@ -13,16 +13,15 @@ import re
 from functools import cache
 from typing import TYPE_CHECKING, NamedTuple
 
-from dreamcontext_council.rules.markdown import open_fence
+from dreamcontext_council.rules.markdown import ENTRY_HEADING, open_fence
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
 
-# The entry heading exactly as report.md is written (`## Round 2 — 2026-11-30`); in report.md
-# such a line after a blank line starts an entry even when a fence above was left open.
-ENTRY_HEADING = re.compile(r"## Round ([0-9]+)(?: — (?:[0-9]{4}-[0-9]{2}-[0-9]{2})?)?[ \t]*$")
-_ATX_MARK = re.compile(r"#{1,2}(?=[ \t]|$)")
-_SETEXT_MARK = re.compile(r"[=-]")
+# The patterns below only check and write a submitted entry: each is compiled where it is
+# used (re keeps it), so reading report.md compiles none of them.
+_ATX_MARK = r"#{1,2}(?=[ \t]|$)"
+_SETEXT_MARK = r"[=-]"
 
 
 class ParsedHeading(NamedTuple):
@@ -70,48 +69,58 @@ def parsed_headings(text: str) -> list[ParsedHeading]:
 # quote, a link reference definition, a tab, a CR, a NUL); the parser reads those. A property
 # test compares the two.
 
-_PLAIN_ATX = re.compile(r"(#{1,6})(?: (.*))?")
-_FENCE_AT_0 = re.compile(r"(`{3,}|~{3,})(.*)")
-_FENCE_CLOSE = re.compile(r" {0,3}(`{3,}|~{3,}) *")
-_SETEXT_LIKE = re.compile(r" {0,3}(?:=+|-+) *")
-_HASH_AFTER_MARKERS = re.compile(r"[ >*+\-0-9.)]*#")
-_UNSURE_START = re.compile(r" {0,3}[>\[]| {1,3}(?:`{3,}|~{3,})")
+_PLAIN_ATX = r"(#{1,6})(?: (.*))?"
+_FENCE_AT_0 = r"(`{3,}|~{3,})(.*)"
+_FENCE_CLOSE = r" {0,3}(`{3,}|~{3,}) *"
+_SETEXT_LIKE = r" {0,3}(?:=+|-+) *"
+_HASH_AFTER_MARKERS = r"[ >*+\-0-9.)]*#"
+_UNSURE_START = r" {0,3}[>\[]| {1,3}(?:`{3,}|~{3,})"
 
 
 def plain_headings(text: str) -> list[ParsedHeading] | None:
     """The headings of `text` when it is in the plain case above, else None."""
     if "\t" in text or "\x00" in text or "\r" in text:
         return None
+    plain_atx, fence_at_0, fence_close = (
+        re.compile(_PLAIN_ATX),
+        re.compile(_FENCE_AT_0),
+        re.compile(_FENCE_CLOSE),
+    )
+    setext_like, hash_after_markers, unsure_start = (
+        re.compile(_SETEXT_LIKE),
+        re.compile(_HASH_AFTER_MARKERS),
+        re.compile(_UNSURE_START),
+    )
     found: list[ParsedHeading] = []
     fence: str | None = None
     for number, line in enumerate(text.split("\n")):
         if fence is not None:
-            closing = _FENCE_CLOSE.fullmatch(line)
+            closing = fence_close.fullmatch(line)
             if closing and closing.group(1)[0] == fence[0] and len(closing.group(1)) >= len(fence):
                 fence = None
             continue
         if line.startswith("#"):
-            atx = _PLAIN_ATX.fullmatch(line)
+            atx = plain_atx.fullmatch(line)
             if atx is not None:
                 title = _atx_title(atx.group(2) or "")
                 found.append(
                     ParsedHeading(number, number + 1, len(atx.group(1)), title, False, False)
                 )
-            elif _HASH_AFTER_MARKERS.match(line[1:]) or line.startswith("#######"):
+            elif hash_after_markers.match(line[1:]) or line.startswith("#######"):
                 return (
                     None  # `#x`, `#\t`, seven marks: text, but leave the edge cases to the parser
                 )
             continue
-        opened = _FENCE_AT_0.fullmatch(line)
+        opened = fence_at_0.fullmatch(line)
         if opened is not None:
             if opened.group(1)[0] == "`" and "`" in opened.group(2):
                 return None  # not a fence: inline code (the parser knows)
             fence = opened.group(1)
             continue
         if (
-            _SETEXT_LIKE.fullmatch(line)
-            or _HASH_AFTER_MARKERS.match(line)
-            or _UNSURE_START.match(line)
+            setext_like.fullmatch(line)
+            or hash_after_markers.match(line)
+            or unsure_start.match(line)
         ):
             return None
     return found
@@ -158,9 +167,9 @@ def rewrite_heading(lines: list[str], heading: ParsedHeading, level: int) -> ran
     if heading.setext:
         # A block quote or list item keeps its prefix: the underline becomes literal text.
         last = heading.end - 1
-        lines[last] = _SETEXT_MARK.sub(lambda m: "\\" + m.group(0), lines[last], count=1)
+        lines[last] = re.sub(_SETEXT_MARK, lambda m: "\\" + m.group(0), lines[last], count=1)
     else:
-        lines[heading.start] = _ATX_MARK.sub("#" * level, lines[heading.start], count=1)
+        lines[heading.start] = re.sub(_ATX_MARK, "#" * level, lines[heading.start], count=1)
     return range(0)
 
 
@@ -170,7 +179,8 @@ def seal_entry_body(body: str) -> tuple[str, list[str]]:
     heading is indented by one space. Returns the body and one note per change."""
     lines = body.split("\n")
     notes = []
-    quoted = [i for i, line in enumerate(lines) if ENTRY_HEADING.match(line)]
+    heading = re.compile(ENTRY_HEADING)
+    quoted = [i for i, line in enumerate(lines) if heading.match(line)]
     for i in quoted:
         lines[i] = " " + lines[i]
     if quoted:

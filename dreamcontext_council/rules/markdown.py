@@ -13,6 +13,12 @@ _FENCE = re.compile(r"^ {0,3}(`{3,}(?!.*`)|~{3,})")
 # a lazy title before `[ \t#]*$` backtracked over that run at every character, quadratic
 # in the length of one long line.
 _HEADING = re.compile(r"(#{1,6})[ \t]+(.*)")
+# The entry heading exactly as report.md is written (`## Round 2 — 2026-11-30`); in report.md
+# such a line after a blank line starts an entry even when a fence above was left open (the
+# `boundary` of `headings`), and rules/entry_markup.py keeps such lines out of an entry.
+# A pattern, compiled by the first line it is matched against (re keeps it): only a fence
+# left open needs it.
+ENTRY_HEADING = r"## Round ([0-9]+)(?: — (?:[0-9]{4}-[0-9]{2}-[0-9]{2})?)?[ \t]*$"
 
 
 class Heading(NamedTuple):
@@ -28,16 +34,16 @@ def normalize_title(title: str) -> str:
     return " ".join(re.sub(r"[^\w]+", " ", title.casefold()).split())
 
 
-def headings(lines: list[str], boundary: re.Pattern[str] | None = None) -> list[Heading]:
+def headings(lines: list[str], boundary: str | None = None) -> list[Heading]:
     """Every ATX heading that is not inside a fenced code block.
 
-    A line matching `boundary` at the start of the text or after a blank line ends any open
+    A line matching the pattern `boundary` at the start of the text or after a blank line ends any open
     fence first: report.md uses it so one unclosed fence cannot swallow the entries below.
     """
     return list(iter_headings(lines, boundary))
 
 
-def iter_headings(lines: list[str], boundary: re.Pattern[str] | None = None) -> Iterator[Heading]:
+def iter_headings(lines: list[str], boundary: str | None = None) -> Iterator[Heading]:
     """`headings`, one at a time: a reader that needs only the first few stops there."""
     fence: str | None = None
     for number, line in enumerate(lines):
@@ -67,8 +73,10 @@ def _closes(fence: str, line: str, opened: re.Match[str] | None) -> bool:
     )
 
 
-def _breaks_fence(lines: list[str], number: int, boundary: re.Pattern[str]) -> bool:
-    return (number == 0 or not lines[number - 1].strip()) and bool(boundary.match(lines[number]))
+def _breaks_fence(lines: list[str], number: int, boundary: str) -> bool:
+    return (number == 0 or not lines[number - 1].strip()) and bool(
+        re.match(boundary, lines[number])
+    )
 
 
 def open_fence(lines: list[str]) -> str | None:

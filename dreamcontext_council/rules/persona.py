@@ -11,9 +11,11 @@ from dreamcontext_council.folder import frontmatter_io
 from dreamcontext_council.rules.debate import MAX_ROUNDS, bounded_round
 from dreamcontext_council.rules.markdown import find_section, normalize_title, sections
 
-_PANEL = re.compile(r"round (\d+) cross context loaded")
-_DIRECTIVES = re.compile(r"round (\d+) directives")
-_CRITIQUES = re.compile(r"round (\d+) critiques received")
+# Section titles a run adds; each is compiled on its first use (re keeps it), so reading
+# a persona's file compiles none.
+_PANEL = r"round (\d+) cross context loaded"
+_DIRECTIVES = r"round (\d+) directives"
+_CRITIQUES = r"round (\d+) critiques received"
 
 
 @dataclass
@@ -34,18 +36,18 @@ class PersonaContext:
 
     def panel_rounds(self) -> set[int]:
         """Rounds whose cross-context panel is already injected."""
-        found = (_PANEL.fullmatch(normalize_title(s.title)) for s in sections(self.body, 2))
+        found = (re.fullmatch(_PANEL, normalize_title(s.title)) for s in sections(self.body, 2))
         return {n for m in found if m and (n := bounded_round(m.group(1))) is not None}
 
     def critique_rounds(self) -> set[int]:
         """Rounds whose critiques received are already recorded (by `council run`)."""
-        found = (_CRITIQUES.fullmatch(normalize_title(s.title)) for s in sections(self.body, 2))
+        found = (re.fullmatch(_CRITIQUES, normalize_title(s.title)) for s in sections(self.body, 2))
         return {n for m in found if m and (n := bounded_round(m.group(1))) is not None}
 
     def panel(self, number: int) -> str | None:
         """The injected panel of round `number`, if any."""
         for s in sections(self.body, 2):
-            m = _PANEL.fullmatch(normalize_title(s.title))
+            m = re.fullmatch(_PANEL, normalize_title(s.title))
             if m and bounded_round(m.group(1)) == number:
                 return s.body
         return None
@@ -54,7 +56,7 @@ class PersonaContext:
         """Every queued directive for round `number`, across all its Directives sections."""
         found: list[str] = []
         for s in sections(self.body, 2):
-            m = _DIRECTIVES.fullmatch(normalize_title(s.title))
+            m = re.fullmatch(_DIRECTIVES, normalize_title(s.title))
             if m and bounded_round(m.group(1)) == number:
                 found += [line[2:].strip() for line in s.body.split("\n") if line.startswith("- ")]
         return found
@@ -70,7 +72,7 @@ class PersonaContext:
         existing = [
             s
             for s in sections(self.body, 2)
-            if (m := _DIRECTIVES.fullmatch(normalize_title(s.title)))
+            if (m := re.fullmatch(_DIRECTIVES, normalize_title(s.title)))
             and bounded_round(m.group(1)) == number
         ]
         if not existing:
@@ -86,7 +88,7 @@ class PersonaContext:
 
 def directive_rounds(body: str) -> list[int]:
     """The rounds a context body has Directives sections for, in the order they appear."""
-    found = (_DIRECTIVES.fullmatch(normalize_title(s.title)) for s in sections(body, 2))
+    found = (re.fullmatch(_DIRECTIVES, normalize_title(s.title)) for s in sections(body, 2))
     rounds = (bounded_round(m.group(1)) for m in found if m)
     return list(dict.fromkeys(n for n in rounds if n is not None))
 

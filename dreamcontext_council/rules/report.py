@@ -3,21 +3,23 @@
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from dreamcontext_council.errors import UsageError
 from dreamcontext_council.folder import frontmatter_io
 from dreamcontext_council.rules.debate import MAX_ROUNDS, bounded_round, parse_round
-from dreamcontext_council.rules.entry_markup import (
+from dreamcontext_council.rules.markdown import (
     ENTRY_HEADING,
-    ParsedHeading,
-    is_scanned_form,
-    normalize_newlines,
-    parsed_headings,
-    rewrite_heading,
-    seal_entry_body,
+    fenced,
+    headings,
+    normalize_title,
+    sections,
 )
-from dreamcontext_council.rules.markdown import fenced, headings, normalize_title, sections
+
+if TYPE_CHECKING:
+    # Checking and sealing an entry (rules/entry_markup.py) is imported by the functions
+    # here that write one: reading report.md needs only ENTRY_HEADING.
+    from dreamcontext_council.rules.entry_markup import ParsedHeading
 
 REQUIRED_SECTIONS = (
     "Executive Summary",
@@ -102,6 +104,13 @@ def clean_entry_body(body: str, *, demote: bool = False) -> tuple[str, int | Non
     """
     if body in _STORED_FORM:
         return body, None
+    from dreamcontext_council.rules.entry_markup import (
+        is_scanned_form,
+        normalize_newlines,
+        parsed_headings,
+        rewrite_heading,
+    )
+
     text = normalize_newlines(body).strip("\n")
     found = parsed_headings(text)
     named: int | None = None
@@ -159,6 +168,8 @@ def as_stored(body: str) -> str:
         cleaned, _ = clean_entry_body(body, demote=True)
     except UsageError:
         return fenced(body)
+    from dreamcontext_council.rules.entry_markup import seal_entry_body
+
     return seal_entry_body(cleaned)[0]
 
 

@@ -13,7 +13,6 @@ from typing import Any
 from dreamcontext_council.errors import FormatError, UsageError
 from dreamcontext_council.rules.limits import RUN_SPANS
 
-RUN_KEY = "run"
 DEFAULT_TIMEOUT = 120.0
 DEFAULT_RETRIES = 4
 DEFAULT_WINDOW = 100_000

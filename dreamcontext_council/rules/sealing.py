@@ -20,7 +20,7 @@ SEALED_ROUND = 1
 SEALED = "sealed until round 1 closes"
 # What a sealed round-1 entry reads as: that the seat answered, nothing of what it said.
 SEALED_ENTRY = f"### Executive Summary\nAnswered; {SEALED} (a person's seat has yet to answer).\n"
-_SUBMISSION = re.compile(r"## Report (?:submitted|replaced) — .+ in round (\d+) — ")
+_SUBMISSION = r"## Report (?:submitted|replaced) — .+ in round (\d+) — "  # compiled when used
 
 
 def pending_people(
@@ -50,7 +50,7 @@ def sealed_log(log: str) -> str:
     sealing = False
     for line in lines:
         if line.startswith("## "):
-            match = _SUBMISSION.match(line)
+            match = re.match(_SUBMISSION, line)
             sealing = match is not None and int(match.group(1)) == SEALED_ROUND
             kept.append(line)
             if sealing:

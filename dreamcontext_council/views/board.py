@@ -25,7 +25,7 @@ FULL_WIDTH = 80  # below this the conviction bars are left out
 MIN_WIDTH = 40
 TITLE_LIMIT = 43
 HEADLINE_MIN = 16  # a headline given fewer cells than this goes on a line of its own
-_LABEL = re.compile(r"[A-Z]+ {2,}|CONVERGENCE ")
+_LABEL = r"[A-Z]+ {2,}|CONVERGENCE "  # compiled when a line must wrap (re keeps it)
 
 
 def bar(percent: int, cells: int = 10) -> str:
@@ -217,7 +217,7 @@ def _wrap(line: str, width: int, *, indent: int | None = None, most: int = 0) ->
     if cell_len(line) <= width:
         return [line]
     if indent is None:
-        label = _LABEL.match(line)
+        label = re.match(_LABEL, line)
         indent = label.end() if label and label.end() <= width // 2 else 2
     out: list[str] = []
     current = ""

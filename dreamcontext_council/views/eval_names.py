@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-import unicodedata
 
 from dreamcontext_council.errors import CouncilError
 from dreamcontext_council.folder.paths import Root
@@ -51,6 +50,8 @@ def eval_debates(root: Root) -> dict[str, str]:
 
 def one_line(text: object, limit: int) -> str:
     """`text` on one line, its control and format characters removed, cut to `limit`."""
+    import unicodedata  # a C extension: `list` names evals without it
+
     spaced = re.sub(r"\s+", " ", str(text))
     kept = "".join(c for c in spaced if unicodedata.category(c) not in ("Cc", "Cf")).strip()
     return kept if len(kept) <= limit else kept[: limit - 1].rstrip() + "…"

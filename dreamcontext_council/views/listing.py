@@ -5,9 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from dreamcontext_council.folder.in_flight import STREAMING
 from dreamcontext_council.rules.final_report import VerdictStatement, verdict_statement
-from dreamcontext_council.rules.usage import usage_totals
 from dreamcontext_council.views.terminal import cells, cut_to, printable
 
 if TYPE_CHECKING:
@@ -16,6 +14,8 @@ if TYPE_CHECKING:
 
 def show_data(snapshot: DebateSnapshot) -> dict[str, Any]:
     """Metadata, usage totals, the calls in flight and the round log of a debate."""
+    from dreamcontext_council.rules.usage import usage_totals  # `show` only: `list` has none
+
     debate = snapshot.debate
     totals = usage_totals(snapshot.usage_records())
     run = snapshot.run_state()
@@ -72,6 +72,8 @@ def verdict_of(snapshot: DebateSnapshot) -> VerdictStatement | None:
 def render_show(snapshot: DebateSnapshot, *, log: bool = False) -> str:
     """The debate's state, its verdict once complete, where each persona stands and the
     calls running now; with `log`, its round log below."""
+    from dreamcontext_council.rules.usage import usage_totals
+
     data = show_data(snapshot)
     title = f"◆ Debate {data['id']}"
     lines = ["", f"  {title}", "  " + "─" * len(title)]
@@ -132,6 +134,8 @@ def in_flight_lines(calls: list[dict[str, Any]]) -> list[str]:
     """`show`'s block of the calls running now: `  contrarian  opening r1  1,234 chars  12 s`."""
     if not calls:
         return []
+    from dreamcontext_council.folder.in_flight import STREAMING  # `list` shows no calls
+
     width = max(len(printable(str(call["persona"]))) for call in calls)
     lines = ["", "  in flight:"]
     for call in calls:

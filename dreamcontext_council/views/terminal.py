@@ -17,7 +17,8 @@ import sys
 _BIDI = "\u202a-\u202e\u2066-\u2069"
 _UNPRINTABLE = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}]")
 # Outside JSON strings JSON is plain ASCII, and json.dumps already escapes C0 controls.
-_JSON_UNPRINTABLE = re.compile(f"[\x7f-\x9f{_BIDI}]")
+# Compiled by its first use (re keeps it): a board printed as text needs none.
+_JSON_UNPRINTABLE = f"[\x7f-\x9f{_BIDI}]"
 
 
 def _shown(match: re.Match[str]) -> str:
@@ -56,7 +57,7 @@ def printable_json(text: str) -> str:
 
     Unlike `printable` this loses nothing: the JSON still decodes to the same strings.
     """
-    return _JSON_UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return re.sub(_JSON_UNPRINTABLE, lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 # Latin letters and general punctuation (`·`, `…`, `—`): one column each, no table needed.

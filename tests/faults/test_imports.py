@@ -26,7 +26,7 @@ from dreamcontext_council.cli import cli
 try:
     cli.main(sys.argv[1:], prog_name="dreamcontext", standalone_mode=False)
 finally:
-    loaded = sorted({name.split(".")[0] for name in sys.modules})
+    loaded = sorted(sys.modules)
     sys.stderr.write("\\nMODULES " + json.dumps(loaded) + "\\n")
 """
 
@@ -51,6 +51,11 @@ def debate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
 
 
 def loaded_modules(root: Path, *args: str) -> set[str]:
+    """The top-level packages a command loaded (`loaded_names` has the modules' names)."""
+    return {name.split(".")[0] for name in loaded_names(root, *args)}
+
+
+def loaded_names(root: Path, *args: str) -> set[str]:
     env = clean_env(root.parent / "home", DREAMCONTEXT_ROOT=str(root))
     done = subprocess.run(
         [sys.executable, "-c", PROBE, "council", *args],
@@ -113,3 +118,46 @@ def test_the_node_tools_debate_is_read_without_pyyaml(
     assert "dreamcontext_council" in loaded
     assert "yaml" not in loaded, "the Node tool's frontmatter is in the plain subset"
     assert not loaded & {"socket", "shutil"}, f"{command[0]} imported socket or shutil"
+
+
+# What printing a debate that no run drives does not need: each is imported where it is used.
+NOT_FOR_READING = {
+    "pickle",  # the parse cache pickles only a file read twice (actions/files.py)
+    "dreamcontext_council.folder.in_flight",  # the calls of a live run
+    "dreamcontext_council.folder.run_record",  # read only for a debate not complete
+    "dreamcontext_council.rules.run_settings",  # only a debate.md with `run:`
+    "dreamcontext_council.rules.solo",  # only a debate with baseline.md
+    "dreamcontext_council.rules.entry_markup",  # checks and seals an entry being written
+    "encodings.utf_8_sig",  # read_text drops a BOM itself
+}
+NOT_FOR_THE_BOARD = {
+    "shlex",  # only a `command:` model's family needs a command line split
+    "dreamcontext_council.actions.newest",  # the id is given: nothing to choose
+    "dreamcontext_council.actions.index",  # a board writes no index
+    "dreamcontext_council.folder.machine_local",  # nor takes the lock
+    "dreamcontext_council.rules.roundlog",  # nor appends to the round log
+    "dreamcontext_council.actions.run_state",  # a complete debate has no run state to read
+    "dreamcontext_council.rules.claims_file",  # the debate has no claims.json
+    "dreamcontext_council.folder.strict_yaml",  # its frontmatter is in the plain subset
+}
+NOT_FOR_THE_LIST = {
+    "unicodedata",  # an eval's name is made one line only on its page
+    "dreamcontext_council.rules.usage",  # usage totals are `show`'s
+}
+
+
+@pytest.mark.parametrize(
+    ("command", "unused"),
+    [
+        (("board", REFERENCE_ID), NOT_FOR_READING | NOT_FOR_THE_BOARD),
+        (("list", "--all"), NOT_FOR_READING | NOT_FOR_THE_LIST),
+    ],
+    ids=["board", "list"],
+)
+def test_the_node_tools_debate_is_read_without_what_only_writes_and_runs_need(
+    tmp_path: Path, command: tuple[str, ...], unused: set[str]
+) -> None:
+    root = writable_copy(REFERENCE, tmp_path / "reference") / "_dream_context"
+    loaded = loaded_names(root, *command)
+    assert "dreamcontext_council.cli.reading" in loaded
+    assert not loaded & unused, f"{command[0]} imported {sorted(loaded & unused)}"

@@ -19,8 +19,9 @@ from dreamcontext_council.actions.files import DebateFiles
 from dreamcontext_council.engine.protocol.plan import RunPlan
 from dreamcontext_council.errors import StateError
 from dreamcontext_council.folder.safe_write import file_ready
+from dreamcontext_council.rules.debate import RUN_KEY
 from dreamcontext_council.rules.roster import person_spec
-from dreamcontext_council.rules.run_settings import RUN_KEY, RunSettings
+from dreamcontext_council.rules.run_settings import RunSettings
 from dreamcontext_council.rules.seats import HUMAN_MODEL
 
 
