@@ -224,6 +224,12 @@ def the_eval(root: Root) -> Path:
     return folder
 
 
+def results_of(root: Root) -> dict[str, Any]:
+    """The one eval's results.json, parsed."""
+    data: dict[str, Any] = json.loads((the_eval(root) / "results.json").read_text("utf-8"))
+    return data
+
+
 def end_runs(root: Root) -> None:
     """Kill every `council run` still driving a debate under `root` (a test that failed
     while its run waited on a person would leave it waiting)."""

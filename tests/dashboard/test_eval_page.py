@@ -11,7 +11,6 @@ import os
 import re
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
@@ -22,7 +21,7 @@ from dreamcontext_council.dashboard.events import ChangeFeed
 from dreamcontext_council.folder.paths import Root
 from dreamcontext_council.views.eval_results import accuracy_cost_svg
 
-from .conftest import the_eval
+from .conftest import results_of, the_eval
 from .test_events import _collect, run_story
 from .test_watches import refuse_watches
 
@@ -42,11 +41,6 @@ async def started_feed(root: Root, debounce: float) -> AsyncIterator[ChangeFeed]
 def client(eval_root: Root) -> Iterator[TestClient]:
     with TestClient(create_app(eval_root)) as test_client:
         yield test_client
-
-
-def results_of(root: Root) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((the_eval(root) / "results.json").read_text("utf-8"))
-    return data
 
 
 def flat(text: str) -> str:

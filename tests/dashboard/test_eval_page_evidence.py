@@ -15,18 +15,13 @@ from starlette.testclient import TestClient
 from dreamcontext_council.dashboard import create_app
 from dreamcontext_council.folder.paths import Root
 
-from .conftest import the_eval
+from .conftest import results_of, the_eval
 
 
 @pytest.fixture
 def client(eval_root: Root) -> Iterator[TestClient]:
     with TestClient(create_app(eval_root)) as test_client:
         yield test_client
-
-
-def results_of(root: Root) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((the_eval(root) / "results.json").read_text("utf-8"))
-    return data
 
 
 def rewrite(root: Root, data: dict[str, Any]) -> None:
