@@ -17,10 +17,12 @@ setup: $(STAMP)
 
 # Debian's chromium for the dashboard's browser tests (never a downloaded browser), unless
 # CHROMIUM=/path/to/chromium names another one.
+DEBIAN_CHROMIUM := /usr/bin/chromium
+
 browser:
 	@if [ -n "$$CHROMIUM" ]; then \
 	  [ -x "$$CHROMIUM" ] || { echo "make: CHROMIUM=$$CHROMIUM is not a program; point it at a chromium, or unset it to use Debian's"; exit 1; }; \
-	elif [ ! -x /usr/bin/chromium ]; then \
+	elif [ ! -x $(DEBIAN_CHROMIUM) ]; then \
 	  if [ "$$(id -u)" = 0 ]; then sudo=; else sudo="sudo -n"; fi; \
 	  { $$sudo apt-get update -qq && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >/dev/null 2>&1 \
 	  || { echo "make: could not install Debian's chromium for the browser tests with apt-get (it needs root or password-less sudo, and the network): run 'sudo apt-get install chromium', or set CHROMIUM=/path/to/chromium"; exit 1; }; \

@@ -108,6 +108,50 @@ def test_a_chromium_that_is_not_a_program_is_named_in_one_line(tmp_path: Path) -
     assert not (tmp_path / "pytest.args").exists()
 
 
+FAILING_APT = """#!/bin/sh
+echo "$0 $@" >> "{log}/apt.calls"
+exit 100
+"""
+AS_GIVEN = """#!/bin/sh
+[ "$1" = -n ] && shift
+exec "$@"
+"""
+
+
+def test_a_chromium_apt_cannot_install_is_said_in_one_line(tmp_path: Path) -> None:
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    for name, text in (("apt-get", FAILING_APT.format(log=tmp_path)), ("sudo", AS_GIVEN)):
+        (tools / name).write_text(text)
+        (tools / name).chmod(0o755)
+    venv = stand_ins(tmp_path)
+    env = {k: v for k, v in outside_make().items() if k != "CHROMIUM"}
+    done = subprocess.run(
+        [
+            "make",
+            "--no-print-directory",
+            "-C",
+            str(REPO),
+            "test",
+            f"VENV={venv}",
+            f"DEBIAN_CHROMIUM={tmp_path / 'no-chromium'}",
+        ],
+        env={**env, "PATH": f"{tools}:{env['PATH']}"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode != 0
+    assert "apt-get update -qq" in (tmp_path / "apt.calls").read_text()
+    said = [line for line in done.stdout.splitlines() if line.startswith("make: could not")]
+    assert said == [
+        "make: could not install Debian's chromium for the browser tests with apt-get (it "
+        "needs root or password-less sudo, and the network): run 'sudo apt-get install "
+        "chromium', or set CHROMIUM=/path/to/chromium"
+    ]
+    assert not (tmp_path / "pytest.args").exists()
+
+
 GROUPS = """
 def pytest_collection_finish(session):
     for item in session.items:
