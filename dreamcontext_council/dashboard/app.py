@@ -71,12 +71,12 @@ from dreamcontext_council.views.debate_list import DebateList, debate_list
 from dreamcontext_council.views.debate_page import (
     DebatePage,
     build_debate_page,
-    entry_sections,
     is_long,
     persona_transcript,
     status_tone,
 )
 from dreamcontext_council.views.eval_names import eval_debates, eval_ids
+from dreamcontext_council.views.positions_by_round import entry_sections
 from dreamcontext_council.views.safe_markdown import render_markdown
 
 CSP = (

@@ -12,8 +12,9 @@ from markupsafe import Markup
 
 from dreamcontext_council.resources import templates_dir
 from dreamcontext_council.views.debate_list import STATUS_FILTERS, DebateList
-from dreamcontext_council.views.debate_page import DebatePage, Section, status_tone
+from dreamcontext_council.views.debate_page import DebatePage, status_tone
 from dreamcontext_council.views.persona_page import PersonaView
+from dreamcontext_council.views.positions_by_round import Section
 
 STATIC_FILES = {
     "dashboard.css": "text/css",
