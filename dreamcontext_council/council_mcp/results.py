@@ -1,10 +1,19 @@
-"""What each MCP tool returns: typed models, so every tool publishes an output schema."""
+"""What each MCP tool returns: typed models, so every tool publishes an output schema, and
+the tool result or tool error that carries them."""
 
 from __future__ import annotations
 
+import errno
+from collections.abc import Callable
 from typing import Any
 
+import anyio.to_thread
+from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
+
+from dreamcontext_council.errors import CouncilError
+
+_NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
 
 
 class DebateStarted(BaseModel):
@@ -134,3 +143,29 @@ class Promoted(BaseModel):
     id: str
     path: str
     changed: bool
+
+
+async def answer(build: Callable[[], BaseModel]) -> CallToolResult:
+    """The tool's typed result, or a tool error carrying the library's one-line message.
+
+    `build` reads and writes files, so it runs on a worker thread: a slow disk or a
+    large debate never holds up the other calls the server is answering."""
+    try:
+        result = await anyio.to_thread.run_sync(build)
+    except (CouncilError, OSError) as exc:
+        return failure(exc)
+    return CallToolResult(
+        content=[TextContent(type="text", text=result.model_dump_json(indent=2))],
+        structured_content=result.model_dump(mode="json"),
+    )
+
+
+def failure(exc: CouncilError | OSError) -> CallToolResult:
+    """A tool error with the line the CLI prints after `Error:` for the same failure."""
+    if isinstance(exc, CouncilError):
+        message = str(exc)
+    else:
+        where = f" ({exc.filename})" if exc.filename else ""
+        then = " Free some space and try again." if exc.errno in _NO_SPACE else ""
+        message = f"{exc.strerror or exc}{where}; nothing was changed.{then}"
+    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)

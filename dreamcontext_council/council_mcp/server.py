@@ -2,26 +2,20 @@
 
 from __future__ import annotations
 
-import errno
-from collections.abc import Callable
 from typing import Annotated, Literal
 
 import anyio
-import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
-from mcp.types import CallToolResult, Resource, TextContent
-from pydantic import BaseModel, Field
+from mcp.types import CallToolResult, Resource
+from pydantic import Field
 
 from dreamcontext_council.council_mcp import reading
 from dreamcontext_council.council_mcp.arguments import (
     Attachments,
     CheckModel,
-    Concession,
     CouncilServer,
     DebateId,
-    EntryBody,
-    Headline,
     HumanTimeout,
     KnowledgeName,
     MaxCalls,
@@ -30,15 +24,13 @@ from dreamcontext_council.council_mcp.arguments import (
     Options,
     People,
     Personas,
-    PersonaSlug,
     ReadDebateId,
-    RoundNumber,
     Rounds,
     Section,
-    Stance,
     SynthModel,
     Topic,
 )
+from dreamcontext_council.council_mcp.hand_driven import add_persona_tools
 from dreamcontext_council.council_mcp.results import (
     Board,
     DebateList,
@@ -46,10 +38,9 @@ from dreamcontext_council.council_mcp.results import (
     DebateStatus,
     FinalReport,
     Promoted,
-    ReportAppended,
-    RoundContext,
     ServerRun,
-    VerdictRecorded,
+    answer,
+    failure,
 )
 from dreamcontext_council.council_mcp.runs import BackgroundRun, BackgroundRuns, follow
 from dreamcontext_council.council_mcp.starting import ServerSettings, start_debate
@@ -69,33 +60,6 @@ MAX_WAIT_SECONDS = 600
 # Under the 60 s that common clients (Claude Desktop, the TypeScript SDK) give a request:
 # a default wait returns before the client gives up on it.
 DEFAULT_WAIT_SECONDS = 25
-_NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
-
-
-async def answer(build: Callable[[], BaseModel]) -> CallToolResult:
-    """The tool's typed result, or a tool error carrying the library's one-line message.
-
-    `build` reads and writes files, so it runs on a worker thread: a slow disk or a
-    large debate never holds up the other calls the server is answering."""
-    try:
-        result = await anyio.to_thread.run_sync(build)
-    except (CouncilError, OSError) as exc:
-        return failure(exc)
-    return CallToolResult(
-        content=[TextContent(type="text", text=result.model_dump_json(indent=2))],
-        structured_content=result.model_dump(mode="json"),
-    )
-
-
-def failure(exc: CouncilError | OSError) -> CallToolResult:
-    """A tool error with the line the CLI prints after `Error:` for the same failure."""
-    if isinstance(exc, CouncilError):
-        message = str(exc)
-    else:
-        where = f" ({exc.filename})" if exc.filename else ""
-        then = " Free some space and try again." if exc.errno in _NO_SPACE else ""
-        message = f"{exc.strerror or exc}{where}; nothing was changed.{then}"
-    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
 
 
 def build_server(settings: ServerSettings, runs: BackgroundRuns | None = None) -> MCPServer:
@@ -318,77 +282,7 @@ def build_server(settings: ServerSettings, runs: BackgroundRuns | None = None) -
 
         return await answer(listed)
 
-    @server.tool()
-    async def council_round_context(
-        debate_id: DebateId, persona: PersonaSlug
-    ) -> Annotated[CallToolResult, RoundContext]:
-        """For an agent sitting on a council as a persona: everything it needs this round
-        (its persona, the question, peers' summaries, queued directives). Then record its
-        verdict (council_verdict) and its round entry (council_report_append)."""
-
-        def context() -> RoundContext:
-            from dreamcontext_council.engine.protocol.round_page import round_context
-
-            text = round_context(root(), debate_id, persona)
-            return RoundContext(id=debate_id, persona=persona, text=text)
-
-        return await answer(context)
-
-    @server.tool()
-    async def council_verdict(
-        debate_id: DebateId,
-        persona: PersonaSlug,
-        round: RoundNumber,
-        stance: Stance,
-        conviction: Annotated[int, Field(ge=0, le=100, description="0-100: how sure.")],
-        headline: Headline,
-        concession: Concession = None,
-    ) -> Annotated[CallToolResult, VerdictRecorded]:
-        """Record a persona's verdict for round N, before its round entry."""
-
-        def verdict() -> VerdictRecorded:
-            from dreamcontext_council.actions import submissions
-
-            result = submissions.record_verdict(
-                root(),
-                debate_id,
-                persona,
-                round,
-                stance=stance,
-                conviction=conviction,
-                headline=headline,
-                concession=concession,
-            )
-            return VerdictRecorded(
-                id=debate_id, persona=persona, round=round, verdict=result.to_json()
-            )
-
-        return await answer(verdict)
-
-    @server.tool()
-    async def council_report_append(
-        debate_id: DebateId,
-        persona: PersonaSlug,
-        body: EntryBody,
-        round: Annotated[
-            int | None, Field(ge=1, le=MAX_ROUNDS, description="The round (default: current).")
-        ] = None,
-    ) -> Annotated[CallToolResult, ReportAppended]:
-        """Add a persona's round entry to its report.md (replacing its entry for that round)."""
-
-        def append() -> ReportAppended:
-            from dreamcontext_council.engine.protocol.cross_exam import append_entry
-
-            result = append_entry(root(), debate_id, persona, body, number=round)
-            return ReportAppended(
-                id=debate_id,
-                persona=persona,
-                round=result.round,
-                replaced=result.replaced,
-                warnings=list(result.warnings),
-            )
-
-        return await answer(append)
+    add_persona_tools(server, root)
 
     @server.tool()
     async def council_promote(
