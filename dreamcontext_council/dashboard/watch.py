@@ -9,9 +9,11 @@ changes: the calls' text would write it several times a second.
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from rich.console import Console
 from rich.live import Live
@@ -67,6 +69,32 @@ def watch_board(
     """
     root.existing_debate(debate_id)
     stop = stop or threading.Event()
+    with _ctrl_c_sets(stop):
+        _watch(root, debate_id, console, stop, write)
+
+
+@contextlib.contextmanager
+def _ctrl_c_sets(stop: threading.Event) -> Iterator[None]:
+    """Ctrl-C ends the watch by setting `stop`, seen between two waits: as an exception it
+    could land inside the terminal library while it writes a frame, and leave the display
+    half torn down. Only the main thread receives signals; elsewhere nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.signal(signal.SIGINT, lambda _signal, _frame: stop.set())
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
+def _watch(
+    root: Root,
+    debate_id: str,
+    console: Console,
+    stop: threading.Event,
+    write: Callable[[str], None] | None,
+) -> None:
     changed = threading.Event()
     live = console.is_terminal
 
@@ -106,7 +134,7 @@ def watch_board(
                     out("\n" + board + "\n")
                     last = board
     except KeyboardInterrupt:
-        pass  # Ctrl-C is how a watch ends
+        pass  # Ctrl-C is how a watch ends (off the main thread, or before the handler)
     finally:
         watches.stop()
 

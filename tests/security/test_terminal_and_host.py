@@ -277,13 +277,46 @@ def test_watch_on_a_terminal_shows_escapes(
         seen = read_terminal(controller, b"Ctrl-C to stop", 20)
         assert b"Ctrl-C to stop" in seen, seen.decode("utf-8", "replace")
         process.send_signal(signal.SIGINT)
-        assert process.wait(timeout=10) == 0
+        code = process.wait(timeout=10)
         seen = read_terminal(controller, b"\x1b[?25h", 2, seen)
+        assert code == 0, seen.decode("utf-8", "replace")[-2000:]
     finally:
         if process.poll() is None:
             process.kill()
     assert_terminal_safe(seen)
     assert SHOWN_TITLE.encode() in seen
+
+
+@pytest.mark.parametrize("after", [b"\x1b", b"Ctrl-C"], ids=["mid-frame", "after-frame"])
+def test_ctrl_c_at_any_moment_of_a_frame_ends_watch_cleanly(
+    hostile: tuple[Path, str], tmp_path: Path, terminal: tuple[int, int], after: bytes
+) -> None:
+    """Ctrl-C as the first frame starts to arrive, or once it is whole: exit 0, the cursor
+    shown again, nothing but the display on the terminal."""
+    root, debate_id = hostile
+    controller, child = terminal
+    process = subprocess.Popen(
+        council_argv("watch", debate_id),
+        stdin=child,
+        stdout=child,
+        stderr=child,
+        cwd=tmp_path,
+        env=council_environment(root, TERMINAL_ENV),
+        start_new_session=True,
+        preexec_fn=as_from_a_terminal,
+    )
+    try:
+        seen = read_terminal(controller, after, 20)
+        assert after in seen, seen.decode("utf-8", "replace")
+        process.send_signal(signal.SIGINT)
+        code = process.wait(timeout=10)
+        seen = read_terminal(controller, b"\x1b[?25h", 2, seen)
+        assert code == 0, seen.decode("utf-8", "replace")[-2000:]
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert b"\x1b[?25h" in seen
+    assert b"Aborted" not in seen and b"Error" not in seen
 
 
 # -- run: progress, the final board and a failed command's stderr ----------------------
