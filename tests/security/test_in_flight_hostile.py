@@ -28,15 +28,12 @@ from debate_story import (
     Chair,
     Result,
     Runner,
-    as_from_a_terminal,
-    council_argv,
-    council_environment,
 )
 from mcp import Client, StdioServerParameters
 from offline import clean_environment
 
 from .test_links_out import contents, link_out, new_debate, outside_folder, refused
-from .test_terminal_and_host import TERMINAL_ENV, read_terminal, serving, terminal
+from .test_terminal_and_host import read_terminal, serving, terminal, watch_on_a_terminal
 
 __all__ = ["terminal"]  # the pseudo-terminal fixture, used by name
 
@@ -218,16 +215,7 @@ def test_watch_on_a_terminal_survives_an_infinite_start(
 ) -> None:
     forged(root_path / "council" / running, started=float("-inf"))
     controller, child = terminal
-    process = subprocess.Popen(
-        council_argv("watch", running),
-        stdin=child,
-        stdout=child,
-        stderr=child,
-        cwd=tmp_path,
-        env=council_environment(root_path, TERMINAL_ENV),
-        start_new_session=True,
-        preexec_fn=as_from_a_terminal,
-    )
+    process = watch_on_a_terminal(child, root_path, running, tmp_path)
     try:
         seen = read_terminal(controller, b"Ctrl-C to stop", 20)
         exited = process.poll()

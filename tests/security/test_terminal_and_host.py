@@ -258,28 +258,41 @@ def test_watch_through_a_pipe_shows_escapes(hostile: tuple[Path, str], tmp_path:
     assert SHOWN_TITLE in text
 
 
+def watch_on_a_terminal(
+    child: int, root: Path, debate_id: str, cwd: Path
+) -> subprocess.Popen[bytes]:
+    """`council watch` with the pseudo-terminal's side `child` as its controlling terminal."""
+    return subprocess.Popen(
+        council_argv("watch", debate_id),
+        stdin=child,
+        stdout=child,
+        stderr=child,
+        cwd=cwd,
+        env=council_environment(root, TERMINAL_ENV),
+        start_new_session=True,
+        preexec_fn=as_from_a_terminal,
+    )
+
+
+def ctrl_c_ends_it(process: subprocess.Popen[bytes], controller: int, seen: bytes) -> bytes:
+    """Ctrl-C to a watch: it exits 0 and shows the cursor again; what the terminal showed."""
+    process.send_signal(signal.SIGINT)
+    code = process.wait(timeout=10)
+    seen = read_terminal(controller, b"\x1b[?25h", 2, seen)
+    assert code == 0, seen.decode("utf-8", "replace")[-2000:]
+    return seen
+
+
 def test_watch_on_a_terminal_shows_escapes(
     hostile: tuple[Path, str], tmp_path: Path, terminal: tuple[int, int]
 ) -> None:
     root, debate_id = hostile
     controller, child = terminal
-    process = subprocess.Popen(
-        council_argv("watch", debate_id),
-        stdin=child,
-        stdout=child,
-        stderr=child,
-        cwd=tmp_path,
-        env=council_environment(root, TERMINAL_ENV),
-        start_new_session=True,
-        preexec_fn=as_from_a_terminal,
-    )
+    process = watch_on_a_terminal(child, root, debate_id, tmp_path)
     try:
         seen = read_terminal(controller, b"Ctrl-C to stop", 20)
         assert b"Ctrl-C to stop" in seen, seen.decode("utf-8", "replace")
-        process.send_signal(signal.SIGINT)
-        code = process.wait(timeout=10)
-        seen = read_terminal(controller, b"\x1b[?25h", 2, seen)
-        assert code == 0, seen.decode("utf-8", "replace")[-2000:]
+        seen = ctrl_c_ends_it(process, controller, seen)
     finally:
         if process.poll() is None:
             process.kill()
@@ -295,23 +308,11 @@ def test_ctrl_c_at_any_moment_of_a_frame_ends_watch_cleanly(
     shown again, nothing but the display on the terminal."""
     root, debate_id = hostile
     controller, child = terminal
-    process = subprocess.Popen(
-        council_argv("watch", debate_id),
-        stdin=child,
-        stdout=child,
-        stderr=child,
-        cwd=tmp_path,
-        env=council_environment(root, TERMINAL_ENV),
-        start_new_session=True,
-        preexec_fn=as_from_a_terminal,
-    )
+    process = watch_on_a_terminal(child, root, debate_id, tmp_path)
     try:
         seen = read_terminal(controller, after, 20)
         assert after in seen, seen.decode("utf-8", "replace")
-        process.send_signal(signal.SIGINT)
-        code = process.wait(timeout=10)
-        seen = read_terminal(controller, b"\x1b[?25h", 2, seen)
-        assert code == 0, seen.decode("utf-8", "replace")[-2000:]
+        seen = ctrl_c_ends_it(process, controller, seen)
     finally:
         if process.poll() is None:
             process.kill()
